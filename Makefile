@@ -1,0 +1,147 @@
+# Makefile: the one non-recursive build of the Sympozium operator.
+#
+# Sources are found by directory (common/, ipc/, supervisor/, workers/,
+# tests/...), so adding a module is adding a file.  Objects and dependency
+# files go to $(BUILD), programs to $(BIN).  `make asan` and `make fuzz` reuse
+# the same rules with another $(BUILD)/$(BIN) and extra flags.
+#
+# Targets: all (default), deps, test, asan, run, bench, fuzz, clean.
+
+BUILD	?= build
+BIN	?= bin
+ifeq ($(origin CC),default)
+CC	= gcc
+endif
+SAN	?=
+
+# Debian packages that building and testing need.  `make deps` installs the
+# missing ones (apt-get update only when something is missing).
+DEB_PKGS = gcc make pkg-config clang libclang-rt-14-dev \
+	libcurl4-openssl-dev libjson-c-dev libnng-dev libcmocka-dev \
+	libmicrohttpd-dev libseccomp-dev libyaml-dev libssl-dev openssl
+
+PKGS	= libcurl json-c yaml-0.1 openssl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN	= -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
+	  -Wmissing-declarations -Wshadow -Wpointer-arith -Wcast-qual \
+	  -Wsign-compare -Wformat=2 -Wvla -Wno-format-nonliteral
+CSTD	= -std=c17 -D_GNU_SOURCE
+OPT	?= -O2 -g
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) -MMD -MP -I. $(PKG_CFLAGS) $(SANFLAGS) \
+	     $(EXTRA_CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lnng -lpthread -lm
+
+ifeq ($(SAN),1)
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=all
+endif
+
+COMMON_SRCS := $(sort $(wildcard common/*.c))
+IPC_SRCS    := $(sort $(wildcard ipc/*.c))
+TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
+UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
+
+COMMON_OBJS  := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
+LIBCOMMON    := $(BUILD)/libcommon.a
+
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%)
+
+# Programs of later issues join here (sympoziumd, sympozium-worker,
+# sympoziumctl, kubesim) with their own source lists.
+PROGS :=
+
+.PHONY: all deps test check asan run bench fuzz clean
+.DEFAULT_GOAL := all
+# Keep objects that make would otherwise treat as intermediate.
+.SECONDARY:
+
+all: $(PROGS) $(UNIT_BINS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBCOMMON): $(COMMON_OBJS) $(IPC_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+			grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing$$missing"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q \
+			--no-install-recommends $$missing; \
+	else \
+		echo "deps: all $(words $(DEB_PKGS)) packages present"; \
+	fi
+
+# check: build and run every test with what is installed (no deps step).
+check: all
+	@BIN=$(BIN) tests/run-tests.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@BIN=$(BIN) tests/run-tests.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory SAN=1 OPT="-O1 -g" \
+		BUILD=build/asan BIN=build/asan/bin all
+	@BIN=build/asan/bin ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		tests/run-tests.sh
+
+# Fuzzing: libFuzzer targets in tests/fuzz/fuzz_*.c, built with clang and
+# ASan+UBSan, each run for FUZZ_SECONDS with the seed corpus in
+# tests/fuzz/corpus/<name>/.  New inputs go under build/fuzz/, not the repo.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
+FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+
+fuzz: deps
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
+		BIN=build/fuzz/bin SANFLAGS="$(FUZZ_FLAGS)" OPT="-O1 -g" \
+		fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-fuzz.sh $(FUZZ_BINS)
+
+fuzz-build: $(FUZZ_BINS)
+
+build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< $(LIBCOMMON) \
+		$(LDLIBS_ALL)
+
+run:
+	@echo "make run: not available yet.  It will build sympoziumd, start"
+	@echo "kubesim with the CRDs and samples and run the operator; those"
+	@echo "parts are issues 3, 4 and 6.  Today only the foundation exists."
+	@exit 2
+
+bench:
+	@if ls tests/bench/*.sh >/dev/null 2>&1; then \
+		for b in tests/bench/*.sh; do $$b || exit 1; done; \
+	else \
+		echo "make bench: no benchmarks yet (they arrive with kubesim,"; \
+		echo "the supervisor and issue 7)."; \
+	fi
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

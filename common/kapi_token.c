@@ -1,0 +1,80 @@
+/*
+ * kapi_token.c: the bearer-token source of kapi_conf.h.  A token file is
+ * never cached for the life of the process: it is re-read at most every
+ * KAPI_TOKEN_REFRESH_MS, and at the next use after a 401 marked it stale
+ * (client-go's cachingTokenSource).  A failed read keeps the last good
+ * token, so a kubelet caught mid-rewrite does not break requests.
+ */
+#include "common/kapi_conf.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/log.h"
+
+/* Reads the whole file and trims surrounding whitespace; NULL on failure
+ * or when the file is empty. */
+static char *
+read_token(const char *path)
+{
+	struct buf b = BUF_INIT;
+	char chunk[1024];
+	size_t n, start = 0;
+	FILE *f;
+	char *s;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		return (NULL);
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf_append(&b, chunk, n);
+	}
+	fclose(f);
+	while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1])) {
+		b.data[--b.len] = '\0';
+	}
+	while (start < b.len && isspace((unsigned char)b.data[start])) {
+		start++;
+	}
+	buf_consume(&b, start);
+	if (b.len == 0) {
+		buf_fini(&b);
+		return (NULL);
+	}
+	s = buf_detach(&b, NULL);
+	return (s);
+}
+
+const char *
+kapi_conf_token(struct kapi_conf *conf, int64_t now_ms)
+{
+	char *t;
+
+	if (conf->token_file == NULL) {
+		return (conf->token);
+	}
+	if (conf->token != NULL && !conf->token_stale &&
+	    now_ms - conf->token_read_ms < KAPI_TOKEN_REFRESH_MS) {
+		return (conf->token);
+	}
+	t = read_token(conf->token_file);
+	conf->token_read_ms = now_ms;
+	conf->token_stale = false;
+	if (t == NULL) {
+		log_warnx("cannot read token file %s; keeping the last token",
+		    conf->token_file);
+		return (conf->token);
+	}
+	free(conf->token);
+	conf->token = t;
+	return (conf->token);
+}
+
+void
+kapi_conf_token_invalidate(struct kapi_conf *conf)
+{
+	conf->token_stale = true;
+}

@@ -1,0 +1,235 @@
+/*
+ * log.c: the process-wide logger of log.h.  State is one static struct set
+ * once at start-up (title, format, verbosity, fd).  A record is formatted
+ * into a stack buffer, control characters in the message are escaped so a
+ * record is always one line, and it is written with a single write(2).
+ */
+#include "common/log.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_LINE_MAX 8192
+
+static struct {
+	char		 title[64];
+	enum log_format	 format;
+	int		 verbose;
+	int		 fd;
+} lg = { "sympozium", LOG_FORMAT_TEXT, 0, -1 };
+
+static const char *const level_names[] = {
+	[LOG_LEVEL_ERROR] = "error",
+	[LOG_LEVEL_WARN] = "warning",
+	[LOG_LEVEL_INFO] = "info",
+	[LOG_LEVEL_DEBUG] = "debug",
+};
+
+void
+log_init(const char *title, enum log_format format)
+{
+	log_procinit(title);
+	lg.format = format;
+	lg.verbose = 0;
+}
+
+void
+log_procinit(const char *title)
+{
+	snprintf(lg.title, sizeof(lg.title), "%s", title);
+}
+
+void
+log_setverbose(int verbose)
+{
+	lg.verbose = verbose;
+}
+
+int
+log_getverbose(void)
+{
+	return (lg.verbose);
+}
+
+void
+log_setfd(int fd)
+{
+	lg.fd = fd;
+}
+
+int
+log_parse_format(const char *s, enum log_format *out)
+{
+	if (strcmp(s, "text") == 0) {
+		*out = LOG_FORMAT_TEXT;
+	} else if (strcmp(s, "json") == 0) {
+		*out = LOG_FORMAT_JSON;
+	} else {
+		return (-1);
+	}
+	return (0);
+}
+
+static bool
+enabled(enum log_level level)
+{
+	switch (level) {
+	case LOG_LEVEL_ERROR:
+		return (true);
+	case LOG_LEVEL_WARN:
+		return (true);
+	case LOG_LEVEL_INFO:
+		return (lg.verbose >= 0);
+	case LOG_LEVEL_DEBUG:
+		return (lg.verbose >= 1);
+	}
+	return (false);
+}
+
+static size_t
+stamp(char *out, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	size_t n;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	n = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += (size_t)snprintf(out + n, len - n, ".%03ldZ",
+	    (long)(tv.tv_usec / 1000));
+	return (n);
+}
+
+/* Appends s to out[*pos..len), escaping what would break the line (and, for
+ * JSON, the string).  Leaves room for the record's tail. */
+static void
+put_escaped(char *out, size_t *pos, size_t len, const char *s, bool json)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t p = *pos;
+
+	for (; *s != '\0' && p + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\n' || c == '\r' || c == '\t') {
+			out[p++] = '\\';
+			out[p++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(out + p, "\\u00", 4);
+			out[p + 4] = hex[c >> 4];
+			out[p + 5] = hex[c & 15];
+			p += 6;
+		} else if (json && (c == '"' || c == '\\')) {
+			out[p++] = '\\';
+			out[p++] = (char)c;
+		} else {
+			out[p++] = (char)c;
+		}
+	}
+	*pos = p;
+}
+
+static void
+emit(enum log_level level, const char *msg)
+{
+	char line[LOG_LINE_MAX + 256];
+	char ts[40];
+	size_t pos = 0;
+	int fd = lg.fd >= 0 ? lg.fd : STDERR_FILENO;
+
+	stamp(ts, sizeof(ts));
+	if (lg.format == LOG_FORMAT_JSON) {
+		pos = (size_t)snprintf(line, sizeof(line),
+		    "{\"proc\":\"%s\",\"ts\":\"%s\",\"level\":\"%s\","
+		    "\"pid\":%ld,\"msg\":\"",
+		    lg.title, ts, level_names[level], (long)getpid());
+		put_escaped(line, &pos, sizeof(line) - 4, msg, true);
+		memcpy(line + pos, "\"}\n", 3);
+		pos += 3;
+	} else {
+		pos = (size_t)snprintf(line, sizeof(line), "%s %s %s: ",
+		    lg.title, ts, level_names[level]);
+		put_escaped(line, &pos, sizeof(line) - 2, msg, false);
+		line[pos++] = '\n';
+	}
+	if (write(fd, line, pos) < 0) {
+		/* a logger has nowhere to report its own failure */
+	}
+}
+
+void
+log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
+{
+	char msg[LOG_LINE_MAX];
+	int n;
+
+	if (!enabled(level)) {
+		return;
+	}
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0) {
+		return;
+	}
+	if (errnum != 0 && (size_t)n < sizeof(msg)) {
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
+		    strerror(errnum));
+	}
+	emit(level, msg);
+}
+
+void
+log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, 0, fmt, ap);
+	va_end(ap);
+}
+
+#define LOG_FN(name, level, witherr)                                    \
+	void name(const char *fmt, ...)                                 \
+	{                                                               \
+		va_list ap;                                             \
+		int saved = errno;                                      \
+		va_start(ap, fmt);                                      \
+		log_vmsg(level, (witherr) ? saved : 0, fmt, ap);        \
+		va_end(ap);                                             \
+		errno = saved;                                          \
+	}
+
+LOG_FN(log_error, LOG_LEVEL_ERROR, 0)
+LOG_FN(log_warn, LOG_LEVEL_WARN, 1)
+LOG_FN(log_warnx, LOG_LEVEL_WARN, 0)
+LOG_FN(log_info, LOG_LEVEL_INFO, 0)
+LOG_FN(log_debug, LOG_LEVEL_DEBUG, 0)
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LEVEL_ERROR, saved, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LEVEL_ERROR, 0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

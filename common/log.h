@@ -1,0 +1,61 @@
+/*
+ * log.h: one line per record on stderr, process title first, then the
+ * time, the level and the message:
+ *
+ *   sympoziumd 2026-11-30T15:18:26.123Z info: watch started for jobs
+ *
+ * or, with --log-format=json, one JSON object per line:
+ *
+ *   {"proc":"sympoziumd","ts":"2026-11-30T15:18:26.123Z","level":"info",
+ *    "pid":42,"msg":"watch started for jobs"}
+ *
+ * The API follows OpenBSD's log.h.  log_warn() and fatal() append
+ * strerror(errno); the x variants do not.  The level is checked before
+ * formatting.  Records are written with one write(2), so lines from
+ * several threads or processes sharing stderr do not interleave.
+ */
+#ifndef LOG_H
+#define LOG_H
+
+#include <stdarg.h>
+
+enum log_level {
+	LOG_LEVEL_ERROR = 0,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG,
+};
+
+enum log_format {
+	LOG_FORMAT_TEXT = 0,
+	LOG_FORMAT_JSON,
+};
+
+/* Sets the title ("sympoziumd", "worker[agentrun]") and the format; the
+ * level starts at info. */
+void log_init(const char *title, enum log_format format);
+void log_procinit(const char *title);
+/* 0 = info, 1 = debug; negative values keep only warnings and errors. */
+void log_setverbose(int verbose);
+int log_getverbose(void);
+/* Parses "text" or "json"; returns 0, or -1 for anything else. */
+int log_parse_format(const char *s, enum log_format *out);
+/* Sends records to fd instead of stderr (tests).  -1 restores stderr. */
+void log_setfd(int fd);
+
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_msg(enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+void fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+#endif
