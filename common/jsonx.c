@@ -13,7 +13,8 @@
 
 #include "common/xmalloc.h"
 
-#define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define TO_STRING_FLAGS                                                       \
+	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* Parses seg[0..len) as an array index: decimal digits only. */
 static int
@@ -65,9 +66,9 @@ step(json_object *obj, const char *seg, size_t len)
 	if (json_object_is_type(obj, json_type_object)) {
 		return (key_of(obj, seg, len));
 	}
-	if (json_object_is_type(obj, json_type_array) &&
-	    parse_index(seg, len, &idx) == 0 &&
-	    idx < json_object_array_length(obj)) {
+	if (json_object_is_type(obj, json_type_array)
+	        && parse_index(seg, len, &idx) == 0
+	        && idx < json_object_array_length(obj)) {
 		return (json_object_array_get_idx(obj, idx));
 	}
 	return (NULL);
@@ -103,8 +104,8 @@ jx_getv(json_object *obj, ...)
 
 	va_start(ap, obj);
 	while (obj != NULL && (key = va_arg(ap, const char *)) != NULL) {
-		if (!json_object_is_type(obj, json_type_object) ||
-		    !json_object_object_get_ex(obj, key, &obj)) {
+		if (!json_object_is_type(obj, json_type_object)
+		        || !json_object_object_get_ex(obj, key, &obj)) {
 			obj = NULL;
 		}
 	}
@@ -160,7 +161,7 @@ jx_get_bool(json_object *obj, const char *path, bool *out)
  */
 static int
 set_keys(json_object *obj, const char *const *keys, size_t n,
-    json_object *value)
+        json_object *value)
 {
 	json_object *child;
 	size_t i;
@@ -169,8 +170,8 @@ set_keys(json_object *obj, const char *const *keys, size_t n,
 		return (-1);
 	}
 	for (i = 0; i + 1 < n; i++) {
-		if (!json_object_object_get_ex(obj, keys[i], &child) ||
-		    child == NULL) {
+		if (!json_object_object_get_ex(obj, keys[i], &child)
+		        || child == NULL) {
 			child = json_object_new_object();
 			json_object_object_add(obj, keys[i], child);
 		} else if (!json_object_is_type(child, json_type_object)) {
@@ -262,7 +263,7 @@ arrays_equal(json_object *a, json_object *b)
 	}
 	for (i = 0; i < n; i++) {
 		if (!jx_equal(json_object_array_get_idx(a, i),
-		        json_object_array_get_idx(b, i))) {
+		            json_object_array_get_idx(b, i))) {
 			return (false);
 		}
 	}
@@ -279,8 +280,8 @@ objects_equal(json_object *a, json_object *b)
 	}
 	json_object_object_foreach(a, key, av)
 	{
-		if (!json_object_object_get_ex(b, key, &bv) ||
-		    !jx_equal(av, bv)) {
+		if (!json_object_object_get_ex(b, key, &bv)
+		        || !jx_equal(av, bv)) {
 			return (false);
 		}
 	}
@@ -303,13 +304,15 @@ jx_equal(json_object *a, json_object *b)
 	case json_type_null:
 		return (true);
 	case json_type_boolean:
-		return (!json_object_get_boolean(a) ==
-		    !json_object_get_boolean(b));
+		return (!json_object_get_boolean(a)
+		        == !json_object_get_boolean(b));
 	case json_type_string:
-		return (json_object_get_string_len(a) ==
-		        json_object_get_string_len(b) &&
-		    memcmp(json_object_get_string(a), json_object_get_string(b),
-		        (size_t)json_object_get_string_len(a)) == 0);
+		return (json_object_get_string_len(a)
+		                == json_object_get_string_len(b)
+		        && memcmp(json_object_get_string(a),
+		                   json_object_get_string(b),
+		                   (size_t)json_object_get_string_len(a))
+		                == 0);
 	case json_type_array:
 		return (arrays_equal(a, b));
 	case json_type_object:
@@ -346,9 +349,9 @@ jx_strip(json_object *obj, const char *path)
 	}
 	if (json_object_is_type(parent, json_type_object)) {
 		json_object_object_del(parent, last);
-	} else if (json_object_is_type(parent, json_type_array) &&
-	    parse_index(last, strlen(last), &idx) == 0 &&
-	    idx < json_object_array_length(parent)) {
+	} else if (json_object_is_type(parent, json_type_array)
+	        && parse_index(last, strlen(last), &idx) == 0
+	        && idx < json_object_array_length(parent)) {
 		json_object_array_del_idx(parent, idx, 1);
 	}
 }
@@ -389,9 +392,8 @@ jx_to_string(json_object *obj)
 	return (xstrdup(json_object_to_json_string_ext(obj, TO_STRING_FLAGS)));
 }
 
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static void
 set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -418,8 +420,8 @@ tokenize(struct json_tokener *tok, const char *s, size_t len, size_t *endp)
 
 	obj = json_tokener_parse_ex(tok, s, (int)len);
 	*endp = json_tokener_get_parse_end(tok);
-	if (obj == NULL &&
-	    json_tokener_get_error(tok) == json_tokener_continue) {
+	if (obj == NULL
+	        && json_tokener_get_error(tok) == json_tokener_continue) {
 		obj = json_tokener_parse_ex(tok, "", 1);
 		*endp = len;
 	}
@@ -432,8 +434,8 @@ only_space(const char *s, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++) {
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' &&
-		    s[i] != '\r') {
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n'
+		        && s[i] != '\r') {
 			return (false);
 		}
 	}
@@ -456,17 +458,19 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 		max_depth = JX_DEFAULT_DEPTH;
 	}
 	tok = json_tokener_new_ex(max_depth);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	        JSON_TOKENER_ALLOW_TRAILING_CHARS | JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok,
+	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
+	                | JSON_TOKENER_VALIDATE_UTF8);
 	obj = tokenize(tok, s, len, &end);
 	e = json_tokener_get_error(tok);
 	if (obj == NULL && e == json_tokener_success) {
 		set_err(err, errlen, "document is null");
 	} else if (obj == NULL) {
 		set_err(err, errlen, "%s at offset %zu",
-		    e == json_tokener_error_parse_eof ? "truncated input"
-		                                      : json_tokener_error_desc(e),
-		    end);
+		        e == json_tokener_error_parse_eof
+		                ? "truncated input"
+		                : json_tokener_error_desc(e),
+		        end);
 	} else if (!only_space(s + end, len - end)) {
 		set_err(err, errlen, "trailing data at offset %zu", end);
 		json_object_put(obj);

@@ -64,7 +64,7 @@ int jx_set_path(json_object *obj, const char *path, json_object *value);
 /* Like jx_set_path() with literal keys: jx_setv(o, value, "metadata",
  * "labels", "app.kubernetes.io/name", NULL).  At least one key is needed. */
 int jx_setv(json_object *obj, json_object *value, ...)
-    __attribute__((sentinel));
+        __attribute__((sentinel));
 
 /* Semantic deep equality.  Objects are equal when they have the same keys
  * with equal values, in any order; arrays compare element by element in
@@ -100,7 +100,7 @@ char *jx_to_string(json_object *obj);
  * NaN/Infinity and single-quoted strings.
  * Returns an owned object (caller frees with json_object_put()), or NULL
  * with a one-line message in err (when err != NULL and errlen > 0). */
-json_object *jx_parse(const char *s, size_t len, int max_depth, char *err,
-    size_t errlen);
+json_object *jx_parse(
+        const char *s, size_t len, int max_depth, char *err, size_t errlen);
 
 #endif

@@ -56,8 +56,8 @@ test_getters(void **state)
 	assert_null(jx_get_str(o, "spec.containers.x.image"));
 	assert_null(jx_get_str(o, "metadata.labels.app.kubernetes.io/name"));
 	assert_string_equal(json_object_get_string(jx_getv(o, "metadata",
-	                        "labels", "app.kubernetes.io/name", NULL)),
-	    "web");
+	                            "labels", "app.kubernetes.io/name", NULL)),
+	        "web");
 	assert_ptr_equal(jx_getv(o, NULL), o);
 	assert_ptr_equal(jx_get(o, ""), o);
 	assert_null(jx_getv(o, "metadata", "name", "x", NULL));
@@ -109,24 +109,24 @@ test_set_path(void **state)
 
 	(void)state;
 	assert_int_equal(jx_set_path(o, "metadata.labels.app",
-	                     json_object_new_string("web")),
-	    0);
+	                         json_object_new_string("web")),
+	        0);
 	assert_int_equal(jx_set_path(o, "status.phase",
-	                     json_object_new_string("Running")),
-	    0);
-	assert_int_equal(jx_set_path(o, "metadata.n.x", json_object_new_int(1)),
-	    0);
+	                         json_object_new_string("Running")),
+	        0);
+	assert_int_equal(
+	        jx_set_path(o, "metadata.n.x", json_object_new_int(1)), 0);
 	assert_int_equal(jx_setv(o, json_object_new_string("v"), "metadata",
-	                     "annotations", "a.b/c", NULL),
-	    0);
-	assert_int_equal(jx_set_path(o, "metadata.name",
-	                     json_object_new_string("y")),
-	    0);
+	                         "annotations", "a.b/c", NULL),
+	        0);
+	assert_int_equal(
+	        jx_set_path(o, "metadata.name", json_object_new_string("y")),
+	        0);
 	s = jx_to_string(o);
 	assert_string_equal(s,
-	    "{\"metadata\":{\"name\":\"y\",\"n\":{\"x\":1},\"labels\":{"
-	    "\"app\":\"web\"},\"annotations\":{\"a.b/c\":\"v\"}},"
-	    "\"status\":{\"phase\":\"Running\"}}");
+	        "{\"metadata\":{\"name\":\"y\",\"n\":{\"x\":1},\"labels\":{"
+	        "\"app\":\"web\"},\"annotations\":{\"a.b/c\":\"v\"}},"
+	        "\"status\":{\"phase\":\"Running\"}}");
 	free(s);
 
 	/* Failures leave obj unchanged and value with the caller. */
@@ -214,12 +214,12 @@ test_strip(void **state)
 
 	(void)state;
 	c = jx_copy_strip(o, "metadata.managedFields", "status", "nope.x",
-	    "metadata.labels.a", "", ".", "items.1", "items.9", "metadata.",
-	    NULL);
+	        "metadata.labels.a", "", ".", "items.1", "items.9",
+	        "metadata.", NULL);
 	s = jx_to_string(c);
 	assert_string_equal(s,
-	    "{\"metadata\":{\"name\":\"a\",\"labels\":{\"a.b\":\"c\"}},"
-	    "\"items\":[0,2]}");
+	        "{\"metadata\":{\"name\":\"a\",\"labels\":{\"a.b\":\"c\"}},"
+	        "\"items\":[0,2]}");
 	free(s);
 	/* The original is untouched and the copy is independent. */
 	assert_non_null(jx_get(o, "metadata.managedFields"));
@@ -266,8 +266,8 @@ expect_parse_error(const char *s, size_t len, int depth, const char *want)
 		fail_msg("parse of '%.*s' should fail", (int)len, s);
 	}
 	if (strstr(err, want) == NULL) {
-		fail_msg("error for '%.*s' is '%s', want '%s'", (int)len, s, err,
-		    want);
+		fail_msg("error for '%.*s' is '%s', want '%s'", (int)len, s,
+		        err, want);
 	}
 }
 
