@@ -448,10 +448,18 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 	struct json_tokener *tok;
 	json_object *obj;
 	enum json_tokener_error e;
+	const char *nul;
 	size_t end;
 
 	if (s == NULL || len > (size_t)INT32_MAX - 1) {
 		set_err(err, errlen, "no input or input too large");
+		return (NULL);
+	}
+	/* JSON never holds a raw NUL, and json-c would read one as the end of
+	 * the input and report a misleading "truncated". */
+	if ((nul = memchr(s, '\0', len)) != NULL) {
+		set_err(err, errlen, "NUL byte at offset %zu",
+		        (size_t)(nul - s));
 		return (NULL);
 	}
 	if (max_depth <= 0 || max_depth > 10000) {

@@ -92,8 +92,8 @@ char *jx_to_string(json_object *obj);
 
 /* Parses exactly one JSON document from s[0..len) (s need not be
  * NUL-terminated).  Whitespace may follow; anything else is an error, as are
- * truncated input, invalid UTF-8, nesting deeper than max_depth (<= 0:
- * JX_DEFAULT_DEPTH) and a document that is just "null" (NULL is the error
+ * NUL bytes, truncated input, invalid UTF-8, nesting deeper than max_depth (<=
+ * 0: JX_DEFAULT_DEPTH) and a document that is just "null" (NULL is the error
  * value).  Depth counts every value on the way down, as json-c does: "1" is
  * depth 1, "[]" is 1, "{\"a\":1}" and "[[]]" are 2.
  * json-c's strict mode is used, though json-c 0.16 still accepts

@@ -283,7 +283,8 @@ test_parse_errors(void **state)
 	expect_parse_error("{} x", 4, 0, "trailing data at offset 3");
 	expect_parse_error("{}{}", 4, 0, "trailing data at offset 2");
 	expect_parse_error("1 2", 3, 0, "trailing");
-	expect_parse_error("{}\0", 3, 0, "trailing");
+	expect_parse_error("{}\0", 3, 0, "NUL byte at offset 2");
+	expect_parse_error("\"a\0b\"", 5, 0, "NUL byte at offset 2");
 	expect_parse_error("[1,]", 4, 0, "");
 	expect_parse_error("{a:1}", 5, 0, "");
 	expect_parse_error("null", 4, 0, "null");
