@@ -1,0 +1,489 @@
+/*
+ * jsonx.c: json-c helpers (jsonx.h): dotted-path getters and setters,
+ * semantic equality, stripped copies, compact serialisation and a strict,
+ * bounded parser.  Used by the watch cache, the reconcilers and the REST
+ * client; pure logic, no I/O.
+ */
+#include "common/jsonx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xmalloc.h"
+
+#define TO_STRING_FLAGS                                                       \
+	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Parses seg[0..len) as an array index: decimal digits only. */
+static int
+parse_index(const char *seg, size_t len, size_t *idx)
+{
+	size_t i, v = 0;
+
+	if (len == 0 || len > 9) {
+		return (-1);
+	}
+	for (i = 0; i < len; i++) {
+		if (seg[i] < '0' || seg[i] > '9') {
+			return (-1);
+		}
+		v = v * 10 + (size_t)(seg[i] - '0');
+	}
+	*idx = v;
+	return (0);
+}
+
+/* Looks up the key seg[0..len) in an object (seg need not end in NUL). */
+static json_object *
+key_of(json_object *obj, const char *seg, size_t len)
+{
+	char small[128], *key;
+	json_object *v = NULL;
+
+	key = len < sizeof(small) ? small : xmalloc(len + 1);
+	memcpy(key, seg, len);
+	key[len] = '\0';
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		v = NULL;
+	}
+	if (key != small) {
+		free(key);
+	}
+	return (v);
+}
+
+/* One step of a dotted path: an object key or, on an array, an index. */
+static json_object *
+step(json_object *obj, const char *seg, size_t len)
+{
+	size_t idx;
+
+	if (len == 0) {
+		return (NULL);
+	}
+	if (json_object_is_type(obj, json_type_object)) {
+		return (key_of(obj, seg, len));
+	}
+	if (json_object_is_type(obj, json_type_array)
+	        && parse_index(seg, len, &idx) == 0
+	        && idx < json_object_array_length(obj)) {
+		return (json_object_array_get_idx(obj, idx));
+	}
+	return (NULL);
+}
+
+json_object *
+jx_get(json_object *obj, const char *path)
+{
+	const char *p, *dot;
+	size_t len;
+
+	if (path == NULL) {
+		return (NULL);
+	}
+	if (*path == '\0') {
+		return (obj);
+	}
+	for (p = path;; p = dot + 1) {
+		dot = strchr(p, '.');
+		len = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		obj = step(obj, p, len);
+		if (obj == NULL || dot == NULL) {
+			return (obj);
+		}
+	}
+}
+
+json_object *
+jx_getv(json_object *obj, ...)
+{
+	va_list ap;
+	const char *key;
+
+	va_start(ap, obj);
+	while (obj != NULL && (key = va_arg(ap, const char *)) != NULL) {
+		if (!json_object_is_type(obj, json_type_object)
+		        || !json_object_object_get_ex(obj, key, &obj)) {
+			obj = NULL;
+		}
+	}
+	va_end(ap);
+	return (obj);
+}
+
+const char *
+jx_get_str(json_object *obj, const char *path)
+{
+	json_object *v = jx_get(obj, path);
+
+	if (!json_object_is_type(v, json_type_string)) {
+		return (NULL);
+	}
+	return (json_object_get_string(v));
+}
+
+int
+jx_get_int(json_object *obj, const char *path, int64_t *out)
+{
+	json_object *v = jx_get(obj, path);
+	int64_t n;
+
+	if (!json_object_is_type(v, json_type_int)) {
+		return (-1);
+	}
+	n = json_object_get_int64(v);
+	/* json-c clamps unsigned values above INT64_MAX to INT64_MAX. */
+	if (n == INT64_MAX && json_object_get_uint64(v) != (uint64_t)n) {
+		return (-1);
+	}
+	*out = n;
+	return (0);
+}
+
+int
+jx_get_bool(json_object *obj, const char *path, bool *out)
+{
+	json_object *v = jx_get(obj, path);
+
+	if (!json_object_is_type(v, json_type_boolean)) {
+		return (-1);
+	}
+	*out = json_object_get_boolean(v) != 0;
+	return (0);
+}
+
+/*
+ * Sets keys[0..n) below obj.  Intermediates are created only once a key is
+ * missing, and from then on nothing can fail, so a failure leaves obj as it
+ * was.
+ */
+static int
+set_keys(json_object *obj, const char *const *keys, size_t n,
+        json_object *value)
+{
+	json_object *child;
+	size_t i;
+
+	if (n == 0 || !json_object_is_type(obj, json_type_object)) {
+		return (-1);
+	}
+	for (i = 0; i + 1 < n; i++) {
+		if (!json_object_object_get_ex(obj, keys[i], &child)
+		        || child == NULL) {
+			child = json_object_new_object();
+			json_object_object_add(obj, keys[i], child);
+		} else if (!json_object_is_type(child, json_type_object)) {
+			return (-1);
+		}
+		obj = child;
+	}
+	if (json_object_object_add(obj, keys[n - 1], value) != 0) {
+		return (-1);
+	}
+	return (0);
+}
+
+int
+jx_set_path(json_object *obj, const char *path, json_object *value)
+{
+	char *dup, *p, **keys = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (path == NULL || *path == '\0') {
+		return (-1);
+	}
+	dup = xstrdup(path);
+	for (p = dup; p != NULL;) {
+		keys = xreallocarray(keys, n + 1, sizeof(*keys));
+		keys[n] = strsep(&p, ".");
+		if (*keys[n++] == '\0') {
+			goto fail;
+		}
+	}
+	rc = set_keys(obj, (const char *const *)keys, n, value);
+fail:
+	free(keys);
+	free(dup);
+	return (rc);
+}
+
+int
+jx_setv(json_object *obj, json_object *value, ...)
+{
+	va_list ap;
+	const char **keys = NULL;
+	const char *key;
+	size_t n = 0;
+	int rc;
+
+	va_start(ap, value);
+	while ((key = va_arg(ap, const char *)) != NULL) {
+		keys = xreallocarray(keys, n + 1, sizeof(*keys));
+		keys[n++] = key;
+	}
+	va_end(ap);
+	rc = set_keys(obj, keys, n, value);
+	free(keys);
+	return (rc);
+}
+
+static bool
+is_number(enum json_type t)
+{
+	return (t == json_type_int || t == json_type_double);
+}
+
+/* The exact value of a number: long double holds every int64 and uint64
+ * exactly on the targets we build for (x86-64 80-bit, aarch64 128-bit). */
+static long double
+number_value(json_object *o)
+{
+	int64_t i;
+
+	if (json_object_is_type(o, json_type_double)) {
+		return ((long double)json_object_get_double(o));
+	}
+	i = json_object_get_int64(o);
+	if (i < 0) {
+		return ((long double)i);
+	}
+	return ((long double)json_object_get_uint64(o));
+}
+
+static bool
+arrays_equal(json_object *a, json_object *b)
+{
+	size_t i, n = json_object_array_length(a);
+
+	if (n != json_object_array_length(b)) {
+		return (false);
+	}
+	for (i = 0; i < n; i++) {
+		if (!jx_equal(json_object_array_get_idx(a, i),
+		            json_object_array_get_idx(b, i))) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+static bool
+objects_equal(json_object *a, json_object *b)
+{
+	json_object *bv;
+
+	if (json_object_object_length(a) != json_object_object_length(b)) {
+		return (false);
+	}
+	json_object_object_foreach(a, key, av)
+	{
+		if (!json_object_object_get_ex(b, key, &bv)
+		        || !jx_equal(av, bv)) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+bool
+jx_equal(json_object *a, json_object *b)
+{
+	enum json_type ta = json_object_get_type(a);
+	enum json_type tb = json_object_get_type(b);
+
+	if (is_number(ta) && is_number(tb)) {
+		return (number_value(a) == number_value(b));
+	}
+	if (ta != tb) {
+		return (false);
+	}
+	switch (ta) {
+	case json_type_null:
+		return (true);
+	case json_type_boolean:
+		return (!json_object_get_boolean(a)
+		        == !json_object_get_boolean(b));
+	case json_type_string:
+		return (json_object_get_string_len(a)
+		                == json_object_get_string_len(b)
+		        && memcmp(json_object_get_string(a),
+		                   json_object_get_string(b),
+		                   (size_t)json_object_get_string_len(a))
+		                == 0);
+	case json_type_array:
+		return (arrays_equal(a, b));
+	case json_type_object:
+		return (objects_equal(a, b));
+	default:
+		return (false);
+	}
+}
+
+void
+jx_strip(json_object *obj, const char *path)
+{
+	const char *last;
+	char *parent_path;
+	json_object *parent;
+	size_t idx;
+
+	if (obj == NULL || path == NULL) {
+		return;
+	}
+	last = strrchr(path, '.');
+	if (last == NULL) {
+		parent = obj;
+		last = path;
+	} else {
+		parent_path = xstrndup(path, (size_t)(last - path));
+		parent = parent_path[0] != '\0' ? jx_get(obj, parent_path)
+		                                : NULL;
+		free(parent_path);
+		last++;
+	}
+	if (*last == '\0') {
+		return;
+	}
+	if (json_object_is_type(parent, json_type_object)) {
+		json_object_object_del(parent, last);
+	} else if (json_object_is_type(parent, json_type_array)
+	        && parse_index(last, strlen(last), &idx) == 0
+	        && idx < json_object_array_length(parent)) {
+		json_object_array_del_idx(parent, idx, 1);
+	}
+}
+
+json_object *
+jx_copy_stripa(json_object *obj, const char *const *paths)
+{
+	json_object *dst = NULL;
+
+	if (obj == NULL || json_object_deep_copy(obj, &dst, NULL) != 0) {
+		return (NULL);
+	}
+	while (paths != NULL && *paths != NULL) {
+		jx_strip(dst, *paths++);
+	}
+	return (dst);
+}
+
+json_object *
+jx_copy_strip(json_object *obj, ...)
+{
+	va_list ap;
+	const char *path;
+	json_object *dst;
+
+	dst = jx_copy_stripa(obj, NULL);
+	va_start(ap, obj);
+	while (dst != NULL && (path = va_arg(ap, const char *)) != NULL) {
+		jx_strip(dst, path);
+	}
+	va_end(ap);
+	return (dst);
+}
+
+char *
+jx_to_string(json_object *obj)
+{
+	return (xstrdup(json_object_to_json_string_ext(obj, TO_STRING_FLAGS)));
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Runs the tokener over s[0..len).  A number or literal at the very end
+ * leaves json-c waiting for more input; one NUL byte then tells it the
+ * input is over.
+ */
+static json_object *
+tokenize(struct json_tokener *tok, const char *s, size_t len, size_t *endp)
+{
+	json_object *obj;
+
+	obj = json_tokener_parse_ex(tok, s, (int)len);
+	*endp = json_tokener_get_parse_end(tok);
+	if (obj == NULL
+	        && json_tokener_get_error(tok) == json_tokener_continue) {
+		obj = json_tokener_parse_ex(tok, "", 1);
+		*endp = len;
+	}
+	return (obj);
+}
+
+static bool
+only_space(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n'
+		        && s[i] != '\r') {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+json_object *
+jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	json_object *obj;
+	enum json_tokener_error e;
+	const char *nul;
+	size_t end;
+
+	if (s == NULL || len > (size_t)INT32_MAX - 1) {
+		set_err(err, errlen, "no input or input too large");
+		return (NULL);
+	}
+	/* JSON never holds a raw NUL, and json-c would read one as the end of
+	 * the input and report a misleading "truncated". */
+	if ((nul = memchr(s, '\0', len)) != NULL) {
+		set_err(err, errlen, "NUL byte at offset %zu",
+		        (size_t)(nul - s));
+		return (NULL);
+	}
+	if (max_depth <= 0 || max_depth > 10000) {
+		max_depth = JX_DEFAULT_DEPTH;
+	}
+	tok = json_tokener_new_ex(max_depth);
+	json_tokener_set_flags(tok,
+	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
+	                | JSON_TOKENER_VALIDATE_UTF8);
+	obj = tokenize(tok, s, len, &end);
+	e = json_tokener_get_error(tok);
+	if (obj == NULL && e == json_tokener_success) {
+		set_err(err, errlen, "document is null");
+	} else if (obj == NULL) {
+		set_err(err, errlen, "%s at offset %zu",
+		        e == json_tokener_error_parse_eof
+		                ? "truncated input"
+		                : json_tokener_error_desc(e),
+		        end);
+	} else if (!only_space(s + end, len - end)) {
+		set_err(err, errlen, "trailing data at offset %zu", end);
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return (obj);
+}
