@@ -13,17 +13,19 @@
  *   .inf, -.inf, .nan and everything else  -> string (JSON has no inf/nan)
  * Quoted and block scalars are strings.  Explicit tags !!str, !!int,
  * !!float, !!bool, !!null are honoured (a value that does not fit its tag
- * is an error); other tags are ignored.
+ * is an error); a scalar with any other tag is a string (go-yaml v2).
  *
  * Anchors and aliases are expanded by deep copy; a document whose aliases
  * expand to more than YAMLJ_MAX_ALIAS_NODES nodes is refused (billion
  * laughs).  Merge keys (<<) take a mapping or a list of mappings; keys
  * written in the mapping itself win, then earlier merged mappings win
  * (the YAML merge spec; go-yaml v2 lets a later merge override).  Scalar
- * mapping keys become their text ("1", "true", "null"); a mapping or list
- * used as a key is an error.  A repeated key: the last one wins.
- * Collections nest at most YAMLJ_MAX_DEPTH deep; input is at most
- * YAMLJ_MAX_INPUT bytes.  Errors say what and where ("line L column C").
+ * mapping keys are resolved like values, then written as text ("1",
+ * "true", "null"), so an unquoted key y, no or on becomes "true"/"false"
+ * exactly as in kubectl; a mapping or list used as a key is an error.  A
+ * repeated key: the last one wins. Collections nest at most YAMLJ_MAX_DEPTH
+ * deep; input is at most YAMLJ_MAX_INPUT bytes.  Errors say what and where
+ * ("line L column C").
  */
 #ifndef YAMLJ_H
 #define YAMLJ_H
