@@ -486,14 +486,19 @@ fill_cluster(struct load *ld, struct kapi_conf *conf, json_object *c,
 
 	fill_server(ld, conf, c, where);
 	conf->insecure = get_bool(ld, c, "insecure-skip-tls-verify", where);
-	load_pem(ld, c, "certificate-authority", dir, where, &conf->ca_pem,
-	        &conf->ca_len);
-	if (conf->insecure && conf->ca_pem != NULL) {
+	/* Checked on the fields, before reading anything (client-go's
+	 * validation does the same). */
+	if (conf->insecure
+	        && (nonempty(get_str(ld, c, "certificate-authority", where))
+	                || nonempty(get_str(ld, c,
+	                        "certificate-authority-data", where)))) {
 		seterr(ld,
 		        "%s: specifying a root certificates file with the "
 		        "insecure flag is not allowed",
 		        where);
 	}
+	load_pem(ld, c, "certificate-authority", dir, where, &conf->ca_pem,
+	        &conf->ca_len);
 	if (nonempty(sni = get_str(ld, c, "tls-server-name", where))) {
 		conf->tls_server_name = xstrdup(sni);
 	}
