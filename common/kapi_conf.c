@@ -778,6 +778,11 @@ exists(const char *path)
 	return (stat(path, &st) == 0);
 }
 
+/*
+ * controller-runtime's order.  As there, a failed in-cluster load is not
+ * final: ~/.kube/config is tried next, and only when it does not exist is
+ * the in-cluster reason returned.  context does not apply in-cluster.
+ */
 struct kapi_conf *
 kapi_conf_load(const char *explicit_path, const char *context, char *err,
         size_t errlen)
