@@ -344,9 +344,18 @@ resolve_tagged(const char *tag, const char *s, size_t len, json_object **out)
 		}
 		return (-1);
 	}
-	if (strcmp(tag, "int") == 0 || strcmp(tag, "float") == 0) {
+	if (strcmp(tag, "int") == 0) {
 		*out = parse_number(s, len);
-		if (*out != NULL && tag[0] == 'f'
+		if (*out != NULL
+		        && !json_object_is_type(*out, json_type_int)) {
+			json_object_put(*out);
+			*out = NULL;
+		}
+		return (*out == NULL ? -1 : 0);
+	}
+	if (strcmp(tag, "float") == 0) {
+		*out = parse_number(s, len);
+		if (*out != NULL
 		        && !json_object_is_type(*out, json_type_double)) {
 			double d = json_object_get_double(*out);
 
@@ -627,8 +636,10 @@ parser_error(struct builder *b, const yaml_parser_t *p)
 		        p->problem_offset));
 	}
 	if (p->context != NULL) {
-		return (fail(b, &p->problem_mark, "yaml: %s %s", p->context,
-		        problem));
+		/* "did not find expected ',' or ']' (while parsing a flow
+		 * sequence) at line 3 column 2" */
+		return (fail(b, &p->problem_mark, "yaml: %s (%s)", problem,
+		        p->context));
 	}
 	return (fail(b, &p->problem_mark, "yaml: %s", problem));
 }

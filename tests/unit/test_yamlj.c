@@ -134,6 +134,7 @@ test_tag_mismatch(void **state)
 	expect_err("!!int abc", "does not match its tag");
 	expect_err("!!bool maybe", "does not match its tag");
 	expect_err("!!float x1", "does not match its tag");
+	expect_err("!!int 1.5", "does not match its tag");
 }
 
 static void
