@@ -20,14 +20,14 @@
 #include "common/xmalloc.h"
 
 /* Longest text body kept as a message, and the largest body parsed. */
-#define MSG_MAX	  1024
+#define MSG_MAX   1024
 #define PARSE_MAX (1024 * 1024)
 /* A Retry-After beyond a day is treated as a day. */
 #define RETRY_AFTER_MAX 86400
 
 static const struct {
-	const char	*reason;
-	enum kapi_rc	 rc;
+	const char *reason;
+	enum kapi_rc rc;
 } reasons[] = {
 	{ "NotFound", KAPI_ENOTFOUND },
 	{ "AlreadyExists", KAPI_EEXISTS },
@@ -50,47 +50,48 @@ static const struct {
 };
 
 static const struct {
-	long		 code;
-	const char	*reason;
-	enum kapi_rc	 rc;
-	const char	*message;
+	long code;
+	const char *reason;
+	enum kapi_rc rc;
+	const char *message;
 } codes[] = {
 	{ 400, "BadRequest", KAPI_EBADREQUEST,
-	    "the server rejected our request for an unknown reason" },
+	        "the server rejected our request for an unknown reason" },
 	{ 401, "Unauthorized", KAPI_EUNAUTHORIZED,
-	    "the server has asked for the client to provide credentials" },
+	        "the server has asked for the client to provide credentials" },
 	{ 403, "Forbidden", KAPI_EFORBIDDEN,
-	    "the server does not allow access to the requested resource" },
+	        "the server does not allow access to the requested resource" },
 	{ 404, "NotFound", KAPI_ENOTFOUND,
-	    "the server could not find the requested resource" },
+	        "the server could not find the requested resource" },
 	{ 405, "MethodNotAllowed", KAPI_EBADREQUEST,
-	    "the server does not allow this method on the requested "
-	    "resource" },
+	        "the server does not allow this method on the requested "
+	        "resource" },
 	{ 406, "NotAcceptable", KAPI_EBADREQUEST,
-	    "the server was unable to respond with a content type that the "
-	    "client supports" },
-	{ 409, "Conflict", KAPI_ECONFLICT,
-	    "the server reported a conflict" },
+	        "the server was unable to respond with a content type that "
+	        "the "
+	        "client supports" },
+	{ 409, "Conflict", KAPI_ECONFLICT, "the server reported a conflict" },
 	{ 410, "Gone", KAPI_EGONE,
-	    "the server has asked for the client to start over" },
+	        "the server has asked for the client to start over" },
 	{ 413, "RequestEntityTooLarge", KAPI_EBADREQUEST,
-	    "the server has rejected the request due to its size" },
+	        "the server has rejected the request due to its size" },
 	{ 415, "UnsupportedMediaType", KAPI_EBADREQUEST,
-	    "the server was unable to handle the media type requested" },
+	        "the server was unable to handle the media type requested" },
 	{ 422, "Invalid", KAPI_EINVALID,
-	    "the server rejected our request due to an error in our "
-	    "request" },
+	        "the server rejected our request due to an error in our "
+	        "request" },
 	{ 429, "TooManyRequests", KAPI_ETOOMANY,
-	    "the server has received too many requests and has asked us to "
-	    "try again later" },
+	        "the server has received too many requests and has asked us "
+	        "to "
+	        "try again later" },
 	{ 500, "InternalError", KAPI_ESERVER,
-	    "an error on the server has prevented the request from "
-	    "succeeding" },
+	        "an error on the server has prevented the request from "
+	        "succeeding" },
 	{ 503, "ServiceUnavailable", KAPI_ESERVER,
-	    "the server is currently unable to handle the request" },
+	        "the server is currently unable to handle the request" },
 	{ 504, "Timeout", KAPI_ETIMEOUT,
-	    "the server was unable to return a response in the time "
-	    "allotted" },
+	        "the server was unable to return a response in the time "
+	        "allotted" },
 };
 
 static const char *const rc_names[] = {
@@ -113,8 +114,8 @@ static const char *const rc_names[] = {
 const char *
 kapi_rc_name(enum kapi_rc rc)
 {
-	if ((unsigned)rc >= sizeof(rc_names) / sizeof(rc_names[0]) ||
-	    rc_names[rc] == NULL) {
+	if ((unsigned)rc >= sizeof(rc_names) / sizeof(rc_names[0])
+	        || rc_names[rc] == NULL) {
 		return ("Unknown");
 	}
 	return (rc_names[rc]);
@@ -135,8 +136,7 @@ set_message(struct kapi_err *e, char *msg)
 
 /* Fills rc and reason from the code alone (the "Client rule"). */
 static void
-from_code(struct kapi_err *e, long code, const char *method,
-    const char **msg)
+from_code(struct kapi_err *e, long code, const char *method, const char **msg)
 {
 	size_t i;
 
@@ -145,8 +145,8 @@ from_code(struct kapi_err *e, long code, const char *method,
 			e->rc = codes[i].rc;
 			set_reason(e, codes[i].reason);
 			*msg = codes[i].message;
-			if (code == 409 && method != NULL &&
-			    strcmp(method, "POST") == 0) {
+			if (code == 409 && method != NULL
+			        && strcmp(method, "POST") == 0) {
 				e->rc = KAPI_EEXISTS;
 				set_reason(e, "AlreadyExists");
 				*msg = "the server reported that the object "
@@ -218,8 +218,8 @@ jstr(json_object *o, const char *key)
 {
 	json_object *v;
 
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string)) {
+	if (!json_object_object_get_ex(o, key, &v)
+	        || !json_object_is_type(v, json_type_string)) {
 		return (NULL);
 	}
 	return (json_object_get_string(v));
@@ -231,9 +231,9 @@ status_retry_after(json_object *st)
 	json_object *d, *v;
 	int64_t n;
 
-	if (!json_object_object_get_ex(st, "details", &d) ||
-	    !json_object_object_get_ex(d, "retryAfterSeconds", &v) ||
-	    !json_object_is_type(v, json_type_int)) {
+	if (!json_object_object_get_ex(st, "details", &d)
+	        || !json_object_object_get_ex(d, "retryAfterSeconds", &v)
+	        || !json_object_is_type(v, json_type_int)) {
 		return (-1);
 	}
 	n = json_object_get_int64(v);
@@ -264,8 +264,8 @@ parse_status(const char *body, size_t len)
 	if (o == NULL) {
 		return (NULL);
 	}
-	kind = json_object_is_type(o, json_type_object) ? jstr(o, "kind") :
-							  NULL;
+	kind = json_object_is_type(o, json_type_object) ? jstr(o, "kind")
+	                                                : NULL;
 	if (kind == NULL || strcmp(kind, "Status") != 0) {
 		json_object_put(o);
 		return (NULL);
@@ -294,7 +294,7 @@ apply_status(struct kapi_err *e, json_object *st)
 
 void
 kapi_err_from_http(struct kapi_err *e, long code, const char *method,
-    const char *body, size_t len, const char *retry_after_hdr)
+        const char *body, size_t len, const char *retry_after_hdr)
 {
 	const char *msg = NULL;
 	json_object *st;
@@ -344,8 +344,8 @@ kapi_err_transport(struct kapi_err *e, const char *fmt, ...)
 }
 
 void
-kapi_err_set(struct kapi_err *e, enum kapi_rc rc, long code, const char *fmt,
-    ...)
+kapi_err_set(
+        struct kapi_err *e, enum kapi_rc rc, long code, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;

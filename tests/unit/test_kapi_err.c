@@ -14,7 +14,7 @@
 
 static void
 decode(struct kapi_err *e, long code, const char *method, const char *body,
-    const char *ra)
+        const char *ra)
 {
 	kapi_err_from_http(e, code, method, body, body ? strlen(body) : 0, ra);
 }
@@ -23,9 +23,9 @@ static void
 test_every_reason(void **state)
 {
 	static const struct {
-		const char	*reason;
-		long		 code;
-		enum kapi_rc	 rc;
+		const char *reason;
+		long code;
+		enum kapi_rc rc;
 	} t[] = {
 		{ "NotFound", 404, KAPI_ENOTFOUND },
 		{ "AlreadyExists", 409, KAPI_EEXISTS },
@@ -55,10 +55,10 @@ test_every_reason(void **state)
 		/* POST would turn a bare 409 into AlreadyExists: the
 		 * reason must win over the method. */
 		body = xasprintf("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-				 "\"metadata\":{},\"status\":\"Failure\","
-				 "\"message\":\"msg %zu\",\"reason\":\"%s\","
-				 "\"code\":%ld}",
-		    i, t[i].reason, t[i].code);
+		                 "\"metadata\":{},\"status\":\"Failure\","
+		                 "\"message\":\"msg %zu\",\"reason\":\"%s\","
+		                 "\"code\":%ld}",
+		        i, t[i].reason, t[i].code);
 		decode(&e, t[i].code, "POST", body, NULL);
 		assert_int_equal(e.rc, t[i].rc);
 		assert_string_equal(e.reason, t[i].reason);
@@ -74,10 +74,10 @@ static void
 test_every_bare_code(void **state)
 {
 	static const struct {
-		long		 code;
-		const char	*method;
-		enum kapi_rc	 rc;
-		const char	*reason;
+		long code;
+		const char *method;
+		enum kapi_rc rc;
+		const char *reason;
 	} t[] = {
 		{ 400, "GET", KAPI_EBADREQUEST, "BadRequest" },
 		{ 401, "GET", KAPI_EUNAUTHORIZED, "Unauthorized" },
@@ -154,11 +154,11 @@ test_text_429_header(void **state)
 
 	(void)state;
 	decode(&e, 429, "GET", "Too many requests, please try again later.\n",
-	    "2");
+	        "2");
 	assert_int_equal(e.rc, KAPI_ETOOMANY);
 	assert_int_equal(e.retry_after, 2);
-	assert_string_equal(e.message,
-	    "Too many requests, please try again later.");
+	assert_string_equal(
+	        e.message, "Too many requests, please try again later.");
 	kapi_err_fini(&e);
 }
 
@@ -167,8 +167,8 @@ test_retry_after_precedence(void **state)
 {
 	struct kapi_err e = KAPI_ERR_INIT;
 	const char *st = "{\"kind\":\"Status\",\"reason\":\"ServerTimeout\","
-			 "\"message\":\"busy\",\"code\":500,"
-			 "\"details\":{\"retryAfterSeconds\":7}}";
+	                 "\"message\":\"busy\",\"code\":500,"
+	                 "\"details\":{\"retryAfterSeconds\":7}}";
 
 	(void)state;
 	decode(&e, 500, "GET", st, NULL);
@@ -189,8 +189,9 @@ test_unknown_reason_uses_code(void **state)
 
 	(void)state;
 	decode(&e, 410, "GET",
-	    "{\"kind\":\"Status\",\"reason\":\"Weird\",\"message\":\"old\"}",
-	    NULL);
+	        "{\"kind\":\"Status\",\"reason\":\"Weird\",\"message\":"
+	        "\"old\"}",
+	        NULL);
 	assert_int_equal(e.rc, KAPI_EGONE);
 	assert_string_equal(e.message, "old");
 	decode(&e, 500, "GET", "{\"kind\":\"Status\",\"reason\":\"\"}", NULL);
@@ -205,9 +206,11 @@ test_malformed_json(void **state)
 	struct kapi_err e = KAPI_ERR_INIT;
 
 	(void)state;
-	decode(&e, 409, "POST", "{\"kind\":\"Status\",\"reason\":\"Conf", NULL);
+	decode(&e, 409, "POST", "{\"kind\":\"Status\",\"reason\":\"Conf",
+	        NULL);
 	assert_int_equal(e.rc, KAPI_EEXISTS);
-	assert_string_equal(e.message, "{\"kind\":\"Status\",\"reason\":\"Conf");
+	assert_string_equal(
+	        e.message, "{\"kind\":\"Status\",\"reason\":\"Conf");
 	/* JSON that is not a Status is kept as text. */
 	decode(&e, 422, "PUT", "[1,2]", NULL);
 	assert_int_equal(e.rc, KAPI_EINVALID);
@@ -251,10 +254,10 @@ test_retry_after_parse(void **state)
 	assert_int_equal(kapi_retry_after_parse(""), -1);
 	assert_int_equal(kapi_retry_after_parse("-1"), -1);
 	assert_int_equal(kapi_retry_after_parse("2x"), -1);
-	assert_int_equal(kapi_retry_after_parse("99999999999999999999"),
-	    86400);
 	assert_int_equal(
-	    kapi_retry_after_parse("Sun, 06 Nov 1994 08:49:37 GMT"), 0);
+	        kapi_retry_after_parse("99999999999999999999"), 86400);
+	assert_int_equal(
+	        kapi_retry_after_parse("Sun, 06 Nov 1994 08:49:37 GMT"), 0);
 	t = time(NULL) + 100;
 	gmtime_r(&t, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
