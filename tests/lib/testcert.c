@@ -77,10 +77,10 @@ make_name(const char *cn, const char *org)
 
 	if (org != NULL) {
 		X509_NAME_add_entry_by_txt(n, "O", MBSTRING_UTF8,
-		    (const unsigned char *)org, -1, -1, 0);
+		        (const unsigned char *)org, -1, -1, 0);
 	}
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_UTF8,
-	    (const unsigned char *)cn, -1, -1, 0);
+	X509_NAME_add_entry_by_txt(
+	        n, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
 	return (n);
 }
 
@@ -88,7 +88,7 @@ make_name(const char *cn, const char *org)
  * when issuer is NULL), with the given extensions (nid, value pairs). */
 static X509 *
 make_cert(EVP_PKEY *key, const char *cn, const char *org, X509 *issuer,
-    EVP_PKEY *ikey, const int *nids, const char *const *values, int next)
+        EVP_PKEY *ikey, const int *nids, const char *const *values, int next)
 {
 	static long serial = 1;
 	X509 *x = X509_new();
@@ -100,12 +100,13 @@ make_cert(EVP_PKEY *key, const char *cn, const char *org, X509 *issuer,
 	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
 	X509_gmtime_adj(X509_getm_notAfter(x), VALID_SECS);
 	X509_set_subject_name(x, name);
-	X509_set_issuer_name(x,
-	    issuer != NULL ? X509_get_subject_name(issuer) : name);
+	X509_set_issuer_name(
+	        x, issuer != NULL ? X509_get_subject_name(issuer) : name);
 	X509_set_pubkey(x, key);
 	for (i = 0; i < next && ok; i++) {
 		ok = add_ext(x, issuer != NULL ? issuer : x, nids[i],
-			 values[i]) == 0;
+		             values[i])
+		        == 0;
 	}
 	X509_NAME_free(name);
 	if (!ok || !X509_sign(x, issuer != NULL ? ikey : key, EVP_sha256())) {
@@ -117,7 +118,7 @@ make_cert(EVP_PKEY *key, const char *cn, const char *org, X509 *issuer,
 
 static int
 leaf(struct testcert *tc, X509 *ca, EVP_PKEY *cakey, const char *cn,
-    const char *org, int server)
+        const char *org, int server)
 {
 	static const int nids[] = { NID_basic_constraints, NID_key_usage,
 		NID_ext_key_usage, NID_subject_alt_name };
@@ -149,8 +150,8 @@ leaf(struct testcert *tc, X509 *ca, EVP_PKEY *cakey, const char *cn,
 }
 
 int
-testcert_generate(struct testcert *tc, const char *client_cn,
-    const char *client_org)
+testcert_generate(
+        struct testcert *tc, const char *client_cn, const char *client_org)
 {
 	static const int nids[] = { NID_basic_constraints, NID_key_usage,
 		NID_subject_key_identifier };
@@ -164,18 +165,21 @@ testcert_generate(struct testcert *tc, const char *client_cn,
 	if ((cakey = EVP_EC_gen("P-256")) == NULL) {
 		return (-1);
 	}
-	ca = make_cert(cakey, "testcert-ca", NULL, NULL, NULL, nids, values, 3);
-	if (ca != NULL && leaf(tc, ca, cakey, "localhost", NULL, 1) == 0 &&
-	    leaf(tc, ca, cakey, client_cn, client_org, 0) == 0) {
+	ca = make_cert(
+	        cakey, "testcert-ca", NULL, NULL, NULL, nids, values, 3);
+	if (ca != NULL && leaf(tc, ca, cakey, "localhost", NULL, 1) == 0
+	        && leaf(tc, ca, cakey, client_cn, client_org, 0) == 0) {
 		tc->ca_cert = cert_pem(ca);
 		tc->ca_key = key_pem(cakey);
 		rc = 0;
 	}
 	X509_free(ca);
 	EVP_PKEY_free(cakey);
-	if (rc == 0 && (tc->ca_cert == NULL || tc->ca_key == NULL ||
-			   tc->server_cert == NULL || tc->server_key == NULL ||
-			   tc->client_cert == NULL || tc->client_key == NULL)) {
+	if (rc == 0
+	        && (tc->ca_cert == NULL || tc->ca_key == NULL
+	                || tc->server_cert == NULL || tc->server_key == NULL
+	                || tc->client_cert == NULL
+	                || tc->client_key == NULL)) {
 		rc = -1;
 	}
 	if (rc != 0) {
@@ -211,8 +215,9 @@ cn_of(X509 *x)
 {
 	char cn[256];
 
-	if (X509_NAME_get_text_by_NID(X509_get_subject_name(x),
-		NID_commonName, cn, sizeof(cn)) < 0) {
+	if (X509_NAME_get_text_by_NID(
+	            X509_get_subject_name(x), NID_commonName, cn, sizeof(cn))
+	        < 0) {
 		return (NULL);
 	}
 	return (xstrdup(cn));
@@ -242,11 +247,11 @@ testcert_verify_der(const unsigned char *der, long len, const char *ca_pem)
 	if ((x = d2i_X509(NULL, &der, len)) == NULL) {
 		return (NULL);
 	}
-	if ((ca = read_pem(ca_pem)) != NULL &&
-	    (pub = X509_get0_pubkey(ca)) != NULL &&
-	    X509_verify(x, pub) == 1 &&
-	    X509_cmp_current_time(X509_get0_notBefore(x)) < 0 &&
-	    X509_cmp_current_time(X509_get0_notAfter(x)) > 0) {
+	if ((ca = read_pem(ca_pem)) != NULL
+	        && (pub = X509_get0_pubkey(ca)) != NULL
+	        && X509_verify(x, pub) == 1
+	        && X509_cmp_current_time(X509_get0_notBefore(x)) < 0
+	        && X509_cmp_current_time(X509_get0_notAfter(x)) > 0) {
 		cn = cn_of(x);
 	}
 	X509_free(ca);

@@ -28,45 +28,45 @@
 #include "tests/lib/testcert.h"
 
 struct gnutls_datum {
-	unsigned char	*data;
-	unsigned int	 size;
+	unsigned char *data;
+	unsigned int size;
 };
 typedef const struct gnutls_datum *(*get_peers_fn)(void *, unsigned int *);
 
 struct queued {
-	struct testsrv_resp	 resp;
-	struct queued		*next;
+	struct testsrv_resp resp;
+	struct queued *next;
 };
 
 struct testsrv {
-	struct MHD_Daemon	*mhd;
-	int			 port;
-	char			 url[64];
-	char			*trust_ca;
-	atomic_bool		 stopping;
+	struct MHD_Daemon *mhd;
+	int port;
+	char url[64];
+	char *trust_ca;
+	atomic_bool stopping;
 
-	pthread_mutex_t		 mu;	/* protects everything below */
-	char			*token;
-	testsrv_handler		 handler;
-	void			*handler_arg;
-	struct queued		*head, **tail;
-	int			 nqueued;
-	struct testsrv_req	**reqs;
-	int			 nreqs;
+	pthread_mutex_t mu; /* protects everything below */
+	char *token;
+	testsrv_handler handler;
+	void *handler_arg;
+	struct queued *head, **tail;
+	int nqueued;
+	struct testsrv_req **reqs;
+	int nreqs;
 };
 
 /* Per-request state, created by the URI log callback. */
 struct rctx {
-	char		*uri;
-	struct buf	 body;
-	int		 calls;
+	char *uri;
+	struct buf body;
+	int calls;
 };
 
 struct stream {
-	struct testsrv		*srv;
-	struct testsrv_resp	 resp;
-	int			 idx;
-	size_t			 off;
+	struct testsrv *srv;
+	struct testsrv_resp resp;
+	int idx;
+	size_t off;
 };
 
 static int64_t
@@ -83,8 +83,7 @@ sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
-	while (nanosleep(&ts, &ts) == -1) {
-	}
+	while (nanosleep(&ts, &ts) == -1) { }
 }
 
 static char *
@@ -116,8 +115,8 @@ resp_copy(struct testsrv_resp *dst, const struct testsrv_resp *src)
 	*dst = *src;
 	dst->content_type = dup_or_null(src->content_type);
 	dst->headers = dup_or_null(src->headers);
-	dst->body = src->body != NULL ? xmemdup(src->body, src->body_len + 1) :
-					NULL;
+	dst->body = src->body != NULL ? xmemdup(src->body, src->body_len + 1)
+	                              : NULL;
 	if (src->body != NULL && src->body_len == 0) {
 		dst->body_len = strlen(src->body);
 	}
@@ -148,8 +147,8 @@ req_free(struct testsrv_req *r)
 static char *
 header(struct MHD_Connection *conn, const char *name)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	    name);
+	const char *v
+	        = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 
 	return (xstrdup(v != NULL ? v : ""));
 }
@@ -167,20 +166,21 @@ client_cn(struct testsrv *srv, struct MHD_Connection *conn)
 		return (xstrdup(""));
 	}
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-	*(void **)&get_peers = dlsym(RTLD_DEFAULT,
-	    "gnutls_certificate_get_peers");
-	if (ci == NULL || get_peers == NULL ||
-	    (peers = get_peers(ci->tls_session, &n)) == NULL || n == 0) {
+	*(void **)&get_peers
+	        = dlsym(RTLD_DEFAULT, "gnutls_certificate_get_peers");
+	if (ci == NULL || get_peers == NULL
+	        || (peers = get_peers(ci->tls_session, &n)) == NULL
+	        || n == 0) {
 		return (xstrdup(""));
 	}
-	cn = testcert_verify_der(peers[0].data, (long)peers[0].size,
-	    srv->trust_ca);
+	cn = testcert_verify_der(
+	        peers[0].data, (long)peers[0].size, srv->trust_ca);
 	return (cn != NULL ? cn : xstrdup(""));
 }
 
 static struct testsrv_req *
 record(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
-    struct rctx *rc)
+        struct rctx *rc)
 {
 	struct testsrv_req *r = xcalloc(1, sizeof(*r));
 	size_t plen = strcspn(rc->uri, "?");
@@ -197,8 +197,8 @@ record(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
 	r->client_cn = client_cn(srv, conn);
 	r->t_ms = mono_ms();
 	pthread_mutex_lock(&srv->mu);
-	srv->reqs = xreallocarray(srv->reqs, (size_t)srv->nreqs + 1,
-	    sizeof(*srv->reqs));
+	srv->reqs = xreallocarray(
+	        srv->reqs, (size_t)srv->nreqs + 1, sizeof(*srv->reqs));
 	srv->reqs[srv->nreqs++] = r;
 	pthread_mutex_unlock(&srv->mu);
 	return (r);
@@ -208,7 +208,7 @@ record(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
  * handler, else 404. */
 static void
 choose(struct testsrv *srv, const struct testsrv_req *req,
-    struct testsrv_resp *out)
+        struct testsrv_resp *out)
 {
 	testsrv_handler fn;
 	struct queued *q;
@@ -250,10 +250,11 @@ choose(struct testsrv *srv, const struct testsrv_req *req,
 	if (out->code == 0) {
 		resp_fini(out);
 		out->code = 404;
-		out->body = xstrdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-				    "\"metadata\":{},\"status\":\"Failure\","
-				    "\"message\":\"not scripted\","
-				    "\"reason\":\"NotFound\",\"code\":404}");
+		out->body
+		        = xstrdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+		                  "\"metadata\":{},\"status\":\"Failure\","
+		                  "\"message\":\"not scripted\","
+		                  "\"reason\":\"NotFound\",\"code\":404}");
 		out->body_len = strlen(out->body);
 	}
 }
@@ -304,19 +305,19 @@ add_headers(struct MHD_Response *mr, const struct testsrv_resp *r)
 	char *lines, *line, *save = NULL, *colon, *v;
 
 	MHD_add_response_header(mr, "Content-Type",
-	    r->content_type != NULL ? r->content_type : "application/json");
+	        r->content_type != NULL ? r->content_type
+	                                : "application/json");
 	if (r->headers == NULL) {
 		return;
 	}
 	lines = xstrdup(r->headers);
 	for (line = strtok_r(lines, "\r\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\r\n", &save)) {
+	        line = strtok_r(NULL, "\r\n", &save)) {
 		if ((colon = strchr(line, ':')) == NULL) {
 			continue;
 		}
 		*colon = '\0';
-		for (v = colon + 1; isspace((unsigned char)*v); v++) {
-		}
+		for (v = colon + 1; isspace((unsigned char)*v); v++) { }
 		MHD_add_response_header(mr, line, v);
 	}
 	free(lines);
@@ -334,20 +335,20 @@ build_response(struct testsrv *srv, struct testsrv_resp *r)
 		s->resp = *r;
 		memset(r, 0, sizeof(*r));
 		s->resp.code = s->resp.code != 0 ? s->resp.code : 200;
-		mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
-		    stream_read, s, stream_free);
+		mr = MHD_create_response_from_callback(
+		        MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
 		add_headers(mr, &s->resp);
 		return (mr);
 	}
 	mr = MHD_create_response_from_buffer(r->body_len,
-	    r->body != NULL ? r->body : (void *)"", MHD_RESPMEM_MUST_COPY);
+	        r->body != NULL ? r->body : (void *)"", MHD_RESPMEM_MUST_COPY);
 	add_headers(mr, r);
 	return (mr);
 }
 
 static enum MHD_Result
 answer(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
-    struct rctx *rc)
+        struct rctx *rc)
 {
 	struct testsrv_resp r;
 	struct MHD_Response *mr;
@@ -370,8 +371,8 @@ answer(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
 
 static enum MHD_Result
 access_cb(void *cls, struct MHD_Connection *conn, const char *url,
-    const char *method, const char *version, const char *upload,
-    size_t *upload_size, void **con_cls)
+        const char *method, const char *version, const char *upload,
+        size_t *upload_size, void **con_cls)
 {
 	struct rctx *rc = *con_cls;
 
@@ -404,7 +405,7 @@ uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 
 static void
 completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
-    enum MHD_RequestTerminationCode toe)
+        enum MHD_RequestTerminationCode toe)
 {
 	struct rctx *rc = *con_cls;
 
@@ -424,8 +425,8 @@ start_mhd(struct testsrv *srv, const struct testsrv_opts *o)
 {
 	struct sockaddr_in sin;
 	struct MHD_OptionItem opts[8];
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION
+	        | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	int n = 0;
 
 	memset(&sin, 0, sizeof(sin));
@@ -440,18 +441,19 @@ start_mhd(struct testsrv *srv, const struct testsrv_opts *o)
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem) { MHD_OPTION_HTTPS_MEM_KEY,
 			0, (void *)(uintptr_t)o->key_pem };
-		opts[n++] = (struct MHD_OptionItem) {
-			MHD_OPTION_HTTPS_MEM_CERT, 0,
-			(void *)(uintptr_t)o->cert_pem };
+		opts[n++]
+		        = (struct MHD_OptionItem) { MHD_OPTION_HTTPS_MEM_CERT,
+			          0, (void *)(uintptr_t)o->cert_pem };
 		if (o->trust_ca_pem != NULL) {
 			opts[n++] = (struct MHD_OptionItem) {
 				MHD_OPTION_HTTPS_MEM_TRUST, 0,
-				(void *)(uintptr_t)o->trust_ca_pem };
+				(void *)(uintptr_t)o->trust_ca_pem
+			};
 		}
 	}
 	opts[n] = (struct MHD_OptionItem) { MHD_OPTION_END, 0, NULL };
 	return (MHD_start_daemon(flags, 0, NULL, NULL, access_cb, srv,
-	    MHD_OPTION_ARRAY, opts, MHD_OPTION_END));
+	        MHD_OPTION_ARRAY, opts, MHD_OPTION_END));
 }
 
 struct testsrv *
@@ -466,15 +468,17 @@ testsrv_start(const struct testsrv_opts *o)
 		srv->token = dup_or_null(o->token);
 		srv->trust_ca = dup_or_null(o->trust_ca_pem);
 	}
-	if ((srv->mhd = start_mhd(srv, o)) == NULL ||
-	    (di = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT)) ==
-		NULL) {
+	if ((srv->mhd = start_mhd(srv, o)) == NULL
+	        || (di = MHD_get_daemon_info(
+	                    srv->mhd, MHD_DAEMON_INFO_BIND_PORT))
+	                == NULL) {
 		testsrv_stop(srv);
 		return (NULL);
 	}
 	srv->port = di->port;
 	snprintf(srv->url, sizeof(srv->url), "%s://127.0.0.1:%d",
-	    o != NULL && o->cert_pem != NULL ? "https" : "http", srv->port);
+	        o != NULL && o->cert_pem != NULL ? "https" : "http",
+	        srv->port);
 	return (srv);
 }
 
@@ -546,8 +550,8 @@ testsrv_push_resp(struct testsrv *srv, const struct testsrv_resp *r)
 }
 
 void
-testsrv_push(struct testsrv *srv, int code, const char *headers,
-    const char *body)
+testsrv_push(
+        struct testsrv *srv, int code, const char *headers, const char *body)
 {
 	struct testsrv_resp r;
 
@@ -560,8 +564,8 @@ testsrv_push(struct testsrv *srv, int code, const char *headers,
 }
 
 void
-testsrv_push_stream(struct testsrv *srv, int code,
-    const char *const *chunks, int nchunks, int pause_ms, bool hold)
+testsrv_push_stream(struct testsrv *srv, int code, const char *const *chunks,
+        int nchunks, int pause_ms, bool hold)
 {
 	struct testsrv_resp r;
 
@@ -641,10 +645,11 @@ unescape(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n &&
-		    hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0
+		        && hexval(s[i + 2]) >= 0) {
 			buf_putc(&b,
-			    (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2])));
+			        (char)(hexval(s[i + 1]) * 16
+			                + hexval(s[i + 2])));
 			i += 2;
 		} else {
 			buf_putc(&b, s[i] == '+' ? ' ' : s[i]);
@@ -669,9 +674,9 @@ testsrv_query(const struct testsrv_req *req, const char *key)
 			eq = end;
 		}
 		if ((size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
-			return (eq == end ? xstrdup("") :
-					    unescape(eq + 1,
-						(size_t)(end - eq - 1)));
+			return (eq == end ? xstrdup("")
+			                  : unescape(eq + 1,
+			                          (size_t)(end - eq - 1)));
 		}
 	}
 	return (NULL);

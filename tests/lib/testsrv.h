@@ -21,46 +21,46 @@ struct testsrv;
 /* A recorded request.  All strings are NUL-terminated and never NULL
  * ("" when absent). */
 struct testsrv_req {
-	char	*method;
-	char	*uri;		/* raw path and query, as sent */
-	char	*path;		/* raw path only */
-	char	*authorization;
-	char	*content_type;
-	char	*accept;
-	char	*user_agent;
-	char	*body;
-	size_t	 body_len;
-	char	*client_cn;	/* verified client certificate CN, or "" */
-	int64_t	 t_ms;		/* CLOCK_MONOTONIC arrival, milliseconds */
+	char *method;
+	char *uri;  /* raw path and query, as sent */
+	char *path; /* raw path only */
+	char *authorization;
+	char *content_type;
+	char *accept;
+	char *user_agent;
+	char *body;
+	size_t body_len;
+	char *client_cn; /* verified client certificate CN, or "" */
+	int64_t t_ms;    /* CLOCK_MONOTONIC arrival, milliseconds */
 };
 
 /* A response.  Strings are copied by testsrv_push*(); a handler fills
  * them with heap strings the server frees. */
 struct testsrv_resp {
-	int	 code;
-	char	*content_type;	/* NULL = application/json */
-	char	*headers;	/* extra "Name: value" lines, '\n'-separated */
-	char	*body;		/* NULL = empty */
-	size_t	 body_len;
-	int	 delay_ms;	/* before answering */
+	int code;
+	char *content_type; /* NULL = application/json */
+	char *headers;      /* extra "Name: value" lines, '\n'-separated */
+	char *body;         /* NULL = empty */
+	size_t body_len;
+	int delay_ms; /* before answering */
 	/* Streaming (when nchunks > 0): body is ignored; each chunk is sent
 	 * pause_ms after the previous one, then the stream ends, or, with
 	 * hold, stays open until testsrv_stop(). */
-	char	**chunks;
-	int	 nchunks;
-	int	 pause_ms;
-	bool	 hold;
+	char **chunks;
+	int nchunks;
+	int pause_ms;
+	bool hold;
 };
 
 /* Fills resp (zeroed on entry; code 0 means "not handled" -> 404). */
-typedef void (*testsrv_handler)(void *arg, const struct testsrv_req *req,
-    struct testsrv_resp *resp);
+typedef void (*testsrv_handler)(
+        void *arg, const struct testsrv_req *req, struct testsrv_resp *resp);
 
 struct testsrv_opts {
-	const char	*cert_pem;	/* server certificate; NULL = plain HTTP */
-	const char	*key_pem;
-	const char	*trust_ca_pem;	/* ask for client certs signed by it */
-	const char	*token;		/* required bearer token, or NULL */
+	const char *cert_pem; /* server certificate; NULL = plain HTTP */
+	const char *key_pem;
+	const char *trust_ca_pem; /* ask for client certs signed by it */
+	const char *token;        /* required bearer token, or NULL */
 };
 
 /* Starts a server on 127.0.0.1 with a kernel-chosen port; NULL on
@@ -73,17 +73,16 @@ int testsrv_port(const struct testsrv *srv);
 const char *testsrv_url(const struct testsrv *srv);
 /* Changes the required token (NULL = none). */
 void testsrv_set_token(struct testsrv *srv, const char *token);
-void testsrv_set_handler(struct testsrv *srv, testsrv_handler fn,
-    void *arg);
+void testsrv_set_handler(struct testsrv *srv, testsrv_handler fn, void *arg);
 
 /* Queues a response; headers may be NULL. */
-void testsrv_push(struct testsrv *srv, int code, const char *headers,
-    const char *body);
+void testsrv_push(
+        struct testsrv *srv, int code, const char *headers, const char *body);
 /* Queues any response (copied). */
 void testsrv_push_resp(struct testsrv *srv, const struct testsrv_resp *r);
 /* Queues a chunked stream of nchunks strings. */
 void testsrv_push_stream(struct testsrv *srv, int code,
-    const char *const *chunks, int nchunks, int pause_ms, bool hold);
+        const char *const *chunks, int nchunks, int pause_ms, bool hold);
 /* Number of responses still queued. */
 int testsrv_queued(struct testsrv *srv);
 
