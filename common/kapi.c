@@ -420,8 +420,13 @@ transport_retryable(const struct xfer *x, CURLcode rc)
 static void
 finish_transport(struct xfer *x, CURLcode rc)
 {
-	kapi_err_transport(&x->resp.err, "%s %s: %s", x->method, x->url,
-	        x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(rc));
+	if (x->errbuf[0] != '\0') {
+		kapi_err_transport(&x->resp.err, "%s %s: %s (%s)", x->method,
+		        x->url, curl_easy_strerror(rc), x->errbuf);
+	} else {
+		kapi_err_transport(&x->resp.err, "%s %s: %s", x->method,
+		        x->url, curl_easy_strerror(rc));
+	}
 	x->resp.code = 0;
 	if (transport_retryable(x, rc)) {
 		log_debug("kapi: %s %s: %s; retrying", x->method, x->url,

@@ -6,7 +6,9 @@
 #include "tests/lib/testcert.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -157,16 +159,22 @@ testcert_generate(
 		NID_subject_key_identifier };
 	static const char *const values[] = { "critical,CA:TRUE",
 		"critical,keyCertSign,cRLSign", "hash" };
+	static int generation;
+	char ca_name[64];
 	EVP_PKEY *cakey;
 	X509 *ca;
 	int rc = -1;
+
+	/* Distinct CA names, so that a client trusting another test CA
+	 * fails on the issuer, as with a real wrong CA. */
+	snprintf(ca_name, sizeof(ca_name), "testcert-ca-%d-%d", (int)getpid(),
+	        ++generation);
 
 	memset(tc, 0, sizeof(*tc));
 	if ((cakey = EVP_EC_gen("P-256")) == NULL) {
 		return (-1);
 	}
-	ca = make_cert(
-	        cakey, "testcert-ca", NULL, NULL, NULL, nids, values, 3);
+	ca = make_cert(cakey, ca_name, NULL, NULL, NULL, nids, values, 3);
 	if (ca != NULL && leaf(tc, ca, cakey, "localhost", NULL, 1) == 0
 	        && leaf(tc, ca, cakey, client_cn, client_org, 0) == 0) {
 		tc->ca_cert = cert_pem(ca);

@@ -115,10 +115,14 @@ resp_copy(struct testsrv_resp *dst, const struct testsrv_resp *src)
 	*dst = *src;
 	dst->content_type = dup_or_null(src->content_type);
 	dst->headers = dup_or_null(src->headers);
-	dst->body = src->body != NULL ? xmemdup(src->body, src->body_len + 1)
-	                              : NULL;
 	if (src->body != NULL && src->body_len == 0) {
 		dst->body_len = strlen(src->body);
+	}
+	dst->body = NULL;
+	if (src->body != NULL) {
+		dst->body = xmalloc(dst->body_len + 1);
+		memcpy(dst->body, src->body, dst->body_len);
+		dst->body[dst->body_len] = '\0';
 	}
 	dst->chunks = NULL;
 	if (src->nchunks > 0) {
