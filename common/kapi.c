@@ -47,6 +47,7 @@ struct xfer {
 	enum kapi_verb verb;
 	CURL *easy;
 	struct curl_slist *hdrs;
+	struct curl_slist *connect_to;
 	char *url;
 	const char *method;
 	const char *ctype;
@@ -114,11 +115,6 @@ kapi_client_new(struct kapi_conf *conf, const char *user_agent)
 	c->ua = xasprintf("%s (linux/%s) sympozium",
 	        user_agent != NULL ? user_agent : "sympozium/dev", KAPI_ARCH);
 	c->timeout_ms = KAPI_TIMEOUT_MS;
-	if (conf->tls_server_name != NULL) {
-		log_warnx("kapi: tls-server-name %s is not supported; the "
-		          "server URL's host name is verified",
-		        conf->tls_server_name);
-	}
 	return (c);
 }
 
@@ -254,6 +250,39 @@ setup_tls(CURL *e, const struct kapi_conf *conf)
 	}
 }
 
+/*
+ * tls-server-name: the URL names the server by that name, so libcurl sends
+ * it as SNI and verifies the certificate against it, and CONNECT_TO sends
+ * the connection to the configured host and port.  The Host header
+ * carries the name too, which the API server ignores.
+ */
+static void
+setup_server_name(struct xfer *x, const char *name)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, *url = NULL, *line;
+
+	if (curl_url_set(u, CURLUPART_URL, x->url, 0) != CURLUE_OK
+	        || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK
+	        || curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)
+	                != CURLUE_OK
+	        || curl_url_set(u, CURLUPART_HOST, name, 0) != CURLUE_OK
+	        || curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
+		log_warnx("kapi: cannot use tls-server-name %s with %s", name,
+		        x->url);
+	} else {
+		line = xasprintf("%s:%s:%s:%s", name, port, host, port);
+		x->connect_to = curl_slist_append(NULL, line);
+		free(line);
+		curl_easy_setopt(x->easy, CURLOPT_URL, url);
+		curl_easy_setopt(x->easy, CURLOPT_CONNECT_TO, x->connect_to);
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_free(url);
+	curl_url_cleanup(u);
+}
+
 static void
 setup_method(struct xfer *x)
 {
@@ -301,6 +330,9 @@ setup_easy(struct xfer *x, const struct kapi_req *req)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	}
 	setup_tls(e, c->conf);
+	if (c->conf->tls_server_name != NULL) {
+		setup_server_name(x, c->conf->tls_server_name);
+	}
 	setup_method(x);
 }
 
@@ -359,6 +391,7 @@ xfer_free(struct xfer *x)
 		curl_easy_cleanup(x->easy);
 	}
 	curl_slist_free_all(x->hdrs);
+	curl_slist_free_all(x->connect_to);
 	kapi_resp_fini(&x->resp);
 	free(x->url);
 	free(x->body);

@@ -15,8 +15,9 @@
  * Both share one engine, so both behave alike:
  *   - Authorization: the bearer token from kapi_conf_token() on every
  *     attempt (so a rotated token file is picked up); basic auth when the
- *     configuration has a username.  After a 401 the token is invalidated
- *     (kapi_conf_token_invalidate) and the request is resent once.
+ *     configuration has a username.  After a 401, when the token comes
+ *     from a file, the token is invalidated (kapi_conf_token_invalidate)
+ *     and the request is resent once, with the re-read token.
  *   - Retries (E.9): a 429 or 5xx answer carrying Retry-After is resent
  *     after that many seconds (at most KAPI_RETRY_AFTER_CAP s per wait), up
  *     to max_retries (default KAPI_MAX_RETRIES) times, for every verb (the
@@ -34,8 +35,10 @@
  *     keepalive instead.
  *   - TLS: CA from conf->ca_pem (else the system roots), client
  *     certificate and key from conf->cert_pem/key_pem, no verification
- *     when conf->insecure.  conf->tls_server_name is not supported yet
- *     (libcurl has no separate SNI option): it is ignored with a warning.
+ *     when conf->insecure.  conf->tls_server_name is sent as SNI and
+ *     verified against the certificate: the URL names that host and
+ *     CURLOPT_CONNECT_TO points it at the configured server (so the Host
+ *     header carries the name too, which the API server ignores).
  *   - Headers: Accept: application/json, *\/\*; Content-Type per verb;
  *     User-Agent "<user_agent> (linux/<arch>) sympozium"; gzip accepted.
  *     Warning headers are logged with log_warnx.
@@ -246,11 +249,13 @@ struct kapi_pollfd {
 	short revents;
 };
 
+/* c must outlive the multi. */
 struct kapi_multi *kapi_multi_new(struct kapi_client *c);
 /* Cancels every request (no callbacks) and frees. */
 void kapi_multi_free(struct kapi_multi *m);
-/* Returns the request id (> 0), or 0 when req is invalid: then done is
- * called from the next kapi_multi_perform with the reason. */
+/* Returns the request id (> 0, unique within m).  An invalid request
+ * (kapi_url refuses it) completes from the next kapi_multi_perform with
+ * KAPI_EBADREQUEST and the reason.  done may be NULL. */
 uint64_t kapi_multi_submit(struct kapi_multi *m, const struct kapi_req *req,
         kapi_done_cb done, void *arg);
 /* A WATCH (req->verb must be KAPI_WATCH): data as it arrives, then done

@@ -761,6 +761,28 @@ test_wrong_ca(void **state)
 }
 
 static void
+test_tls_server_name(void **state)
+{
+	struct fx *f = *state;
+	struct kapi_err err = KAPI_ERR_INIT;
+
+	/* The certificate names localhost and 127.0.0.1, not "api.test". */
+	f->conf->tls_server_name = xstrdup("api.test");
+	assert_int_equal(
+	        kapi_get(f->c, &cms, "n", "a", NULL, &err), KAPI_ETRANSPORT);
+	assert_non_null(strstr(err.message, "api.test"));
+	assert_int_equal(testsrv_nreqs(f->srv), 0);
+	free(f->conf->tls_server_name);
+	f->conf->tls_server_name = xstrdup("localhost");
+	testsrv_push(f->srv, 200, NULL, "{}");
+	assert_int_equal(kapi_get(f->c, &cms, "n", "a", NULL, &err), KAPI_OK);
+	assert_int_equal(testsrv_nreqs(f->srv), 1);
+	free(f->conf->tls_server_name);
+	f->conf->tls_server_name = NULL;
+	kapi_err_fini(&err);
+}
+
+static void
 test_client_cert(void **state)
 {
 	struct testsrv_opts o
@@ -1085,6 +1107,8 @@ main(void)
 		cmocka_unit_test(test_connection_refused),
 		cmocka_unit_test_setup_teardown(
 		        test_wrong_ca, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_tls_server_name, setup, teardown),
 		cmocka_unit_test(test_client_cert),
 		cmocka_unit_test_setup_teardown(
 		        test_warning_logged, setup, teardown),
