@@ -582,12 +582,23 @@ test_401_token_file_reread(void **state)
 	assert_int_equal(testsrv_nreqs(f->srv), 3);
 	assert_string_equal(req_at(f, 1)->authorization, "Bearer tok-A");
 	assert_string_equal(req_at(f, 2)->authorization, "Bearer tok-B");
+	/* Without a 401: a file older than the refresh period is re-read
+	 * at the next request. */
+	write_file(f->tokfile, "tok-D\n");
+	testsrv_set_token(f->srv, "tok-D");
+	f->conf->token_read_ms -= KAPI_TOKEN_REFRESH_MS + 1;
+	testsrv_push(f->srv, 200, NULL, "{}");
+	assert_int_equal(kapi_do(f->c, &req, &resp), KAPI_OK);
+	assert_int_equal(resp.retries, 0);
+	kapi_resp_fini(&resp);
+	assert_string_equal(req_at(f, 3)->authorization, "Bearer tok-D");
+	testsrv_clear(f->srv);
 	/* Only once: a token that stays wrong ends in 401. */
 	testsrv_set_token(f->srv, "tok-C");
 	assert_int_equal(kapi_do(f->c, &req, &resp), KAPI_EUNAUTHORIZED);
 	assert_int_equal(resp.retries, 1);
 	kapi_resp_fini(&resp);
-	assert_int_equal(testsrv_nreqs(f->srv), 5);
+	assert_int_equal(testsrv_nreqs(f->srv), 2);
 }
 
 static void
@@ -1072,6 +1083,86 @@ test_multi_watch_cancel_and_errors(void **state)
 	kapi_multi_free(st.m);
 }
 
+static void
+slow_then_fast(
+        void *arg, const struct testsrv_req *req, struct testsrv_resp *r)
+{
+	int *nslow = arg;
+
+	if (strstr(req->path, "/slow") != NULL
+	        && __atomic_fetch_add(nslow, 1, __ATOMIC_SEQ_CST) == 0) {
+		r->code = 503;
+		r->headers = xstrdup("Retry-After: 1");
+		return;
+	}
+	r->code = 200;
+	r->body = xasprintf("{\"path\":\"%s\"}", req->path);
+	r->body_len = strlen(r->body);
+}
+
+struct order {
+	char names[4][16];
+	int64_t t[4];
+	int retries[4];
+	int n;
+};
+
+static void
+order_done(void *arg, struct kapi_resp *resp)
+{
+	struct order *o = arg;
+
+	snprintf(o->names[o->n], sizeof(o->names[0]), "%s",
+	        strstr(buf_str(&resp->body), "slow") ? "slow" : "fast");
+	o->t[o->n] = mono_ms();
+	o->retries[o->n] = resp->retries;
+	o->n++;
+}
+
+static void
+test_multi_retry_is_a_deadline(void **state)
+{
+	static const char *const ev[] = { "{\"type\":\"ADDED\"}\n" };
+	struct fx *f = *state;
+	struct kapi_multi *m = kapi_multi_new(f->c);
+	struct kapi_req slow
+	        = { .verb = KAPI_GET, .res = &cms, .ns = "n", .name = "slow" };
+	struct kapi_req fast
+	        = { .verb = KAPI_GET, .res = &cms, .ns = "n", .name = "fast" };
+	struct kapi_req w = { .verb = KAPI_WATCH, .res = &cms, .ns = "n" };
+	struct mstate st;
+	struct order o;
+	int nslow = 0;
+	int64_t t0 = mono_ms();
+
+	memset(&o, 0, sizeof(o));
+	memset(&st, 0, sizeof(st));
+	testsrv_set_handler(f->srv, slow_then_fast, &nslow);
+	kapi_multi_submit(m, &slow, order_done, &o);
+	run_until(m, t0 + 300);
+	/* The retry waits as a deadline: other requests run meanwhile. */
+	kapi_multi_submit(m, &fast, order_done, &o);
+	run_until(m, t0 + 3000);
+	assert_int_equal(o.n, 2);
+	assert_string_equal(o.names[0], "fast");
+	assert_string_equal(o.names[1], "slow");
+	assert_true(o.t[0] - t0 < 900);
+	assert_true(o.t[1] - t0 >= 1000);
+	assert_int_equal(o.retries[0], 0);
+	assert_int_equal(o.retries[1], 1);
+	/* A watch whose start is throttled is retried, then streams. */
+	testsrv_set_handler(f->srv, NULL, NULL);
+	testsrv_push(f->srv, 429, "Retry-After: 0", "busy");
+	testsrv_push_stream(f->srv, 200, ev, 1, 0, false);
+	st.wid[0] = kapi_multi_watch(m, &w, w_data, w_done, &st);
+	run_until(m, mono_ms() + 3000);
+	assert_int_equal(st.wdone[0], 1);
+	assert_int_equal(st.wrc[0], KAPI_OK);
+	assert_string_equal(buf_str(&st.wdata[0]), ev[0]);
+	buf_fini(&st.wdata[0]);
+	kapi_multi_free(m);
+}
+
 int
 main(void)
 {
@@ -1116,6 +1207,8 @@ main(void)
 		        test_multi_concurrent, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_multi_watch_cancel_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_multi_retry_is_a_deadline, setup, teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
