@@ -31,6 +31,7 @@
 
 #define CONNECT_TIMEOUT_MS 10000L
 #define WATCH_GRACE_S      60L
+#define POLL_MAX_MS        3600000
 #define ERRBODY_MAX        (1024 * 1024)
 
 struct kapi_client {
@@ -662,6 +663,9 @@ kapi_multi_poll(
 	struct xfer *x;
 	int i, got = 0, numfds = 0;
 
+	if (timeout_ms < 0 || timeout_ms > POLL_MAX_MS) {
+		timeout_ms = POLL_MAX_MS;
+	}
 	for (x = m->head; x != NULL; x = x->next) {
 		if (!x->in_curl && x->due_ms >= 0
 		        && x->due_ms - now < timeout_ms) {

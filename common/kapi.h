@@ -266,9 +266,9 @@ uint64_t kapi_multi_watch(struct kapi_multi *m, const struct kapi_req *req,
 /* Stops a request; its done callback is not called.  0, or -1 when id is
  * unknown (already done). */
 int kapi_multi_cancel(struct kapi_multi *m, uint64_t id);
-/* Waits up to timeout_ms for transfer activity or one of the extra fds
- * (revents filled), less when a retry is due sooner.  Returns the number
- * of extra fds with events, or -1 on a libcurl error. */
+/* Waits up to timeout_ms (negative: an hour) for transfer activity or one
+ * of the extra fds (revents filled), less when a retry is due sooner.  Returns
+ * the number of extra fds with events, or -1 on a libcurl error. */
 int kapi_multi_poll(struct kapi_multi *m, struct kapi_pollfd *extra, int n,
         int timeout_ms);
 /* Drives transfers, starts due retries and runs callbacks of finished
