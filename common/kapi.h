@@ -22,8 +22,9 @@
  *     after that many seconds (at most KAPI_RETRY_AFTER_CAP s per wait), up
  *     to max_retries (default KAPI_MAX_RETRIES) times, for every verb (the
  *     body is held in memory).  Without the header nothing is retried.
- *     Connection-level failures (refused, reset, nothing received, connect
- *     timeout) are retried only for GET, LIST, WATCH and LOG, and only
+ *     Connection-level failures (refused, reset, send/receive error,
+ *     empty reply; not timeouts) are retried only for GET, LIST, WATCH and
+ *     LOG, and only
  *     before any watch data was delivered, at most KAPI_TRANSPORT_RETRIES
  *     times with 100, 200, 400 ms waits, counted in the same budget.  TLS
  *     failures are never retried.  Waits are deadlines in the multi loop,
@@ -44,7 +45,8 @@
  *     Warning headers are logged with log_warnx.
  *
  * Threads: a client and its multis are used by one thread at a time (the
- * configuration's token cache is updated in place).
+ * configuration's token cache is updated in place).  Free every multi
+ * before its client.
  */
 #ifndef KAPI_H
 #define KAPI_H
