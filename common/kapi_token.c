@@ -56,8 +56,8 @@ kapi_conf_token(struct kapi_conf *conf, int64_t now_ms)
 	if (conf->token_file == NULL) {
 		return (conf->token);
 	}
-	if (conf->token != NULL && !conf->token_stale &&
-	    now_ms - conf->token_read_ms < KAPI_TOKEN_REFRESH_MS) {
+	if (conf->token != NULL && !conf->token_stale
+	        && now_ms - conf->token_read_ms < KAPI_TOKEN_REFRESH_MS) {
 		return (conf->token);
 	}
 	t = read_token(conf->token_file);
@@ -65,7 +65,7 @@ kapi_conf_token(struct kapi_conf *conf, int64_t now_ms)
 	conf->token_stale = false;
 	if (t == NULL) {
 		log_warnx("cannot read token file %s; keeping the last token",
-		    conf->token_file);
+		        conf->token_file);
 		return (conf->token);
 	}
 	free(conf->token);
