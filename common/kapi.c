@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 
 #include "common/log.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 
 #if defined(__x86_64__)
@@ -79,15 +80,6 @@ struct kapi_multi {
 	int npending;
 	bool performing;
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 void
 kapi_resp_init(struct kapi_resp *r)
@@ -352,8 +344,9 @@ build_headers(struct xfer *x)
 		h = curl_slist_append(h, line);
 		free(line);
 	}
-	token = conf->username == NULL ? kapi_conf_token(conf, now_ms())
-	                               : NULL;
+	token = conf->username == NULL
+	        ? kapi_conf_token(conf, timefmt_now_ms_mono())
+	        : NULL;
 	if (token != NULL) {
 		line = xasprintf("Authorization: Bearer %s", token);
 		h = curl_slist_append(h, line);
@@ -465,7 +458,9 @@ finish_transport(struct xfer *x, CURLcode rc)
 	if (transport_retryable(x, rc)) {
 		log_debug("kapi: %s %s: %s; retrying", x->method, x->url,
 		        x->resp.err.message);
-		schedule(x, now_ms() + (100L << x->transport_retries));
+		schedule(x,
+		        timefmt_now_ms_mono()
+		                + (100L << x->transport_retries));
 		x->transport_retries++;
 		return;
 	}
@@ -484,7 +479,7 @@ finish_http(struct xfer *x)
 	if (code == 401 && !x->reauthed && conf->token_file != NULL) {
 		kapi_conf_token_invalidate(conf);
 		x->reauthed = true;
-		schedule(x, now_ms());
+		schedule(x, timefmt_now_ms_mono());
 		return;
 	}
 	ra = x->has_ra ? kapi_retry_after_parse(x->retry_after) : -1;
@@ -495,7 +490,7 @@ finish_http(struct xfer *x)
 		}
 		log_debug("kapi: %s %s: %ld, retrying in %d s", x->method,
 		        x->url, code, ra);
-		schedule(x, now_ms() + (int64_t)ra * 1000);
+		schedule(x, timefmt_now_ms_mono() + (int64_t)ra * 1000);
 		return;
 	}
 	kapi_err_from_http(&x->resp.err, code, x->method, x->resp.body.data,
@@ -659,7 +654,7 @@ kapi_multi_poll(
         struct kapi_multi *m, struct kapi_pollfd *extra, int n, int timeout_ms)
 {
 	struct curl_waitfd *w = NULL;
-	int64_t now = now_ms();
+	int64_t now = timefmt_now_ms_mono();
 	struct xfer *x;
 	int i, got = 0, numfds = 0;
 
@@ -707,7 +702,7 @@ kapi_multi_poll(
 static void
 start_due(struct kapi_multi *m)
 {
-	int64_t now = now_ms();
+	int64_t now = timefmt_now_ms_mono();
 	struct xfer *x;
 
 again:

@@ -24,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "common/buf.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "tests/lib/testcert.h"
 
@@ -68,15 +69,6 @@ struct stream {
 	int idx;
 	size_t off;
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
 
 static void
 sleep_ms(int ms)
@@ -199,7 +191,7 @@ record(struct testsrv *srv, struct MHD_Connection *conn, const char *method,
 	r->body_len = rc->body.len;
 	r->body = xmemdup(buf_str(&rc->body), rc->body.len + 1);
 	r->client_cn = client_cn(srv, conn);
-	r->t_ms = mono_ms();
+	r->t_ms = timefmt_now_ms_mono();
 	pthread_mutex_lock(&srv->mu);
 	srv->reqs = xreallocarray(
 	        srv->reqs, (size_t)srv->nreqs + 1, sizeof(*srv->reqs));
