@@ -176,6 +176,25 @@ skip_digits(const char *p, size_t *n)
 	return (p);
 }
 
+/* True when p is an optional exponent ([eE][-+]?[0-9]+) then the end. */
+static bool
+is_exponent_end(const char *p)
+{
+	size_t n;
+
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-') {
+			p++;
+		}
+		p = skip_digits(p, &n);
+		if (n == 0) {
+			return (false);
+		}
+	}
+	return (*p == '\0');
+}
+
 /* go-yaml v2's float syntax:
  * [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
 static bool
@@ -195,17 +214,7 @@ is_float(const char *p)
 	} else if (n == 0) {
 		return (false);
 	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-') {
-			p++;
-		}
-		p = skip_digits(p, &n);
-		if (n == 0) {
-			return (false);
-		}
-	}
-	return (*p == '\0');
+	return (is_exponent_end(p));
 }
 
 /* JSON's number syntax, to keep the written form when it is valid JSON. */
@@ -231,17 +240,7 @@ is_json_number(const char *p)
 			return (false);
 		}
 	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-') {
-			p++;
-		}
-		p = skip_digits(p, &n);
-		if (n == 0) {
-			return (false);
-		}
-	}
-	return (*p == '\0');
+	return (is_exponent_end(p));
 }
 
 /* NULL when s is not a finite float. */
