@@ -28,18 +28,18 @@
 #include "common/xmalloc.h"
 
 struct kapi_watch {
-	struct json_tokener	*tok;
-	struct buf		 in;	   /* received bytes */
-	size_t			 off;	   /* first byte of in not parsed */
-	size_t			 nul_at;   /* index of a NUL in in, or SIZE_MAX */
-	size_t			 inflight; /* bytes of the partial event */
-	size_t			 stream_off; /* stream offset of in[off] */
-	size_t			 max_bytes;
-	int			 max_depth;
-	int			 has_ready;
-	struct kapi_watch_event	 ready;	   /* valid when has_ready */
-	int			 failed;
-	char			 err[256];
+	struct json_tokener *tok;
+	struct buf in;     /* received bytes */
+	size_t off;        /* first byte of in not parsed */
+	size_t nul_at;     /* index of a NUL in in, or SIZE_MAX */
+	size_t inflight;   /* bytes of the partial event */
+	size_t stream_off; /* stream offset of in[off] */
+	size_t max_bytes;
+	int max_depth;
+	int has_ready;
+	struct kapi_watch_event ready; /* valid when has_ready */
+	int failed;
+	char err[256];
 };
 
 static const char *const type_names[] = {
@@ -53,7 +53,7 @@ static const char *const type_names[] = {
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
 static int fail(struct kapi_watch *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Records the first error; later ones are ignored (sticky). */
 static int
@@ -83,7 +83,8 @@ kapi_watch_new(size_t max_event_bytes, int max_depth)
 	w = xcalloc(1, sizeof(*w));
 	w->max_bytes = max_event_bytes ? max_event_bytes
 	                               : KAPI_WATCH_DEFAULT_MAX_BYTES;
-	w->max_depth = max_depth > 0 ? max_depth : KAPI_WATCH_DEFAULT_MAX_DEPTH;
+	w->max_depth
+	        = max_depth > 0 ? max_depth : KAPI_WATCH_DEFAULT_MAX_DEPTH;
 	w->tok = json_tokener_new_ex(w->max_depth);
 	if (w->tok == NULL) {
 		/* json-c returns NULL only when calloc fails. */
@@ -91,7 +92,7 @@ kapi_watch_new(size_t max_event_bytes, int max_depth)
 	}
 	/* Strict JSON, but several values on one stream are fine. */
 	json_tokener_set_flags(w->tok,
-	    JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	buf_init(&w->in);
 	w->nul_at = SIZE_MAX;
 	return (w);
@@ -146,8 +147,8 @@ quote_value(char *out, size_t outsz, const char *s)
 			break;
 		}
 		out[n++] = (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-		    ? '?'
-		    : (char)c;
+		        ? '?'
+		        : (char)c;
 	}
 	out[n] = '\0';
 }
@@ -171,9 +172,9 @@ get_rv(json_object *obj)
 {
 	json_object *md, *rv;
 
-	if (!json_object_object_get_ex(obj, "metadata", &md) ||
-	    !json_object_object_get_ex(md, "resourceVersion", &rv) ||
-	    !json_object_is_type(rv, json_type_string)) {
+	if (!json_object_object_get_ex(obj, "metadata", &md)
+	        || !json_object_object_get_ex(md, "resourceVersion", &rv)
+	        || !json_object_is_type(rv, json_type_string)) {
 		return (NULL);
 	}
 	return (json_object_get_string(rv));
@@ -225,8 +226,7 @@ skip_to_event(struct kapi_watch *w)
 	const char *p = w->in.data;
 	unsigned char c;
 
-	while (w->off < w->in.len && w->off != w->nul_at &&
-	    is_ws(p[w->off])) {
+	while (w->off < w->in.len && w->off != w->nul_at && is_ws(p[w->off])) {
 		w->off++;
 		w->stream_off++;
 	}
@@ -238,11 +238,15 @@ skip_to_event(struct kapi_watch *w)
 		return (0);
 	}
 	if (c >= 0x20 && c < 0x7f) {
-		return (fail(w, "watch stream: expected '{' at offset %zu, "
-		    "found '%c'", w->stream_off, c));
+		return (fail(w,
+		        "watch stream: expected '{' at offset %zu, "
+		        "found '%c'",
+		        w->stream_off, c));
 	}
-	return (fail(w, "watch stream: expected '{' at offset %zu, "
-	    "found byte 0x%02x", w->stream_off, c));
+	return (fail(w,
+	        "watch stream: expected '{' at offset %zu, "
+	        "found byte 0x%02x",
+	        w->stream_off, c));
 }
 
 /* Gives the tokener what it may take of the input; 1 when an event was
@@ -276,17 +280,19 @@ tokenize(struct kapi_watch *w)
 	}
 	if (jerr == json_tokener_error_depth) {
 		return (fail(w, "watch event nested deeper than %d levels",
-		    w->max_depth));
+		        w->max_depth));
 	}
 	if (jerr != json_tokener_continue) {
-		return (fail(w, "invalid JSON in watch stream at offset %zu: %s",
-		    w->stream_off + used, json_tokener_error_desc(jerr)));
+		return (fail(w,
+		        "invalid JSON in watch stream at offset %zu: %s",
+		        w->stream_off + used, json_tokener_error_desc(jerr)));
 	}
 	w->off += used;
 	w->stream_off += used;
 	w->inflight += used;
 	if (w->inflight >= w->max_bytes) {
-		return (fail(w, "watch event exceeds %zu bytes", w->max_bytes));
+		return (fail(
+		        w, "watch event exceeds %zu bytes", w->max_bytes));
 	}
 	return (0);
 }
@@ -301,7 +307,7 @@ advance(struct kapi_watch *w)
 		}
 		if (w->off == w->nul_at) {
 			fail(w, "NUL byte in watch stream at offset %zu",
-			    w->stream_off);
+			        w->stream_off);
 			break;
 		}
 		if (w->off == w->in.len) {
@@ -379,8 +385,9 @@ kapi_watch_finish(struct kapi_watch *w)
 		return (-1);
 	}
 	if (w->has_ready) {
-		return (fail(w, "watch stream finished with an event not "
-		    "taken by kapi_watch_next()"));
+		return (fail(w,
+		        "watch stream finished with an event not "
+		        "taken by kapi_watch_next()"));
 	}
 	if (kapi_watch_pending(w) > 0) {
 		return (fail(w, "watch stream truncated"));
@@ -399,8 +406,8 @@ member_string(json_object *obj, const char *key)
 {
 	json_object *v;
 
-	if (!json_object_object_get_ex(obj, key, &v) ||
-	    !json_object_is_type(v, json_type_string)) {
+	if (!json_object_object_get_ex(obj, key, &v)
+	        || !json_object_is_type(v, json_type_string)) {
 		return ("");
 	}
 	return (json_object_get_string(v));
@@ -408,7 +415,7 @@ member_string(json_object *obj, const char *key)
 
 int
 kapi_watch_error_status(const struct kapi_watch_event *ev, long *code,
-    const char **reason, const char **message)
+        const char **reason, const char **message)
 {
 	json_object *v;
 
@@ -417,8 +424,8 @@ kapi_watch_error_status(const struct kapi_watch_event *ev, long *code,
 	}
 	if (code != NULL) {
 		*code = 0;
-		if (json_object_object_get_ex(ev->object, "code", &v) &&
-		    json_object_is_type(v, json_type_int)) {
+		if (json_object_object_get_ex(ev->object, "code", &v)
+		        && json_object_is_type(v, json_type_int)) {
 			*code = (long)json_object_get_int64(v);
 		}
 	}

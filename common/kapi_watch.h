@@ -32,13 +32,13 @@ enum kapi_watch_type {
 };
 
 struct kapi_watch_event {
-	enum kapi_watch_type	 type;
+	enum kapi_watch_type type;
 	/* The event's "object" (for ERROR a Status).  After kapi_watch_next()
 	 * returns 1 the caller owns one reference: kapi_watch_event_fini()
 	 * drops it, or take it with json_object_get() first. */
-	json_object		*object;
+	json_object *object;
 	/* metadata.resourceVersion, or NULL.  Borrowed from object. */
-	const char		*rv;
+	const char *rv;
 };
 
 struct kapi_watch;
@@ -104,6 +104,6 @@ const char *kapi_watch_type_name(enum kapi_watch_type type);
  * -1 when ev is not an ERROR event (outputs then untouched).
  */
 int kapi_watch_error_status(const struct kapi_watch_event *ev, long *code,
-    const char **reason, const char **message);
+        const char **reason, const char **message);
 
 #endif
