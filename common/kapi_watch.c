@@ -34,6 +34,7 @@ struct kapi_watch {
 	size_t nul_at;     /* index of a NUL in in, or SIZE_MAX */
 	size_t inflight;   /* bytes of the partial event */
 	size_t stream_off; /* stream offset of in[off] */
+	size_t event_off;  /* stream offset of the partial event's '{' */
 	size_t max_bytes;
 	int max_depth;
 	int has_ready;
@@ -249,6 +250,22 @@ skip_to_event(struct kapi_watch *w)
 	        w->stream_off, c));
 }
 
+/* How many bytes the tokener may take now: up to a NUL, and no more than
+ * the event may still grow. */
+static size_t
+chunk_len(const struct kapi_watch *w)
+{
+	size_t n = w->in.len - w->off;
+
+	if (w->nul_at != SIZE_MAX && w->nul_at - w->off < n) {
+		n = w->nul_at - w->off;
+	}
+	if (n > w->max_bytes - w->inflight) {
+		n = w->max_bytes - w->inflight;
+	}
+	return (n > INT_MAX ? INT_MAX : n);
+}
+
 /* Gives the tokener what it may take of the input; 1 when an event was
  * completed, 0 when it needs more, -1 on error. */
 static int
@@ -256,24 +273,19 @@ tokenize(struct kapi_watch *w)
 {
 	enum json_tokener_error jerr;
 	json_object *obj;
-	size_t n, used;
+	size_t used;
 
-	n = w->in.len - w->off;
-	if (w->nul_at != SIZE_MAX && w->nul_at - w->off < n) {
-		n = w->nul_at - w->off;
+	if (w->inflight == 0) {
+		w->event_off = w->stream_off;
 	}
-	if (n > w->max_bytes - w->inflight) {
-		n = w->max_bytes - w->inflight;
-	}
-	if (n > INT_MAX) {
-		n = INT_MAX;
-	}
-	obj = json_tokener_parse_ex(w->tok, w->in.data + w->off, (int)n);
+	obj = json_tokener_parse_ex(
+	        w->tok, w->in.data + w->off, (int)chunk_len(w));
 	used = json_tokener_get_parse_end(w->tok);
 	jerr = json_tokener_get_error(w->tok);
+	w->off += used;
+	w->stream_off += used;
+	w->inflight += used;
 	if (obj != NULL) {
-		w->off += used;
-		w->stream_off += used;
 		w->inflight = 0;
 		json_tokener_reset(w->tok);
 		return (accept_event(w, obj) == 0 ? 1 : -1);
@@ -283,13 +295,13 @@ tokenize(struct kapi_watch *w)
 		        w->max_depth));
 	}
 	if (jerr != json_tokener_continue) {
+		/* json-c's own error position depends on where the input
+		 * was split (a number is checked when it ends), so report
+		 * where the event starts: the same for every split. */
 		return (fail(w,
-		        "invalid JSON in watch stream at offset %zu: %s",
-		        w->stream_off + used, json_tokener_error_desc(jerr)));
+		        "invalid JSON in watch event at offset %zu: %s",
+		        w->event_off, json_tokener_error_desc(jerr)));
 	}
-	w->off += used;
-	w->stream_off += used;
-	w->inflight += used;
 	if (w->inflight >= w->max_bytes) {
 		return (fail(
 		        w, "watch event exceeds %zu bytes", w->max_bytes));

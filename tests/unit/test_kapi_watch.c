@@ -229,6 +229,7 @@ STREAM_TEST(test_bad_json, "bad-json")
 STREAM_TEST(test_bad_nul, "bad-nul")
 STREAM_TEST(test_bad_deep, "bad-deep")
 STREAM_TEST(test_bad_oversize, "bad-oversize")
+STREAM_TEST(test_bad_number_split, "bad-number-split")
 
 /* Feeds a C string; returns kapi_watch_next()'s result. */
 static int
@@ -665,6 +666,7 @@ main(void)
 		cmocka_unit_test(test_bad_nul),
 		cmocka_unit_test(test_bad_deep),
 		cmocka_unit_test(test_bad_oversize),
+		cmocka_unit_test(test_bad_number_split),
 		cmocka_unit_test(test_error_status),
 		cmocka_unit_test(test_error_status_sparse),
 		cmocka_unit_test(test_bookmark_initial_events_end),
