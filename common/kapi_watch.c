@@ -32,6 +32,7 @@ struct kapi_watch {
 	struct buf in;     /* received bytes */
 	size_t off;        /* first byte of in not parsed */
 	size_t nul_at;     /* index of a NUL in in, or SIZE_MAX */
+	size_t hold_from;  /* in[hold_from..len) is a run of number bytes */
 	size_t inflight;   /* bytes of the partial event */
 	size_t stream_off; /* stream offset of in[off] */
 	size_t event_off;  /* stream offset of the partial event's '{' */
@@ -250,18 +251,53 @@ skip_to_event(struct kapi_watch *w)
 	        w->stream_off, c));
 }
 
-/* How many bytes the tokener may take now: up to a NUL, and no more than
- * the event may still grow. */
+static int
+is_number_byte(char c)
+{
+	return ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.'
+	        || c == 'e' || c == 'E');
+}
+
+/*
+ * json-c 0.16 forgets part of its number state when a number is split
+ * between two json_tokener_parse_ex() calls, and then accepts "41-" as 41
+ * (or reports errors elsewhere).  So the bytes at the end of the input
+ * that could be the tail of a number are held back until a byte that ends
+ * the number arrives.  Called before data is appended; finds where the
+ * trailing run of number bytes starts, looking only at the new bytes.
+ */
+static void
+note_number_tail(struct kapi_watch *w, const char *data, size_t len)
+{
+	size_t i = len;
+
+	while (i > 0 && is_number_byte(data[i - 1])) {
+		i--;
+	}
+	if (i > 0) {
+		w->hold_from = w->in.len + i;
+	}
+	/* else all new bytes extend the run that started at hold_from */
+}
+
+/* How many bytes the tokener may take now: up to a NUL, no more than the
+ * event may still grow, and not the possible tail of a number at the end
+ * of the input (unless the event is too big anyway: then holding back
+ * would only buffer without bound). */
 static size_t
 chunk_len(const struct kapi_watch *w)
 {
-	size_t n = w->in.len - w->off;
+	size_t n, room = w->max_bytes - w->inflight;
 
-	if (w->nul_at != SIZE_MAX && w->nul_at - w->off < n) {
+	if (w->nul_at != SIZE_MAX && w->nul_at >= w->off) {
 		n = w->nul_at - w->off;
+	} else if (w->in.len - w->off > room) {
+		n = room;
+	} else {
+		n = w->hold_from > w->off ? w->hold_from - w->off : 0;
 	}
-	if (n > w->max_bytes - w->inflight) {
-		n = w->max_bytes - w->inflight;
+	if (n > room) {
+		n = room;
 	}
 	return (n > INT_MAX ? INT_MAX : n);
 }
@@ -273,13 +309,12 @@ tokenize(struct kapi_watch *w)
 {
 	enum json_tokener_error jerr;
 	json_object *obj;
-	size_t used;
+	size_t n = chunk_len(w), used;
 
 	if (w->inflight == 0) {
 		w->event_off = w->stream_off;
 	}
-	obj = json_tokener_parse_ex(
-	        w->tok, w->in.data + w->off, (int)chunk_len(w));
+	obj = json_tokener_parse_ex(w->tok, w->in.data + w->off, (int)n);
 	used = json_tokener_get_parse_end(w->tok);
 	jerr = json_tokener_get_error(w->tok);
 	w->off += used;
@@ -322,14 +357,17 @@ advance(struct kapi_watch *w)
 			        w->stream_off);
 			break;
 		}
-		if (w->off == w->in.len) {
-			buf_reset(&w->in);
-			w->off = 0;
+		/* nothing left, or only the possible tail of a number */
+		if (w->off == w->in.len || chunk_len(w) == 0) {
 			break;
 		}
 		if (tokenize(w) == -1) {
 			break;
 		}
+	}
+	if (w->off == w->in.len && !w->failed) {
+		buf_reset(&w->in);
+		w->off = w->hold_from = 0;
 	}
 	return (w->failed ? -1 : 0);
 }
@@ -346,6 +384,7 @@ compact(struct kapi_watch *w)
 	if (w->nul_at != SIZE_MAX) {
 		w->nul_at -= w->off;
 	}
+	w->hold_from = w->hold_from > w->off ? w->hold_from - w->off : 0;
 	w->off = 0;
 }
 
@@ -364,6 +403,7 @@ kapi_watch_feed(struct kapi_watch *w, const char *data, size_t len)
 	if (w->nul_at == SIZE_MAX && (nul = memchr(data, '\0', len)) != NULL) {
 		w->nul_at = w->in.len + (size_t)(nul - data);
 	}
+	note_number_tail(w, data, len);
 	buf_append(&w->in, data, len);
 	return (advance(w));
 }

@@ -230,6 +230,7 @@ STREAM_TEST(test_bad_nul, "bad-nul")
 STREAM_TEST(test_bad_deep, "bad-deep")
 STREAM_TEST(test_bad_oversize, "bad-oversize")
 STREAM_TEST(test_bad_number_split, "bad-number-split")
+STREAM_TEST(test_bad_number_tail, "bad-number-tail")
 
 /* Feeds a C string; returns kapi_watch_next()'s result. */
 static int
@@ -563,6 +564,33 @@ test_size_bound_streaming(void **state)
 	kapi_watch_free(w);
 }
 
+/* A number that never ends is not held back (see kapi_watch.c) beyond
+ * the size bound. */
+static void
+test_size_bound_digits(void **state)
+{
+	const char *prefix = "{\"type\":\"ADDED\",\"object\":{\"n\":1";
+	struct kapi_watch *w;
+	char chunk[1000];
+	size_t fed = 0;
+	int rc = 0;
+
+	(void)state;
+	memset(chunk, '7', sizeof(chunk));
+	w = kapi_watch_new(8192, 0);
+	assert_int_equal(kapi_watch_feed(w, prefix, strlen(prefix)), 0);
+	while (rc == 0 && fed < 1000000) {
+		rc = kapi_watch_feed(w, chunk, sizeof(chunk));
+		fed += sizeof(chunk);
+		assert_true(kapi_watch_pending(w) <= 8192 + sizeof(chunk));
+	}
+	assert_int_equal(rc, -1);
+	assert_true(fed <= 9000);
+	assert_string_equal(
+	        kapi_watch_error(w), "watch event exceeds 8192 bytes");
+	kapi_watch_free(w);
+}
+
 static void
 test_depth_bound(void **state)
 {
@@ -667,6 +695,8 @@ main(void)
 		cmocka_unit_test(test_bad_deep),
 		cmocka_unit_test(test_bad_oversize),
 		cmocka_unit_test(test_bad_number_split),
+		cmocka_unit_test(test_bad_number_tail),
+		cmocka_unit_test(test_size_bound_digits),
 		cmocka_unit_test(test_error_status),
 		cmocka_unit_test(test_error_status_sparse),
 		cmocka_unit_test(test_bookmark_initial_events_end),
