@@ -14,6 +14,14 @@
  * given more than the bytes left under max_bytes, which bounds both memory
  * and work for an oversized event.  When an event completes, the rest of
  * the buffer waits until the event has been taken by next().
+ *
+ * One json-c 0.16 bug is worked around: a number split between two
+ * json_tokener_parse_ex() calls loses part of its state ("41-" then "}"
+ * is accepted as 41).  Bytes at the end of the input that may be the tail
+ * of a number are held back until a byte that ends it arrives (see
+ * note_number_tail), so the tokener never sees a number cut in two and the
+ * result does not depend on how the stream was split.  The fuzz target
+ * (tests/fuzz/fuzz_watch.c) checks exactly that property.
  */
 #include <limits.h>
 #include <stdarg.h>

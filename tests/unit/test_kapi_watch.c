@@ -131,6 +131,7 @@ assert_same(const struct outcome *a, const struct outcome *b, size_t cut,
 	if (strcmp(buf_str(&a->log), buf_str(&b->log)) != 0
 	        || strcmp(buf_str(&a->objs), buf_str(&b->objs)) != 0
 	        || (a->error == NULL) != (b->error == NULL)
+	        || a->error_in_finish != b->error_in_finish
 	        || (a->error != NULL && strcmp(a->error, b->error) != 0)) {
 		fail_msg("cut %zu step %zu: got\n%s%s\nwant\n%s%s", cut, step,
 		        buf_str(&b->log), b->error ? b->error : "(clean)",
