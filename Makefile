@@ -112,7 +112,8 @@ asan: deps
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
-FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=all
 
 fuzz: deps
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
