@@ -127,10 +127,13 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_BINS)
 
-build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(LIBCOMMON)
+# Fuzz targets link kubesim's modules too (selectors, patches, schemas).
+FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o)
+
+build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< $(LIBCOMMON) \
-		$(LDLIBS_ALL)
+	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
 
 run:
 	@echo "make run: not available yet.  It will build sympoziumd, start"

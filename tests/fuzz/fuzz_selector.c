@@ -4,17 +4,15 @@
  * '\n' when there is none): the first part is parsed as a label selector,
  * the second as a field selector for pods.  Whatever parses is matched
  * against a small fixed pod; an error must come with a non-empty message.
- *
- * The fuzz link rule links only build/fuzz/libcommon.a, and ksel lives in
- * tests/kubesim/, so the module is compiled into this target by a unity
- * include.  That is acceptable for fuzz targets only.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/kubesim/ksel.c"
+#include "common/jsonx.h"
+#include "common/xmalloc.h"
+#include "tests/kubesim/ksel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
