@@ -7,15 +7,15 @@
  * is modified or a merge patch is not idempotent (RFC 7386: applying the
  * same patch twice changes nothing more).  Everything is freed, so leaks
  * show up under ASan.
- *
- * Unity build: the fuzz link rule links only build/fuzz/libcommon.a, and
- * kpatch lives in tests/kubesim/, so its source is included here directly.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "tests/kubesim/kpatch.c"
+#include <json-c/json.h>
+
+#include "common/jsonx.h"
+#include "tests/kubesim/kpatch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
