@@ -429,9 +429,10 @@ check_sub(struct kschema *ks, json_object *s, const char *key, bool boolok,
 	char *sub;
 	int rc;
 
-	if (v == NULL
-	        || (boolok && json_object_is_type(v, json_type_boolean))) {
-		return (has_kw(s, key) && v == NULL ? -1 : 0);
+	if (!has_kw(s, key)
+	        || (boolok && v != NULL
+	                && json_object_is_type(v, json_type_boolean))) {
+		return (0);
 	}
 	sub = xasprintf("%s.%s", at, key);
 	rc = check(ks, v, depth + 1, sub, err, errlen);
@@ -508,8 +509,8 @@ check(struct kschema *ks, json_object *s, int depth, const char *at, char *err,
         size_t errlen)
 {
 	if (depth > KSCHEMA_MAX_DEPTH) {
-		snprintf(err, errlen, "%s: schema nested deeper than %d", at,
-		        KSCHEMA_MAX_DEPTH);
+		snprintf(err, errlen, "schema nested deeper than %d at %s",
+		        KSCHEMA_MAX_DEPTH, at);
 		return (-1);
 	}
 	if (s == NULL || !json_object_is_type(s, json_type_object)) {
@@ -529,9 +530,6 @@ check(struct kschema *ks, json_object *s, int depth, const char *at, char *err,
 	        || check_sub(ks, s, "additionalProperties", true, depth, at,
 	                   err, errlen)
 	                != 0) {
-		if (errlen > 0 && *err == '\0') {
-			snprintf(err, errlen, "%s: null subschema", at);
-		}
 		return (-1);
 	}
 	return (0);
