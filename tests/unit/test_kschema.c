@@ -970,7 +970,10 @@ test_absurd_inputs(void **state)
 	assert_non_null(jx_get(o, "free.x.x.x.x"));
 	assert_int_equal(json_object_object_length(jx_get(o, "gone")), 0);
 	/* Non-object roots. */
-	assert_int_equal(kschema_prune(ks, json_object_new_int(1), NULL), -1);
+	arr = json_object_new_int(1);
+	assert_int_equal(kschema_prune(ks, arr, NULL), -1);
+	assert_int_equal(kschema_default(ks, arr), -1);
+	json_object_put(arr);
 	json_object_put(o);
 	kschema_free(ks);
 	kschema_free(NULL);
