@@ -206,69 +206,96 @@ put_literal(struct buf *out, int c)
 	buf_putc(out, (char)c);
 }
 
-/* Translates one bracket expression starting after '['; returns the
- * position after ']' or NULL. */
-static const char *
-tr_bracket(const char *p, struct buf *out)
+struct bracket {
+	struct buf body;
+	bool neg, rbr, hyph, caret;
+};
+
+/* One escape inside a bracket, *pp at the character after '\\'. */
+static int
+bracket_escape(const char **pp, struct bracket *b)
 {
-	struct buf body = BUF_INIT;
-	bool neg = false, rbr = false, hyph = false, caret = false;
 	size_t used;
 	int c;
 
+	if (class_of(**pp, true) != NULL) {
+		buf_puts(&b->body, class_of(**pp, true));
+		return (0);
+	}
+	c = literal_escape(*pp, &used);
+	if (c <= 0) {
+		return (-1);
+	}
+	*pp += used - 1;
+	if (c == ']') {
+		b->rbr = true;
+	} else if (c == '-') {
+		b->hyph = true;
+	} else if (c == '^') {
+		b->caret = true;
+	} else {
+		buf_putc(&b->body, (char)c);
+	}
+	return (0);
+}
+
+/* A POSIX class "[:alpha:]" is copied; *pp at its '['. */
+static int
+bracket_class(const char **pp, struct bracket *b)
+{
+	const char *e = strstr(*pp + 2, ":]");
+
+	if (e == NULL) {
+		return (-1);
+	}
+	buf_append(&b->body, *pp, (size_t)(e + 2 - *pp));
+	*pp = e + 1;
+	return (0);
+}
+
+/*
+ * Translates one bracket expression starting after '['; returns the
+ * position after its ']' or NULL.  POSIX brackets have no escapes, so a
+ * literal ']' goes first, '^' and '-' last (a '-' written first or last in
+ * the source is a literal too).
+ */
+static const char *
+tr_bracket(const char *p, struct buf *out)
+{
+	struct bracket b = { BUF_INIT, false, false, false, false };
+	int rc = 0;
+
 	if (*p == '^') {
-		neg = true;
+		b.neg = true;
 		p++;
 	}
 	if (*p == ']') {
-		rbr = true;
+		b.rbr = true;
 		p++;
 	}
-	for (; *p != ']'; p++) {
+	for (; rc == 0 && *p != ']'; p++) {
 		if (*p == '\0') {
-			buf_fini(&body);
-			return (NULL);
-		}
-		if (*p != '\\') {
-			if (*p == '[' && p[1] == ':') {
-				const char *e = strstr(p + 2, ":]");
-
-				if (e == NULL) {
-					buf_fini(&body);
-					return (NULL);
-				}
-				buf_append(&body, p, (size_t)(e + 2 - p));
-				p = e + 1;
-				continue;
-			}
-			buf_putc(&body, *p);
-			continue;
-		}
-		p++;
-		if (class_of(*p, true) != NULL) {
-			buf_puts(&body, class_of(*p, true));
-			continue;
-		}
-		c = literal_escape(p, &used);
-		if (c < 0) {
-			buf_fini(&body);
-			return (NULL);
-		}
-		p += used - 1;
-		if (c == ']') {
-			rbr = true;
-		} else if (c == '-') {
-			hyph = true;
-		} else if (c == '^') {
-			caret = true;
+			rc = -1;
+		} else if (*p == '\\') {
+			p++;
+			rc = bracket_escape(&p, &b);
+		} else if (*p == '[' && p[1] == ':') {
+			rc = bracket_class(&p, &b);
+		} else if (*p == '-' && (b.body.len == 0 || p[1] == ']')) {
+			b.hyph = true;
 		} else {
-			buf_putc(&body, (char)c);
+			buf_putc(&b.body, *p);
 		}
 	}
-	buf_printf(out, "[%s%s%s%s%s]", neg ? "^" : "", rbr ? "]" : "",
-	        buf_str(&body), caret ? "^" : "", hyph ? "-" : "");
-	buf_fini(&body);
-	return (p + 1);
+	if (rc == 0 && (b.body.len > 0 || b.rbr || b.hyph || b.caret)) {
+		buf_printf(out, "[%s%s%s%s%s]", b.neg ? "^" : "",
+		        b.rbr ? "]" : "", buf_str(&b.body), b.caret ? "^" : "",
+		        b.hyph ? "-" : "");
+	} else {
+		rc = -1;
+	}
+	buf_fini(&b.body);
+	return (rc == 0 ? p + 1 : NULL);
 }
 
 static int
@@ -1351,6 +1378,14 @@ kschema_validate(const struct kschema *ks, json_object *obj,
 {
 	struct vctx v = { ks, NULL, 0, 0 };
 
+	if (causes == NULL || ncauses == NULL) {
+		return (-1);
+	}
+	*causes = NULL;
+	*ncauses = 0;
+	if (ks == NULL) {
+		return (-1);
+	}
 	validate(&v, ks->root, obj, "", true);
 	*causes = v.c;
 	*ncauses = v.n;

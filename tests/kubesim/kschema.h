@@ -86,7 +86,9 @@ int kschema_prune(
 /*
  * Validates obj (everything but metadata).  Stores a new array of causes in
  * *causes (NULL when none; caller frees with kschema_causes_free()) and
- * their count in *ncauses.  Returns 0 when valid, 1 when there are causes.
+ * their count in *ncauses.  Returns 0 when valid, 1 when there are causes,
+ * -1 (no causes) when ks, causes or ncauses is NULL.  A NULL obj is JSON
+ * null (a type error unless the root schema is nullable).
  */
 int kschema_validate(const struct kschema *ks, json_object *obj,
         struct kschema_cause **causes, size_t *ncauses);

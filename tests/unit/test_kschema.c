@@ -868,6 +868,104 @@ test_length_code_points(void **state)
 	kschema_free(ks);
 }
 
+/* pattern must match (1) or not (0) s, as Go's regexp.MatchString. */
+static void
+expect_match(const char *pattern, const char *str, int match)
+{
+	json_object *sch = json_object_new_object(), *o;
+	char err[256];
+	struct kschema *ks;
+	struct kschema_cause *c;
+	size_t n;
+
+	json_object_object_add(sch, "type", json_object_new_string("object"));
+	json_object_object_add(
+	        sch, "properties", parse("{\"s\":{\"type\":\"string\"}}"));
+	json_object_object_add(jx_get(sch, "properties.s"), "pattern",
+	        json_object_new_string(pattern));
+	ks = kschema_new(sch, err, sizeof(err));
+	if (ks == NULL) {
+		fail_msg("pattern %s: %s", pattern, err);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "s", json_object_new_string(str));
+	kschema_validate(ks, o, &c, &n);
+	if ((n == 0) != (match != 0)) {
+		fail_msg("pattern %s on \"%s\": want match=%d", pattern, str,
+		        match);
+	}
+	kschema_causes_free(c, n);
+	json_object_put(o);
+	json_object_put(sch);
+	kschema_free(ks);
+}
+
+static void
+test_pattern_translation(void **state)
+{
+	(void)state;
+	expect_match("\\d+", "ab12", 1); /* unanchored search */
+	expect_match("^\\d+$", "ab12", 0);
+	expect_match("^\\D\\W\\S\\s$", "a-x ", 1);
+	expect_match("^\\D$", "1", 0);
+	expect_match("^[\\w.-]+$", "a_b.c-d", 1);
+	expect_match("^[\\w.-]+$", "a b", 0);
+	expect_match("^[\\]\\-\\^a]+$", "]-^a", 1);
+	expect_match("^[\\]\\-\\^a]+$", "b", 0);
+	expect_match("^[]a]$", "]", 1);
+	expect_match("^[^\\d]$", "x", 1);
+	expect_match("^[^\\d]$", "5", 0);
+	expect_match("^(?:ab)+$", "abab", 1);
+	expect_match("^\\x41\\.\\/\\t$", "A./\t", 1);
+	expect_match("^a\\.b$", "axb", 0);
+	expect_match("^[[:alpha:]]{2,3}$", "abc", 1);
+	expect_match("^a{2}$", "aaa", 0);
+	expect_match("^(\\+|-)?[0-9]+$", "+12", 1);
+	expect_match("", "anything", 1);
+}
+
+static void
+test_composition_and_embedded(void **state)
+{
+	struct kschema *ks = compile(
+	        "{\"type\":\"object\",\"properties\":{"
+	        "\"a\":{\"type\":\"integer\",\"allOf\":[{\"minimum\":1},"
+	        "{\"maximum\":5}]},"
+	        "\"o\":{\"type\":\"integer\",\"oneOf\":[{\"minimum\":3},"
+	        "{\"maximum\":4}]},"
+	        "\"n\":{\"type\":\"string\",\"not\":{\"enum\":[\"bad\"]}},"
+	        "\"e\":{\"type\":\"object\","
+	        "\"x-kubernetes-embedded-resource\":true,\"properties\":{"
+	        "\"spec\":{\"type\":\"object\",\"properties\":{\"r\":"
+	        "{\"type\":\"string\"}}}}}}}");
+	json_object *o
+	        = parse("{\"a\":3,\"o\":7,\"n\":\"good\","
+	                "\"e\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	                "\"metadata\":{\"name\":\"p\",\"x\":1},\"junk\":1,"
+	                "\"spec\":{\"r\":\"x\",\"q\":2}}}");
+	struct buf pruned = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(kschema_prune(ks, o, &pruned), 2);
+	assert_string_equal(buf_str(&pruned), "e.junk,e.spec.q");
+	assert_int_equal(json_object_get_int(jx_get(o, "e.metadata.x")), 1);
+	expect_causes(ks, o, "");
+	set_at(o, "a", json_object_new_int(9));
+	set_at(o, "o", json_object_new_int(3));
+	set_at(o, "n", json_object_new_string("bad"));
+	expect_causes(ks, o,
+	        "a|FieldValueInvalid|Invalid value: 9: a in body "
+	        "should be less than or equal to "
+	        "5;o|FieldValueInvalid|Invalid "
+	        "value: 3: o in body must validate one and only one schema "
+	        "(oneOf);n|FieldValueInvalid|Invalid value: \"bad\": n in "
+	        "body "
+	        "must not validate the schema (not)");
+	buf_fini(&pruned);
+	json_object_put(o);
+	kschema_free(ks);
+}
+
 static void
 expect_bad_schema(const char *json, const char *errpart)
 {
@@ -974,6 +1072,14 @@ test_absurd_inputs(void **state)
 	assert_int_equal(kschema_prune(ks, arr, NULL), -1);
 	assert_int_equal(kschema_default(ks, arr), -1);
 	json_object_put(arr);
+	assert_int_equal(kschema_validate(NULL, o, &c, &n), -1);
+	assert_null(c);
+	assert_int_equal(kschema_validate(ks, o, NULL, &n), -1);
+	assert_int_equal(kschema_validate(ks, NULL, &c, &n), 1);
+	assert_string_equal(c[0].message,
+	        "Invalid value: \"null\":  in body "
+	        "must be of type object");
+	kschema_causes_free(c, n);
 	json_object_put(o);
 	kschema_free(ks);
 	kschema_free(NULL);
@@ -999,6 +1105,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(test_nullable),
 	cmocka_unit_test(test_numbers_and_lists),
 	cmocka_unit_test(test_length_code_points),
+	cmocka_unit_test(test_pattern_translation),
+	cmocka_unit_test(test_composition_and_embedded),
 	cmocka_unit_test(test_bad_schemas),
 	cmocka_unit_test(test_absurd_inputs),
 };
