@@ -328,6 +328,10 @@ translate_re(const char *p, struct buf *out)
 				buf_putc(out, *p);
 				continue;
 			}
+			if (*p == 'A' || *p == 'z') {
+				buf_putc(out, *p == 'A' ? '^' : '$');
+				continue;
+			}
 			c = literal_escape(p, &used);
 			if (c <= 0) {
 				return (-1);

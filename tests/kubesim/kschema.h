@@ -16,7 +16,8 @@
  * Approximations (documented, deliberate):
  *  - pattern: ECMA/RE2 syntax is translated to POSIX ERE (regcomp with
  *    REG_EXTENDED|REG_NOSUB): \d \D \w \W \s \S (also inside brackets),
- *    escaped punctuation, \t \n \r \f \v, \xHH and (?: are translated;
+ *    escaped punctuation, \t \n \r \f \v, \xHH, \A, \z and (?: are
+ *    translated (\b \B passed to glibc);
  *    \p{..}, \u...., inline flags (?i) and lookaround make kschema_new fail.
  *    Matching is an unanchored search (Go regexp.MatchString) on bytes: '.'
  *    matches one byte (not one code point) and also a newline.
@@ -27,6 +28,10 @@
  *  - when a value has the wrong type only the type error is reported for it
  *    (the real server may add e.g. an enum error for the same field).
  *  - at most KSCHEMA_MAX_CAUSES causes are collected.
+ *  - x-kubernetes-int-or-string takes integers and strings; anything else
+ *    is one FieldValueTypeInvalid "must be of type integer,string" cause.
+ *  - causes come in a fixed order: per object, required first, then the
+ *    fields in the object's own order (the real server's order varies).
  */
 #ifndef KSCHEMA_H
 #define KSCHEMA_H

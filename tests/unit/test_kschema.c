@@ -922,6 +922,9 @@ test_pattern_translation(void **state)
 	expect_match("^a{2}$", "aaa", 0);
 	expect_match("^(\\+|-)?[0-9]+$", "+12", 1);
 	expect_match("", "anything", 1);
+	expect_match("\\Aab\\z", "xab", 0);
+	expect_match("\\Aab\\z", "ab", 1);
+	expect_match("\\bcd\\b", "ab cd", 1);
 }
 
 static void
