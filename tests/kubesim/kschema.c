@@ -1182,21 +1182,26 @@ check_bound(struct vctx *v, json_object *s, json_object *x, const char *path,
 	buf_fini(&m);
 }
 
+/* minItems/maxItems or minProperties/maxProperties (kw_suffix "Items" or
+ * "Properties") against the count n of x's elements. */
 static void
-check_array(struct vctx *v, json_object *s, json_object *x, const char *path)
+check_count(struct vctx *v, json_object *s, json_object *x, const char *path,
+        size_t n, const char *kw_suffix, const char *noun)
 {
-	size_t i, n = json_object_array_length(x);
-	json_object *lim, *items = kw(s, "items");
+	char key[32];
+	json_object *lim;
 	char *d;
 
-	if ((lim = kw(s, "minItems")) != NULL
+	snprintf(key, sizeof(key), "min%s", kw_suffix);
+	if ((lim = kw(s, key)) != NULL
 	        && (double)n < json_object_get_double(lim)) {
-		d = xasprintf("should have at least %lld items",
-		        (long long)json_object_get_int64(lim));
+		d = xasprintf("should have at least %lld %s",
+		        (long long)json_object_get_int64(lim), noun);
 		add_body(v, path, x, d);
 		free(d);
 	}
-	if ((lim = kw(s, "maxItems")) != NULL
+	snprintf(key, sizeof(key), "max%s", kw_suffix);
+	if ((lim = kw(s, key)) != NULL
 	        && (double)n > json_object_get_double(lim)) {
 		int64_t max = json_object_get_int64(lim);
 
@@ -1206,6 +1211,15 @@ check_array(struct vctx *v, json_object *s, json_object *x, const char *path)
 		                n, (long long)max,
 		                max == 1 ? "item" : "items"));
 	}
+}
+
+static void
+check_array(struct vctx *v, json_object *s, json_object *x, const char *path)
+{
+	size_t i, n = json_object_array_length(x);
+	json_object *items = kw(s, "items");
+
+	check_count(v, s, x, path, n, "Items", "items");
 	for (i = 0; items != NULL && i < n; i++) {
 		char *sub = xasprintf("%s[%zu]", path, i);
 
@@ -1242,26 +1256,8 @@ check_object(struct vctx *v, json_object *s, json_object *x, const char *path,
         bool root)
 {
 	size_t n = (size_t)json_object_object_length(x);
-	json_object *lim;
-	char *d;
 
-	if ((lim = kw(s, "minProperties")) != NULL
-	        && (double)n < json_object_get_double(lim)) {
-		d = xasprintf("should have at least %lld properties",
-		        (long long)json_object_get_int64(lim));
-		add_body(v, path, x, d);
-		free(d);
-	}
-	if ((lim = kw(s, "maxProperties")) != NULL
-	        && (double)n > json_object_get_double(lim)) {
-		int64_t max = json_object_get_int64(lim);
-
-		add_cause(v, path, "FieldValueTooMany",
-		        xasprintf("Too many: "
-		                  "%zu: must have at most %lld %s",
-		                n, (long long)max,
-		                max == 1 ? "item" : "items"));
-	}
+	check_count(v, s, x, path, n, "Properties", "properties");
 	check_required(v, s, x, path);
 	json_object_object_foreach(x, k, val)
 	{
