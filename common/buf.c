@@ -4,6 +4,7 @@
  */
 #include "common/buf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,4 +134,36 @@ const char *
 buf_str(const struct buf *b)
 {
 	return (b->data != NULL ? b->data : "");
+}
+
+int
+buf_read_file(struct buf *b, const char *path, size_t max)
+{
+	size_t start = b->len, n;
+	char chunk[4096];
+	int saved;
+	FILE *f;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		return (-1);
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (b->len - start + n > max) {
+			errno = EFBIG;
+			break;
+		}
+		buf_append(b, chunk, n);
+	}
+	if (n > 0 || ferror(f)) {
+		saved = ferror(f) ? EIO : errno;
+		fclose(f);
+		b->len = start;
+		if (b->data != NULL) {
+			b->data[start] = '\0';
+		}
+		errno = saved;
+		return (-1);
+	}
+	fclose(f);
+	return (0);
 }

@@ -34,6 +34,10 @@ void buf_consume(struct buf *b, size_t n);
 /* Returns the bytes as a NUL-terminated string the caller frees with free();
  * the buf is left empty.  Never NULL. */
 char *buf_detach(struct buf *b, size_t *lenp);
+/* Appends the whole content of the file at path (at most max bytes; more
+ * is an error with errno EFBIG).  Returns 0, or -1 with errno set; on
+ * failure the buf holds what it held before. */
+int buf_read_file(struct buf *b, const char *path, size_t max);
 /* Read-only view as a C string; "" when empty.  Borrowed. */
 const char *buf_str(const struct buf *b);
 

@@ -15,24 +15,21 @@
 #include "common/buf.h"
 #include "common/log.h"
 
+/* A service-account token is about 1 KiB; anything past this is not one. */
+#define TOKEN_MAX (64 * 1024)
+
 /* Reads the whole file and trims surrounding whitespace; NULL on failure
  * or when the file is empty. */
 static char *
 read_token(const char *path)
 {
 	struct buf b = BUF_INIT;
-	char chunk[1024];
-	size_t n, start = 0;
-	FILE *f;
-	char *s;
+	size_t start = 0;
 
-	if ((f = fopen(path, "re")) == NULL) {
+	if (buf_read_file(&b, path, TOKEN_MAX) != 0) {
+		buf_fini(&b);
 		return (NULL);
 	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		buf_append(&b, chunk, n);
-	}
-	fclose(f);
 	while (b.len > 0 && isspace((unsigned char)b.data[b.len - 1])) {
 		b.data[--b.len] = '\0';
 	}
@@ -44,8 +41,7 @@ read_token(const char *path)
 		buf_fini(&b);
 		return (NULL);
 	}
-	s = buf_detach(&b, NULL);
-	return (s);
+	return (buf_detach(&b, NULL));
 }
 
 const char *

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/xmalloc.h"
@@ -92,6 +95,32 @@ test_xmalloc_family(void **state)
 	free(v);
 }
 
+static void
+test_read_file(void **state)
+{
+	char path[] = "/tmp/test_buf.XXXXXX";
+	struct buf b = BUF_INIT;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello\nworld", 11), 11);
+	close(fd);
+	buf_puts(&b, ">");
+	assert_int_equal(buf_read_file(&b, path, 100), 0);
+	assert_string_equal(b.data, ">hello\nworld");
+	/* Too large: error, and the buf keeps what it had. */
+	assert_int_equal(buf_read_file(&b, path, 5), -1);
+	assert_int_equal(errno, EFBIG);
+	assert_string_equal(b.data, ">hello\nworld");
+	unlink(path);
+	assert_int_equal(buf_read_file(&b, path, 100), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(b.len, 12);
+	buf_fini(&b);
+}
+
 int
 main(void)
 {
@@ -100,6 +129,7 @@ main(void)
 		cmocka_unit_test(test_growth_many),
 		cmocka_unit_test(test_printf_and_consume),
 		cmocka_unit_test(test_xmalloc_family),
+		cmocka_unit_test(test_read_file),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -31,15 +31,8 @@ static char *
 slurp(const char *path, size_t *lenp)
 {
 	struct buf b = BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "rb");
 
-	assert_non_null(f);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		buf_append(&b, chunk, n);
-	}
-	fclose(f);
+	assert_int_equal(buf_read_file(&b, path, (size_t)64 << 20), 0);
 	return (buf_detach(&b, lenp));
 }
 
