@@ -9,6 +9,11 @@ set -u
 BIN=${BIN:-bin}
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 cd "$(dirname "$0")/.." || exit 1
+# The shared reference tree (upstream CRDs and samples) beside the clone.
+if [ -z "${SHARED_DIR:-}" ] && [ -d ../shared ]; then
+	SHARED_DIR=$(cd ../shared && pwd)
+fi
+export SHARED_DIR=${SHARED_DIR:-}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0
 failed=0

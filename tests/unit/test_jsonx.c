@@ -8,18 +8,12 @@
 #include <cmocka.h>
 
 #include "common/jsonx.h"
+#include "tests/lib/testutil.h"
 
-/* Parses a NUL-terminated literal, failing the test on error. */
 static json_object *
 P(const char *s)
 {
-	char err[128];
-	json_object *o = jx_parse(s, strlen(s), 0, err, sizeof(err));
-
-	if (o == NULL) {
-		fail_msg("parse %s: %s", s, err);
-	}
-	return (o);
+	return (testutil_json(s, 0));
 }
 
 static bool

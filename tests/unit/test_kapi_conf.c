@@ -20,27 +20,18 @@
 #include "common/kapi_conf.h"
 #include "common/kapi_conf_mem.h"
 #include "common/xmalloc.h"
+#include "tests/lib/testutil.h"
 
 #define DATA "tests/unit/data/kubeconfig"
 
 static const char *const env_names[] = { "KUBECONFIG",
 	"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "HOME", NULL };
 
-/* The whole file (caller frees), failing the test when unreadable. */
-static char *
-slurp(const char *path, size_t *lenp)
-{
-	struct buf b = BUF_INIT;
-
-	assert_int_equal(buf_read_file(&b, path, (size_t)64 << 20), 0);
-	return (buf_detach(&b, lenp));
-}
-
 static void
 assert_pem(const char *pem, size_t len, const char *path)
 {
 	size_t want_len;
-	char *want = slurp(path, &want_len);
+	char *want = testutil_read_file(path, &want_len);
 
 	assert_non_null(pem);
 	assert_int_equal(len, want_len);

@@ -18,6 +18,7 @@
 #include "common/buf.h"
 #include "common/kapi_watch.h"
 #include "common/xmalloc.h"
+#include "tests/lib/testutil.h"
 
 #define DATADIR    "tests/unit/data/watch/"
 #define TEST_MAX   8192
@@ -30,16 +31,6 @@ struct outcome {
 	char *error;     /* final error, NULL when finish() was clean */
 	int error_in_finish;
 };
-
-/* The whole file (caller frees), failing the test when unreadable. */
-static char *
-read_file(const char *path, size_t *lenp)
-{
-	struct buf b = BUF_INIT;
-
-	assert_int_equal(buf_read_file(&b, path, (size_t)64 << 20), 0);
-	return (buf_detach(&b, lenp));
-}
 
 static void
 outcome_fini(struct outcome *o)
@@ -141,7 +132,7 @@ check_expect(const char *name, const struct outcome *o)
 	size_t len;
 
 	snprintf(path, sizeof(path), DATADIR "%s.expect", name);
-	exp = read_file(path, &len);
+	exp = testutil_read_file(path, &len);
 	if (len > 0 && exp[len - 1] == '\n') {
 		exp[--len] = '\0';
 	}
@@ -177,7 +168,7 @@ check_stream(const char *name)
 	size_t len, cut;
 
 	snprintf(path, sizeof(path), DATADIR "%s.json", name);
-	data = read_file(path, &len);
+	data = testutil_read_file(path, &len);
 	decode(data, len, SIZE_MAX, len ? len : 1, &whole);
 	check_expect(name, &whole);
 	for (cut = 0; cut <= len; cut++) {
@@ -248,7 +239,7 @@ test_error_status(void **state)
 	size_t len;
 
 	(void)state;
-	data = read_file(DATADIR "expired.json", &len);
+	data = testutil_read_file(DATADIR "expired.json", &len);
 	w = kapi_watch_new(0, 0);
 	assert_int_equal(kapi_watch_feed(w, data, len), 0);
 	assert_int_equal(kapi_watch_next(w, &ev), 1);
@@ -308,7 +299,7 @@ test_bookmark_initial_events_end(void **state)
 	int n = 0;
 
 	(void)state;
-	data = read_file(DATADIR "agentruns.json", &len);
+	data = testutil_read_file(DATADIR "agentruns.json", &len);
 	w = kapi_watch_new(0, 0);
 	assert_int_equal(kapi_watch_feed(w, data, len), 0);
 	while (kapi_watch_next(w, &ev) == 1) {
@@ -351,7 +342,7 @@ test_unicode_values(void **state)
 	const char *s;
 
 	(void)state;
-	data = read_file(DATADIR "unicode.json", &len);
+	data = testutil_read_file(DATADIR "unicode.json", &len);
 	w = kapi_watch_new(0, 0);
 	for (i = 0; i < len; i++) {
 		assert_int_equal(kapi_watch_feed(w, data + i, 1), 0);

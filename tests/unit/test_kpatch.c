@@ -11,24 +11,18 @@
 #include "common/buf.h"
 #include "common/jsonx.h"
 #include "tests/kubesim/kpatch.h"
+#include "tests/lib/testutil.h"
 
 enum kind { MERGE, JSONP, SMP };
 
-/* Parses a literal ("NULL" gives NULL), failing the test on error. */
+/* "NULL" stands for no document. */
 static json_object *
 P(const char *s)
 {
-	char err[128];
-	json_object *o;
-
 	if (strcmp(s, "NULL") == 0) {
 		return (NULL);
 	}
-	o = jx_parse(s, strlen(s), 400, err, sizeof(err));
-	if (o == NULL) {
-		fail_msg("parse %s: %s", s, err);
-	}
-	return (o);
+	return (testutil_json(s, 400));
 }
 
 /* Applies patch to orig with the given algorithm, checking that neither

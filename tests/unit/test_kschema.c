@@ -1,7 +1,7 @@
 /*
  * test_kschema.c: tests of tests/kubesim/kschema: the upstream sympozium
- * CRDs (read in place from /work/shared/upstream) compile, their samples
- * default, prune and validate, hand-made invalid variants give the
+ * CRDs (read in place from ../shared/upstream, or $SHARED_DIR) compile,
+ * their samples default, prune and validate, hand-made invalid variants give the
  * Kubernetes field paths and reasons, and hostile inputs stay bounded.
  */
 #include <stdarg.h>
@@ -20,23 +20,18 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/kubesim/kschema.h"
+#include "tests/lib/testutil.h"
 
-#define UPSTREAM "/work/shared/upstream/sympozium-v1alpha1"
-
-static char *
-slurp(const char *path, size_t *lenp)
+/* Globs rel (a pattern such as crds/NAME.yaml) in the upstream tree. */
+static void
+upstream_glob(const char *rel, glob_t *g)
 {
-	FILE *f = fopen(path, "rb");
-	struct buf b = BUF_INIT;
-	char tmp[8192];
-	size_t n;
+	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1");
+	char *pat = xasprintf("%s/%s", dir, rel);
 
-	assert_non_null(f);
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-		buf_append(&b, tmp, n);
-	}
-	fclose(f);
-	return (buf_detach(&b, lenp));
+	assert_int_equal(glob(pat, 0, NULL, g), 0);
+	free(pat);
+	free(dir);
 }
 
 static json_object *
@@ -46,7 +41,7 @@ load_all(const char *path)
 	size_t len;
 	json_object *docs;
 
-	text = slurp(path, &len);
+	text = testutil_read_file(path, &len);
 	docs = yamlj_parse_all(text, len, err, sizeof(err));
 	free(text);
 	if (docs == NULL) {
@@ -63,7 +58,7 @@ crd_for_kind(const char *kind)
 	json_object *found = NULL;
 	size_t i;
 
-	assert_int_equal(glob(UPSTREAM "/crds/*.yaml", 0, NULL, &g), 0);
+	upstream_glob("crds/*.yaml", &g);
 	for (i = 0; found == NULL && i < g.gl_pathc; i++) {
 		json_object *docs = load_all(g.gl_pathv[i]);
 		json_object *crd = json_object_array_get_idx(docs, 0);
@@ -151,7 +146,7 @@ test_every_crd_compiles(void **state)
 	size_t i, j, nver = 0;
 
 	(void)state;
-	assert_int_equal(glob(UPSTREAM "/crds/*.yaml", 0, NULL, &g), 0);
+	upstream_glob("crds/*.yaml", &g);
 	assert_true(g.gl_pathc >= 8);
 	for (i = 0; i < g.gl_pathc; i++) {
 		json_object *docs = load_all(g.gl_pathv[i]);
@@ -275,7 +270,7 @@ test_samples_validate(void **state)
 	size_t i, j, nvalid = 0;
 
 	(void)state;
-	assert_int_equal(glob(UPSTREAM "/samples/*.yaml", 0, NULL, &g), 0);
+	upstream_glob("samples/*.yaml", &g);
 	for (i = 0; i < g.gl_pathc; i++) {
 		json_object *docs = load_all(g.gl_pathv[i]);
 

@@ -10,17 +10,12 @@
 
 #include "common/jsonx.h"
 #include "tests/kubesim/ksel.h"
+#include "tests/lib/testutil.h"
 
 static json_object *
 P(const char *s)
 {
-	char err[128];
-	json_object *o = jx_parse(s, strlen(s), 0, err, sizeof(err));
-
-	if (o == NULL) {
-		fail_msg("parse %s: %s", s, err);
-	}
-	return (o);
+	return (testutil_json(s, 0));
 }
 
 /* Label sets used by the match table. */

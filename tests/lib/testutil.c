@@ -1,0 +1,59 @@
+/*
+ * testutil.c: the test helpers of testutil.h.  The shared reference tree
+ * (upstream CRDs and samples) is found through $SHARED_DIR, which
+ * tests/run-tests.sh sets, else ../shared relative to the repository root
+ * the tests run in.
+ */
+#include "tests/lib/testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/xmalloc.h"
+
+json_object *
+testutil_json(const char *s, int max_depth)
+{
+	char err[128];
+	json_object *o = jx_parse(s, strlen(s), max_depth, err, sizeof(err));
+
+	if (o == NULL) {
+		fail_msg("parse %s: %s", s, err);
+	}
+	return (o);
+}
+
+char *
+testutil_read_file(const char *path, size_t *lenp)
+{
+	struct buf b = BUF_INIT;
+
+	if (buf_read_file(&b, path, (size_t)64 << 20) != 0) {
+		fail_msg("cannot read %s", path);
+	}
+	return (buf_detach(&b, lenp));
+}
+
+char *
+testutil_shared_path(const char *rel)
+{
+	const char *dir = getenv("SHARED_DIR");
+	struct stat st;
+
+	if (dir == NULL || *dir == '\0') {
+		dir = "../shared";
+	}
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fail_msg("shared reference tree %s not found (set SHARED_DIR)",
+		        dir);
+	}
+	return (xasprintf("%s/%s", dir, rel));
+}

@@ -1,0 +1,21 @@
+/*
+ * testutil.h: small helpers shared by the cmocka tests.  Each fails the
+ * running test (cmocka fail_msg) instead of returning an error.
+ */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* Parses a NUL-terminated JSON literal (max_depth as jx_parse; 0 for the
+ * default).  Caller frees with json_object_put(). */
+json_object *testutil_json(const char *s, int max_depth);
+/* The whole file (caller frees with free()); *lenp gets its length. */
+char *testutil_read_file(const char *path, size_t *lenp);
+/* The path of rel inside the shared reference tree (../shared of the
+ * repository, or $SHARED_DIR); caller frees with free(). */
+char *testutil_shared_path(const char *rel);
+
+#endif
