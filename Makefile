@@ -46,17 +46,26 @@ KUBESIM_MODS := $(sort $(filter-out tests/kubesim/main.c,\
 		$(wildcard tests/kubesim/*.c)))
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c)) $(KUBESIM_MODS)
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
+# Black-box tests in C (they start bin/kubesim and talk HTTP to it) build
+# like unit tests and run from the same directory.
+INTEG_SRCS  := $(sort $(wildcard tests/integration/test_*.c))
 
 COMMON_OBJS  := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON    := $(BUILD)/libcommon.a
 
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%) \
+	     $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%)
 
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
 PROGS :=
+ifneq ($(wildcard tests/kubesim/main.c),)
+PROGS += $(BIN)/kubesim
+endif
+KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
+		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
 
 .PHONY: all deps test check asan run bench fuzz clean
 .DEFAULT_GOAL := all
@@ -78,6 +87,16 @@ $(BIN)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd \
+		$(LDLIBS_ALL)
 
 deps:
 	@missing=""; \

@@ -14,6 +14,8 @@ if [ -z "${SHARED_DIR:-}" ] && [ -d ../shared ]; then
 	SHARED_DIR=$(cd ../shared && pwd)
 fi
 export SHARED_DIR=${SHARED_DIR:-}
+# Black-box tests start the local API server from here.
+export KUBESIM=${KUBESIM:-$PWD/$BIN/kubesim}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0
 failed=0
