@@ -233,8 +233,7 @@ ksim_start(const char *const *args)
 	}
 	k->url = xstrdup(line + 13);
 	free(line);
-	k->drain_started =
-	        pthread_create(&k->drain, NULL, drain_main, k) == 0;
+	k->drain_started = pthread_create(&k->drain, NULL, drain_main, k) == 0;
 	return (k);
 }
 
@@ -330,8 +329,7 @@ set_body(CURL *c, const char *method, const char *body)
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (body != NULL) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(
-		        c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
 }
 
@@ -427,15 +425,16 @@ ksim_resp_header(const struct ksim_resp *r, const char *name)
 		const char *eol = strchr(line, '\n');
 		size_t len = eol != NULL ? (size_t)(eol - line) : strlen(line);
 
-		if (len > nlen && strncasecmp(line, name, nlen) == 0 &&
-		        line[nlen] == ':') {
+		if (len > nlen && strncasecmp(line, name, nlen) == 0
+		        && line[nlen] == ':') {
 			const char *v = line + nlen + 1;
 			const char *end = line + len;
 
 			while (v < end && (*v == ' ' || *v == '\t')) {
 				v++;
 			}
-			while (end > v && (end[-1] == '\r' || end[-1] == ' ')) {
+			while (end > v
+			        && (end[-1] == '\r' || end[-1] == ' ')) {
 				end--;
 			}
 			return (xstrndup(v, (size_t)(end - v)));
@@ -454,8 +453,9 @@ ksim_urlenc(const char *s)
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		        (c >= '0' && c <= '9') || strchr("-_.~", c) != NULL) {
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9')
+		        || strchr("-_.~", c) != NULL) {
 			buf_putc(&b, (char)c);
 		} else {
 			buf_putc(&b, '%');
@@ -502,8 +502,8 @@ watch_header_cb(char *p, size_t size, size_t n, void *arg)
 }
 
 static int
-watch_progress_cb(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
-        curl_off_t un)
+watch_progress_cb(
+        void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
 	struct ksim_watch *w = arg;
 
@@ -535,8 +535,7 @@ watch_main(void *arg)
 }
 
 struct ksim_watch *
-ksim_watch_open(
-        const char *base, const char *path, const char *const *headers)
+ksim_watch_open(const char *base, const char *path, const char *const *headers)
 {
 	struct ksim_watch *w = xcalloc(1, sizeof(*w));
 	CURL *c;
@@ -692,8 +691,8 @@ ksim_watch_bad_lines(struct ksim_watch *w)
 
 	pthread_mutex_lock(&w->mu);
 	n = w->bad;
-	if (w->ended && w->data.len > 0 && memchr(w->data.data, '\n',
-	                                            w->data.len) == NULL) {
+	if (w->ended && w->data.len > 0
+	        && memchr(w->data.data, '\n', w->data.len) == NULL) {
 		n++;
 	}
 	pthread_mutex_unlock(&w->mu);

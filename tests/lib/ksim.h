@@ -24,8 +24,8 @@ struct ksim_watch;
 
 /* One HTTP answer.  Strings are NUL-terminated and never NULL. */
 struct ksim_resp {
-	long code;          /* HTTP status; 0 when the transfer failed */
-	char *body;         /* response body ("" when empty) */
+	long code;  /* HTTP status; 0 when the transfer failed */
+	char *body; /* response body ("" when empty) */
 	size_t body_len;
 	char *content_type; /* Content-Type ("" when absent) */
 	char *headers;      /* raw header lines of the final response */
