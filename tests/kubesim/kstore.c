@@ -283,6 +283,15 @@ kstore_epoch(const struct kstore *st)
 	return (st->epoch);
 }
 
+struct kitem *
+kstore_get(struct kstore_coll *c, const char *key)
+{
+	bool found;
+	size_t i = find(&c->items, key, &found);
+
+	return (found ? c->items.v[i] : NULL);
+}
+
 /* ---------------------------------------------------------------------
  * Writes
  */
