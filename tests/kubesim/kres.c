@@ -147,11 +147,14 @@ from_json(json_object *arr, const char *key, int strip_dot)
 	for (i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(arr, i);
 
-		s = key != NULL ? jx_get_str(e, key)
-		                : json_object_get_string(e);
-		if (!json_object_is_type(e,
-		            key != NULL ? json_type_object : json_type_string)
-		        || s == NULL) {
+		if (key != NULL) {
+			s = jx_get_str(e, key);
+		} else if (json_object_is_type(e, json_type_string)) {
+			s = json_object_get_string(e);
+		} else {
+			s = NULL;
+		}
+		if (s == NULL) {
 			continue;
 		}
 		if (strip_dot && s[0] == '.') {
@@ -362,6 +365,17 @@ kres_at(const struct kres_reg *reg, size_t i)
 /* ------------------------------------------------------------------ */
 /* CRD validation                                                     */
 
+#define RFC1123_MSG                                                           \
+	"a lowercase RFC 1123 label must consist of lower case "              \
+	"alphanumeric characters or '-', and must start and end with an "     \
+	"alphanumeric character (e.g. 'my-name',  or '123-abc', regex "       \
+	"used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define RFC1035_MSG                                                           \
+	"a DNS-1035 label must consist of lower case alphanumeric "           \
+	"characters or '-', start with an alphabetic character, and end "     \
+	"with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "     \
+	"regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+
 struct causes {
 	struct kschema_cause *v;
 	size_t n;
@@ -396,6 +410,28 @@ str_or_empty(json_object *o, const char *path)
 	return (s != NULL ? s : "");
 }
 
+/* Whether s is a lowercase label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, its
+ * first character a letter when alpha_first (RFC 1035). */
+static bool
+is_label(const char *s, bool alpha_first)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-') {
+		return (false);
+	}
+	if (alpha_first && !islower((unsigned char)s[0])) {
+		return (false);
+	}
+	for (i = 0; i < n; i++) {
+		if (!islower((unsigned char)s[i])
+		        && !isdigit((unsigned char)s[i]) && s[i] != '-') {
+			return (false);
+		}
+	}
+	return (true);
+}
+
 static void
 check_names(json_object *crd, struct causes *c)
 {
@@ -427,7 +463,7 @@ check_names(json_object *crd, struct causes *c)
 static void
 check_scope_names(json_object *crd, struct causes *c)
 {
-	const char *scope = str_or_empty(crd, "spec.scope");
+	const char *scope = str_or_empty(crd, "spec.scope"), *plural;
 
 	if (scope[0] == '\0') {
 		cause(c, "spec.scope", "FieldValueRequired", "Required value");
@@ -438,9 +474,13 @@ check_scope_names(json_object *crd, struct causes *c)
 		        "\"Cluster\", \"Namespaced\"",
 		        scope);
 	}
-	if (str_or_empty(crd, "spec.names.plural")[0] == '\0') {
+	plural = str_or_empty(crd, "spec.names.plural");
+	if (plural[0] == '\0') {
 		cause(c, "spec.names.plural", "FieldValueRequired",
 		        "Required value");
+	} else if (!is_label(plural, false)) {
+		cause(c, "spec.names.plural", "FieldValueInvalid",
+		        "Invalid value: \"%s\": %s", plural, RFC1123_MSG);
 	}
 	if (str_or_empty(crd, "spec.names.kind")[0] == '\0') {
 		cause(c, "spec.names.kind", "FieldValueRequired",
@@ -449,15 +489,22 @@ check_scope_names(json_object *crd, struct causes *c)
 }
 
 static void
-check_version(json_object *v, size_t i, struct causes *c)
+check_version(json_object *v, size_t i, bool dup, struct causes *c)
 {
 	json_object *schema = jx_get(v, "schema.openAPIV3Schema");
+	const char *name = str_or_empty(v, "name");
 	struct kschema *ks;
 	char err[256], field[96];
 
-	if (str_or_empty(v, "name")[0] == '\0') {
-		snprintf(field, sizeof(field), "spec.versions[%zu].name", i);
+	snprintf(field, sizeof(field), "spec.versions[%zu].name", i);
+	if (name[0] == '\0') {
 		cause(c, field, "FieldValueRequired", "Required value");
+	} else if (!is_label(name, true)) {
+		cause(c, field, "FieldValueInvalid",
+		        "Invalid value: \"%s\": %s", name, RFC1035_MSG);
+	} else if (dup) {
+		cause(c, field, "FieldValueDuplicate",
+		        "Duplicate value: \"%s\"", name);
 	}
 	snprintf(field, sizeof(field),
 	        "spec.versions[%zu].schema.openAPIV3Schema", i);
@@ -471,6 +518,25 @@ check_version(json_object *v, size_t i, struct causes *c)
 		cause(c, field, "FieldValueInvalid", "Invalid value: %s", err);
 	}
 	kschema_free(ks);
+}
+
+/* Whether versions[i] has the name of an earlier version. */
+static bool
+dup_name(json_object *vs, size_t i)
+{
+	const char *name
+	        = jx_get_str(json_object_array_get_idx(vs, i), "name");
+	size_t k;
+
+	for (k = 0; name != NULL && k < i; k++) {
+		const char *o
+		        = jx_get_str(json_object_array_get_idx(vs, k), "name");
+
+		if (o != NULL && strcmp(o, name) == 0) {
+			return (true);
+		}
+	}
+	return (false);
 }
 
 static void
@@ -493,7 +559,7 @@ check_versions(json_object *crd, struct causes *c)
 		if (jx_get_bool(v, "storage", &storage) == 0 && storage) {
 			nstorage++;
 		}
-		check_version(v, i, c);
+		check_version(v, i, dup_name(vs, i), c);
 	}
 	if (nstorage != 1) {
 		cause(c, "spec.versions", "FieldValueInvalid",

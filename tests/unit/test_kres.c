@@ -374,6 +374,16 @@ test_resource_list(void **state)
 	assert_null(find_by(rs, "name", "configmaps/status"));
 	json_object_put(o);
 
+	kres_reg_free(reg);
+}
+
+static void
+test_resource_list_groups(void **state)
+{
+	struct kres_reg *reg = kres_reg_new();
+	json_object *o, *rs, *e;
+
+	(void)state;
 	o = kres_resource_list(reg, "apps", "v1");
 	rs = jx_get(o, "resources");
 	assert_non_null(find_by(rs, "name", "deployments/status"));
@@ -481,6 +491,33 @@ test_validate_causes(void **state)
 	expect_cause(crd, "spec.names.plural", "FieldValueRequired",
 	        "Required value");
 
+	crd = widget_crd();
+	jx_set_path(crd, "metadata.name",
+	        json_object_new_string("Wid/gets.example.com"));
+	jx_set_path(
+	        crd, "spec.names.plural", json_object_new_string("Wid/gets"));
+	expect_cause(crd, "spec.names.plural", "FieldValueInvalid",
+	        "Invalid value: \"Wid/gets\": a lowercase RFC 1123 label");
+
+	crd = widget_crd_v("[{\"name\":\"v1/x\",\"served\":true,"
+	                   "\"storage\":true," SCHEMA "}]");
+	expect_cause(crd, "spec.versions[0].name", "FieldValueInvalid",
+	        "a DNS-1035 label");
+
+	crd = widget_crd_v("[{\"name\":\"v1\",\"served\":true,"
+	                   "\"storage\":true," SCHEMA "},"
+	                   "{\"name\":\"v1\",\"served\":true,"
+	                   "\"storage\":false," SCHEMA "}]");
+	expect_cause(crd, "spec.versions[1].name", "FieldValueDuplicate",
+	        "Duplicate value: \"v1\"");
+}
+
+static void
+test_validate_versions(void **state)
+{
+	json_object *crd;
+
+	(void)state;
 	crd = widget_crd_v("[]");
 	expect_cause(
 	        crd, "spec.versions", "FieldValueRequired", "Required value");
@@ -871,6 +908,22 @@ test_openapi(void **state)
 	assert_null(kres_openapi_doc(reg, ""));
 	assert_null(kres_openapi_doc(reg, NULL));
 
+	free(before);
+	json_object_put(crd);
+	kres_reg_free(reg);
+}
+
+static void
+test_openapi_crd(void **state)
+{
+	struct kres_reg *reg = kres_reg_new();
+	json_object *root, *doc, *crd = widget_crd();
+	char *before;
+
+	(void)state;
+	root = kres_openapi_root(reg);
+	before = xstrdup(root_url(root, "api/v1"));
+	json_object_put(root);
 	install(reg, crd);
 	root = kres_openapi_root(reg);
 	assert_string_equal(root_url(root, "api/v1"), before);
@@ -977,8 +1030,10 @@ main(void)
 		cmocka_unit_test(test_api_versions),
 		cmocka_unit_test(test_group_list),
 		cmocka_unit_test(test_resource_list),
+		cmocka_unit_test(test_resource_list_groups),
 		cmocka_unit_test(test_validate_ok),
 		cmocka_unit_test(test_validate_causes),
+		cmocka_unit_test(test_validate_versions),
 		cmocka_unit_test(test_validate_junk),
 		cmocka_unit_test(test_set_status),
 		cmocka_unit_test(test_set_status_keeps),
@@ -988,6 +1043,7 @@ main(void)
 		cmocka_unit_test(test_install_refused),
 		cmocka_unit_test(test_preferred_version),
 		cmocka_unit_test(test_openapi),
+		cmocka_unit_test(test_openapi_crd),
 		cmocka_unit_test(test_openapi_hash_changes),
 		cmocka_unit_test(test_upstream),
 	};
