@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -519,6 +520,24 @@ watch_on(const char *base, const char *path)
 	return (w);
 }
 
+/* A watch answer is application/json, chunked (spec B.5). */
+static void
+check_stream_headers(struct ksim_watch *w, const char *path)
+{
+	char *ct = keep_str(ksim_watch_header(w, "Content-Type"));
+	char *te = keep_str(ksim_watch_header(w, "Transfer-Encoding"));
+
+	if (ct == NULL || strncmp(ct, JSON, strlen(JSON)) != 0
+	        || strstr(ct, "as=") != NULL) {
+		fail_msg("watch %s: Content-Type %s, want %s", path,
+		        ct ? ct : "(none)", JSON);
+	}
+	if (te == NULL || strcasecmp(te, "chunked") != 0) {
+		fail_msg("watch %s: Transfer-Encoding %s, want chunked", path,
+		        te ? te : "(none)");
+	}
+}
+
 /* Opens a watch on BASE + path and asserts HTTP 200. */
 static struct ksim_watch *
 watch(const char *path)
@@ -533,6 +552,7 @@ watch(const char *path)
 		fail_msg("watch %s: HTTP %ld, want 200: %.500s", path, code,
 		        body);
 	}
+	check_stream_headers(w, path);
 	return (w);
 }
 
@@ -1954,9 +1974,21 @@ g48_watch_timeouts(void **state)
 	assert_int_equal(ksim_watch_bad_lines(w), 0);
 	err = keep_str(ksim_watch_error(w));
 	assert_string_equal(err, "");
+	t0 = ksim_now_ms();
 	w = watch(
 	        S("%s?watch=true&resourceVersion=%s", cm_path(ns, NULL), rv));
 	assert_false(ksim_watch_wait_end(w, 3500));
+	/* --watch-timeout 4s is the length of such a watch. */
+	assert_true(ksim_watch_wait_end(w, 4000));
+	dt = ksim_watch_end_ms(w) - t0;
+	if (dt > 6000) {
+		fail_msg(
+		        "default watch lasted %lld ms with --watch-timeout 4s",
+		        (long long)dt);
+	}
+	err = keep_str(ksim_watch_error(w));
+	assert_string_equal(err, "");
+	assert_int_equal(ksim_watch_bad_lines(w), 0);
 }
 
 static void
@@ -2045,11 +2077,8 @@ g50_send_initial_events(void **state)
 		return;
 	}
 	assert_int_equal(code, 200);
-	for (int i = 0; i < 2; i++) {
-		ev = next_event(w, EVENT_MS);
-		assert_non_null(ev);
-		assert_string_equal(str_at(ev, "type"), "ADDED");
-	}
+	check_stream_headers(w, "sendInitialEvents");
+	expect_initial_ab(w);
 	ev = next_event(w, EVENT_MS);
 	assert_non_null(ev);
 	assert_string_equal(str_at(ev, "type"), "BOOKMARK");
@@ -2155,6 +2184,26 @@ x02_unknown_group(void **state)
 	check_status(get(404, "/api/v1/nothings"), 404, "NotFound");
 }
 
+/* Spec A.1: scope mismatches are 404. */
+static void
+x02b_scope_mismatch(void **state)
+{
+	(void)state;
+	mk_cm("default", "x02b", NULL);
+	get(200, cm_path("default", "x02b"));
+	check_status(get(404, "/api/v1/configmaps/x02b"), 404, "NotFound");
+	del(404, "/api/v1/configmaps/x02b", NULL);
+	need_widgets();
+	check_status(get(404,
+	                     "/apis/apiextensions.k8s.io/v1/namespaces/"
+	                     "default/customresourcedefinitions/"
+	                     "widgets.example.com"),
+	        404, "NotFound");
+	check_status(get(404, "/api/v1/namespaces/default/namespaces/default"),
+	        404, "NotFound");
+	del(200, cm_path("default", "x02b"), NULL);
+}
+
 static void
 x03_bearer_token(void **state)
 {
@@ -2227,6 +2276,112 @@ x05_write_kubeconfig(void **state)
 	assert_non_null(text);
 	assert_contains(text, ksim_url(k));
 	assert_int_equal(stop_own(k), 0);
+}
+
+/* Spec A.3: absent, 0 or false (any case) is false; anything else,
+ * even empty, is true. */
+static void
+x06_boolean_params(void **state)
+{
+	static const char *const off[] = { "false", "0", "FALSE", NULL };
+	static const char *const on[]
+	        = { "watch", "watch=", "watch=1", "watch=yes", NULL };
+	const char *ns = new_ns();
+	struct ksim_resp *r;
+
+	(void)state;
+	mk_cm(ns, "b", NULL);
+	for (int i = 0; off[i] != NULL; i++) {
+		json_object *l = get(
+		        200, S("%s?watch=%s", cm_path(ns, NULL), off[i]));
+
+		assert_string_equal(str_at(l, "kind"), "ConfigMapList");
+	}
+	for (int i = 0; on[i] != NULL; i++) {
+		const char *p = S(
+		        "%s?%s&timeoutSeconds=1", cm_path(ns, NULL), on[i]);
+
+		r = send_req(BASE, "GET", p, NULL, NULL, NULL);
+		if (r->code != 200
+		        || strncmp(r->body, "{\"type\":\"ADDED\"", 15) != 0) {
+			const char *m
+			        = S("%s: %ld %.300s", p, r->code, r->body);
+
+			ksim_resp_free(r);
+			fail_msg("not a watch: %s", m);
+		}
+		ksim_resp_free(r);
+	}
+}
+
+/* Spec A.7: request-body checks. */
+static void
+x07_body_checks(void **state)
+{
+	const char *ns = new_ns();
+	json_object *o = copy(mk_cm(ns, "c", NULL));
+	json_object *st;
+
+	(void)state;
+	set_str(o, "metadata.name", "other");
+	st = put(400, cm_path(ns, "c"), o);
+	check_status(st, 400, "BadRequest");
+	assert_contains(str_at(st, "message"),
+	        "the name of the object (other) does not match the name on "
+	        "the URL (c)");
+	st = patch(400, MERGE, cm_path(ns, "c"),
+	        "{\"metadata\":{\"name\":\"other\"}}");
+	check_status(st, 400, "BadRequest");
+	st = post(400, cm_path(ns, NULL),
+	        "{\"apiVersion\":\"v2\",\"kind\":\"ConfigMap\","
+	        "\"metadata\":{\"name\":\"d\"}}");
+	check_status(st, 400, "BadRequest");
+	assert_contains(str_at(st, "message"),
+	        "does not match the expected API version");
+	st = post(422, cm_path(ns, NULL),
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	        "\"metadata\":{}}");
+	check_status(st, 422, "Invalid");
+	assert_contains(str_at(st, "message"),
+	        "metadata.name: Required value: name or generateName is "
+	        "required");
+	st = patch(422, MERGE, S("%s?force=true", cm_path(ns, "c")),
+	        "{\"data\":{\"k\":\"v\"}}");
+	check_status(st, 422, "Invalid");
+}
+
+/* Spec A.7: fieldValidation Strict, Warn and Ignore. */
+static void
+x08_field_validation(void **state)
+{
+	static const char *const modes[] = { "Warn", "Ignore" };
+	const char *ns = new_ns();
+	const char *body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	                   "\"metadata\":{\"name\":\"%s\"},\"bogus\":1}";
+	json_object *st;
+
+	(void)state;
+	st = post(400, S("%s?fieldValidation=Strict", cm_path(ns, NULL)),
+	        S(body, "s"));
+	check_status(st, 400, "BadRequest");
+	assert_match("^strict decoding error:", str_at(st, "message"));
+	for (int i = 0; i < 2; i++) {
+		struct ksim_resp *r = send_req(BASE, "POST",
+		        S("%s?fieldValidation=%s", cm_path(ns, NULL),
+		                modes[i]),
+		        JSON, S(body, i ? "i" : "w"), NULL);
+		char *warn = keep_str(ksim_resp_header(r, "Warning"));
+		long code = r->code;
+
+		ksim_resp_free(r);
+		assert_int_equal(code, 201);
+		if (i == 0) {
+			assert_non_null(warn);
+			assert_match("^299 - \"", warn);
+		} else {
+			assert_null(warn);
+		}
+	}
 }
 
 /* Group fixtures */
@@ -2327,6 +2482,10 @@ main(void)
 		T(g52_deleted_after_finalizer),
 		T(x01_error_bodies_are_json_status),
 		T(x02_unknown_group),
+		T(x02b_scope_mismatch),
+		T(x06_boolean_params),
+		T(x07_body_checks),
+		T(x08_field_validation),
 		T(x03_bearer_token),
 		T(x04_tls),
 		T(x05_write_kubeconfig),

@@ -49,7 +49,9 @@ struct ksim_watch {
 	pthread_cond_t cv;
 	struct buf data; /* bytes not yet returned as lines */
 	struct buf all;  /* everything received */
-	long status;
+	struct buf hdr;  /* header lines of the final response */
+	long status;     /* final HTTP status, once all headers are in */
+	long pending;    /* status line seen, headers still coming */
 	bool ended;
 	atomic_bool cancel;
 	int lines;
@@ -415,11 +417,11 @@ ksim_resp_free(struct ksim_resp *r)
 	free(r);
 }
 
-char *
-ksim_resp_header(const struct ksim_resp *r, const char *name)
+static char *
+find_header(const char *headers, const char *name)
 {
 	size_t nlen = strlen(name);
-	const char *line = r->headers;
+	const char *line = headers;
 
 	while (line != NULL && *line != '\0') {
 		const char *eol = strchr(line, '\n');
@@ -442,6 +444,12 @@ ksim_resp_header(const struct ksim_resp *r, const char *name)
 		line = eol != NULL ? eol + 1 : NULL;
 	}
 	return (NULL);
+}
+
+char *
+ksim_resp_header(const struct ksim_resp *r, const char *name)
+{
+	return (find_header(r->headers, name));
 }
 
 char *
@@ -487,17 +495,23 @@ watch_header_cb(char *p, size_t size, size_t n, void *arg)
 	struct ksim_watch *w = arg;
 	long code = 0;
 
+	pthread_mutex_lock(&w->mu);
 	if (size * n > 9 && strncmp(p, "HTTP/", 5) == 0) {
 		const char *sp = memchr(p, ' ', size * n);
 
+		buf_reset(&w->hdr);
 		code = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
-		if (code >= 200) {
-			pthread_mutex_lock(&w->mu);
-			w->status = code;
-			pthread_cond_broadcast(&w->cv);
-			pthread_mutex_unlock(&w->mu);
-		}
 	}
+	buf_append(&w->hdr, p, size * n);
+	/* The blank line ends the header block: the status is final. */
+	if (size * n <= 2 && w->status == 0 && w->pending >= 200) {
+		w->status = w->pending;
+		pthread_cond_broadcast(&w->cv);
+	}
+	if (code != 0) {
+		w->pending = code;
+	}
+	pthread_mutex_unlock(&w->mu);
 	return (size * n);
 }
 
@@ -521,6 +535,9 @@ watch_main(void *arg)
 	CURLcode rc = curl_easy_perform(w->curl);
 
 	pthread_mutex_lock(&w->mu);
+	if (w->status == 0 && w->pending >= 200) {
+		w->status = w->pending;
+	}
 	w->ended = true;
 	w->end_ms = ksim_now_ms();
 	if (rc != CURLE_OK) {
@@ -545,6 +562,7 @@ ksim_watch_open(const char *base, const char *path, const char *const *headers)
 	pthread_cond_init(&w->cv, NULL);
 	buf_init(&w->data);
 	buf_init(&w->all);
+	buf_init(&w->hdr);
 	w->url = xasprintf("%s%s", base, path);
 	w->hdrs = make_headers(NULL, headers);
 	w->curl = c = curl_easy_init();
@@ -722,6 +740,17 @@ ksim_watch_body(struct ksim_watch *w)
 }
 
 char *
+ksim_watch_header(struct ksim_watch *w, const char *name)
+{
+	char *v;
+
+	pthread_mutex_lock(&w->mu);
+	v = find_header(buf_str(&w->hdr), name);
+	pthread_mutex_unlock(&w->mu);
+	return (v);
+}
+
+char *
 ksim_watch_error(struct ksim_watch *w)
 {
 	char *s;
@@ -744,6 +773,7 @@ ksim_watch_close(struct ksim_watch *w)
 	curl_slist_free_all(w->hdrs);
 	buf_fini(&w->data);
 	buf_fini(&w->all);
+	buf_fini(&w->hdr);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	free(w->error);

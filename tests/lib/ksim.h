@@ -69,9 +69,14 @@ int64_t ksim_now_ms(void);
  * ksim_watch_close(). */
 struct ksim_watch *ksim_watch_open(
         const char *base, const char *path, const char *const *headers);
-/* Waits up to timeout_ms for the HTTP status line; returns the status, or
- * 0 when none arrived (or the transfer failed). */
+/* Waits up to timeout_ms for the HTTP status line and headers of the final
+ * response; returns the status, or 0 when none arrived (or the transfer
+ * failed). */
 long ksim_watch_status(struct ksim_watch *w, int timeout_ms);
+/* Value of a response header of the stream (case-insensitive; valid once
+ * ksim_watch_status() returned non-zero), or NULL.  Caller frees with
+ * free(). */
+char *ksim_watch_header(struct ksim_watch *w, const char *name);
 /* The next complete line (ending in '\n') parsed as JSON, waiting up to
  * timeout_ms.  NULL on timeout or at the end of the stream.  Lines that are
  * not one JSON document are counted (ksim_watch_bad_lines) and skipped.
