@@ -765,6 +765,35 @@ resource(struct ksrv *ks, const struct kroute *rt, const struct kreq *rq,
 	}
 }
 
+const char *
+kverb_classify(const struct kreq *rq, char **plural)
+{
+	struct kroute rt;
+	const char *m = rq->method, *verb = "discovery";
+
+	kroute_parse(rq->path, &rt);
+	*plural = NULL;
+	if (rt.kind == KROUTE_RESOURCE) {
+		*plural = rt.plural;
+		rt.plural = NULL;
+		if (is_get(rq)) {
+			verb = rt.watch_path || kroute_qbool(kreq_q(rq, "watch"))
+			        ? "watch"
+			        : rt.name != NULL ? "get" : "list";
+		} else if (strcmp(m, "POST") == 0) {
+			verb = "create";
+		} else if (strcmp(m, "PUT") == 0) {
+			verb = "update";
+		} else if (strcmp(m, "PATCH") == 0) {
+			verb = "patch";
+		} else if (strcmp(m, "DELETE") == 0) {
+			verb = rt.name != NULL ? "delete" : "deletecollection";
+		}
+	}
+	kroute_fini(&rt);
+	return (verb);
+}
+
 void
 kverb_handle(struct ksrv *ks, const struct kreq *rq, struct kresp *rs)
 {
