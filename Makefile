@@ -57,6 +57,9 @@ LIBCOMMON    := $(BUILD)/libcommon.a
 
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%) \
 	     $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%)
+# Benchmark drivers (tests/bench/bench_*.c), run by tests/bench/*.sh.
+BENCH_SRCS := $(sort $(wildcard tests/bench/bench_*.c))
+BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BIN)/bench/%)
 
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
@@ -72,7 +75,7 @@ KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
 
-all: $(PROGS) $(UNIT_BINS)
+all: $(PROGS) $(UNIT_BINS) $(BENCH_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -91,6 +94,11 @@ $(BIN)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 $(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) \
 		-lmicrohttpd $(LDLIBS_ALL)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
@@ -160,7 +168,7 @@ run:
 	@echo "parts are issues 3, 4 and 6.  Today only the foundation exists."
 	@exit 2
 
-bench:
+bench: all
 	@if ls tests/bench/*.sh >/dev/null 2>&1; then \
 		for b in tests/bench/*.sh; do $$b || exit 1; done; \
 	else \

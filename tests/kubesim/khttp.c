@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,14 @@
 #include "common/xmalloc.h"
 #include "tests/kubesim/khttp.h"
 
-#define MAX_BODY (3 * 1024 * 1024)
+#define MAX_BODY   (3 * 1024 * 1024)
+#define MAX_ADMINS 16
+
+struct admin {
+	char *name;
+	khttp_admin_fn fn;
+	void *arg;
+};
 
 struct khttp {
 	struct ksrv *ks;
@@ -34,6 +42,12 @@ struct khttp {
 	char *token;
 	FILE *log;
 	pthread_mutex_t log_mu;
+	struct admin admins[MAX_ADMINS];
+	size_t nadmins;
+	khttp_filter_fn filter;
+	void *filter_arg;
+	khttp_accept_fn accept;
+	void *accept_arg;
 };
 
 /* Per-request state (MHD's con_cls). */
@@ -132,15 +146,9 @@ authorized(struct khttp *h, struct MHD_Connection *mc)
 }
 
 static void
-admin(struct khttp *h, const struct kreq *rq, struct kresp *rs)
+builtin_admin(struct khttp *h, const char *p, struct kresp *rs)
 {
-	const char *p = rq->path + strlen("/_kubesim/");
-
-	rs->verb = "admin";
-	if (strcmp(rq->method, "POST") != 0) {
-		kresp_error(rs, 405, "MethodNotAllowed",
-		        "admin endpoints take POST");
-	} else if (strcmp(p, "close-watches") == 0) {
+	if (strcmp(p, "close-watches") == 0) {
 		log_info("admin: closing every open watch");
 		kstore_kick(h->ks->st);
 		kresp_error(rs, 200, NULL, "watches closed");
@@ -154,6 +162,69 @@ admin(struct khttp *h, const struct kreq *rq, struct kresp *rs)
 	} else {
 		kresp_error(rs, 404, "NotFound", "no admin endpoint %s", p);
 	}
+}
+
+static void
+admin(struct khttp *h, const struct kreq *rq, struct kresp *rs)
+{
+	const char *p = rq->path + strlen("/_kubesim/");
+	size_t n = strcspn(p, "/");
+
+	rs->verb = "admin";
+	for (size_t i = 0; i < h->nadmins; i++) {
+		if (strlen(h->admins[i].name) == n &&
+		        strncmp(p, h->admins[i].name, n) == 0) {
+			h->admins[i].fn(h->admins[i].arg, rq,
+			        p[n] == '/' ? p + n + 1 : "", rs);
+			return;
+		}
+	}
+	if (strcmp(rq->method, "POST") != 0) {
+		kresp_error(rs, 405, "MethodNotAllowed",
+		        "admin endpoints take POST");
+		return;
+	}
+	builtin_admin(h, p, rs);
+}
+
+void
+khttp_admin_register(struct khttp *h, const char *name, khttp_admin_fn fn,
+        void *arg)
+{
+	if (h->nadmins == MAX_ADMINS) {
+		fatalx("khttp: too many admin endpoints");
+	}
+	h->admins[h->nadmins].name = xstrdup(name);
+	h->admins[h->nadmins].fn = fn;
+	h->admins[h->nadmins].arg = arg;
+	h->nadmins++;
+}
+
+void
+khttp_set_filter(struct khttp *h, khttp_filter_fn fn, void *arg)
+{
+	h->filter = fn;
+	h->filter_arg = arg;
+}
+
+void
+khttp_set_accept(struct khttp *h, khttp_accept_fn fn, void *arg)
+{
+	h->accept = fn;
+	h->accept_arg = arg;
+}
+
+static enum MHD_Result
+accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct khttp *h = cls;
+
+	(void)addr;
+	(void)len;
+	if (h->accept != NULL && !h->accept(h->accept_arg)) {
+		return (MHD_NO);
+	}
+	return (MHD_YES);
 }
 
 static ssize_t
@@ -201,6 +272,27 @@ send_response(struct MHD_Connection *mc, struct kresp *rs)
 	return (ret);
 }
 
+/* Runs the filter; true when it answered. */
+static bool
+filtered(struct khttp *h, const struct kreq *rq, struct kresp *rs)
+{
+	const char *verb;
+	char *plural = NULL;
+	bool answered;
+
+	if (h->filter == NULL) {
+		return (false);
+	}
+	verb = kverb_classify(rq, &plural);
+	answered = h->filter(h->filter_arg, rq, verb,
+	        plural != NULL ? plural : "", rs);
+	free(plural);
+	if (answered && rs->verb == NULL) {
+		rs->verb = verb;
+	}
+	return (answered);
+}
+
 static void
 serve(struct khttp *h, struct MHD_Connection *mc, struct conn *c,
         const char *url, const char *method, struct kresp *rs)
@@ -225,7 +317,7 @@ serve(struct khttp *h, struct MHD_Connection *mc, struct conn *c,
 		        "the request body exceeds %d bytes", MAX_BODY);
 	} else if (strncmp(url, "/_kubesim/", 10) == 0) {
 		admin(h, &rq, rs);
-	} else {
+	} else if (!filtered(h, &rq, rs)) {
 		kverb_handle(h->ks, &rq, rs);
 	}
 }
@@ -363,11 +455,18 @@ khttp_start(struct ksrv *ks, const struct khttp_opts *o, char *url,
 	if (o->cert_pem != NULL) {
 		flags |= MHD_USE_TLS;
 	}
-	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, h,
+	struct MHD_OptionItem tls[] = {
+	        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem},
+	        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->cert_pem},
+	        {MHD_OPTION_END, 0, NULL},
+	};
+	if (o->cert_pem == NULL) {
+		tls[0].option = MHD_OPTION_END;
+	}
+	h->d = MHD_start_daemon(flags, 0, accept_policy, h, handler, h,
 	        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_NOTIFY_COMPLETED,
 	        completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
-	        MHD_OPTION_HTTPS_MEM_KEY, o->cert_pem ? o->key_pem : NULL,
-	        MHD_OPTION_HTTPS_MEM_CERT, o->cert_pem, MHD_OPTION_END);
+	        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (h->d == NULL) {
 		log_warnx("cannot start the HTTP server");
 		goto fail;
@@ -403,6 +502,9 @@ khttp_stop(struct khttp *h)
 		fclose(h->log);
 	}
 	pthread_mutex_destroy(&h->log_mu);
+	for (size_t i = 0; i < h->nadmins; i++) {
+		free(h->admins[i].name);
+	}
 	free(h->token);
 	free(h);
 }

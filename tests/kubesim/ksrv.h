@@ -106,6 +106,11 @@ void ksrv_free(struct ksrv *ks);
 /* The query value of name, or NULL. */
 const char *kreq_q(const struct kreq *rq, const char *name);
 
+/* The verb of a request ("get", "list", "watch", "create", "update",
+ * "patch", "delete", "deletecollection", "discovery") and, for resource
+ * paths, its plural in *plural (caller frees; NULL otherwise). */
+const char *kverb_classify(const struct kreq *rq, char **plural);
+
 /* Handles any route; fills rs (never fails; errors are Status bodies). */
 void kverb_handle(struct ksrv *ks, const struct kreq *rq, struct kresp *rs);
 
@@ -125,6 +130,7 @@ struct kwatch_spec {
 	bool bookmarks;             /* allowWatchBookmarks */
 	bool too_old;               /* only an ERROR 410 event */
 	int64_t deadline_ms;        /* monotonic end of the watch */
+	int table;                  /* -1, or Table rows (ktable_include) */
 };
 
 /*

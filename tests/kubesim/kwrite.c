@@ -677,16 +677,24 @@ choose_name(struct ksrv *ks, const struct kres *res, const char *ns,
 	return (409);
 }
 
-static void
-crd_after_write(struct ksrv *ks, json_object *crd)
+/* Serves a CRD before it is stored, so that a CRD the registry refuses
+ * (one that would take over a built-in resource) is answered 422 and
+ * never recorded as Established. */
+static int
+crd_install(struct ksrv *ks, const struct kres *res, json_object *crd,
+        struct kresp *rs)
 {
 	char err[256];
+	const char *name = jx_get_str(crd, "metadata.name");
 
-	if (kres_crd_install(ks->reg, crd, err, sizeof(err)) != 0) {
-		log_warnx("CRD %s not served: %s", jx_get_str(crd,
-		                                          "metadata.name"),
-		        err);
+	if (kres_crd_install(ks->reg, crd, err, sizeof(err)) == 0) {
+		return (0);
 	}
+	log_warnx("CRD %s not served: %s", name, err);
+	struct causes cs = {0};
+	cause_add(&cs, "spec", "FieldValueInvalid", "Invalid value: %s", err);
+	invalid(rs, res, name, &cs);
+	return (-1);
 }
 
 static bool
@@ -773,13 +781,15 @@ store_new(struct ksrv *ks, const struct kres *res, const char *ns,
 		json_object_put(obj);
 		return (201);
 	}
+	if (is_crd(res) && crd_install(ks, res, obj, rs) != 0) {
+		free(key);
+		json_object_put(obj);
+		return (422);
+	}
 	it = kstore_put(ks->st, c, key, obj);
 	free(key);
 	ksrv_send_item(rs, 201, res, it);
 	rs->rv = it->rv;
-	if (is_crd(res)) {
-		crd_after_write(ks, it->obj);
-	}
 	return (201);
 }
 
@@ -995,13 +1005,15 @@ commit(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 	if (deleting(new) && nfinalizers(new) == 0) {
 		return (finish_deletion(ks, res, cur, new, rs));
 	}
+	if (is_crd(res) && !status && !deleting(new) &&
+	        crd_install(ks, res, new, rs) != 0) {
+		json_object_put(new);
+		return (422);
+	}
 	struct kitem *it = kstore_put(
 	        ks->st, ksrv_coll(ks, res), cur->key, new);
 	ksrv_send_item(rs, 200, res, it);
 	rs->rv = it->rv;
-	if (is_crd(res) && !status) {
-		crd_after_write(ks, it->obj);
-	}
 	return (200);
 }
 
