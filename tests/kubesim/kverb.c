@@ -621,10 +621,10 @@ watch(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	sp.table = ktable_wanted(res, rq->accept)
 	        ? (int)ktable_include(kreq_q(rq, "includeObject"))
 	        : -1;
-	rs->watch = kwatch_new(ks, &sp);
 	rs->code = 200;
 	rs->ctype = sp.table >= 0 ? ktable_content_type() : "application/json";
 	rs->rv = sp.start_rv;
+	rs->watch = kwatch_new(ks, &sp);
 }
 
 /* The container whose log is asked for.  NULL with an answer in rs. */
