@@ -245,10 +245,10 @@ advance(struct kwatch *w)
 	} else if (w->init_bookmark) {
 		w->init_bookmark = false;
 		emit_bookmark(w, true);
-	} else if (w->ks->stopping || w->sp.res->gone) {
+	} else if (w->ks->stopping) {
 		w->done = true;
 	} else if (drain(w) == 0 && !w->done && w->out.len == 0) {
-		if (now >= w->sp.deadline_ms) {
+		if (now >= w->sp.deadline_ms || w->sp.res->gone) {
 			w->done = true;
 		} else if (w->sp.bookmarks &&
 		           (now >= w->next_bookmark ||
