@@ -52,7 +52,7 @@ if [ -z "$url" ]; then
 fi
 
 echo "== kubesim benchmark (${quick:-full}) against $url"
-"$BIN/bench/bench_kubesim" $quick "$url"
+"$BIN/bench/bench_kubesim" $quick --server-pid "$pid" "$url"
 rc=$?
 
 kill -TERM "$pid"
