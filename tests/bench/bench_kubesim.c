@@ -535,6 +535,21 @@ await_watchers(struct watcher *ws)
 	}
 }
 
+/* Waits for every watcher; when the last one got all its events. */
+static double
+join_watchers(struct watcher *ws)
+{
+	double tend = 0;
+
+	for (int i = 0; i < NWATCHERS; i++) {
+		pthread_join(ws[i].th, NULL);
+		if (ws[i].done_at > tend) {
+			tend = ws[i].done_at;
+		}
+	}
+	return (tend);
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -757,7 +772,7 @@ run_watch(
 	long want = (long)NCLIENTS * k->watch;
 	uint64_t *written = xcalloc((size_t)want, sizeof(*written));
 	char url[256], match[64];
-	double t0, tw, tend = 0, c0;
+	double t0, tw, tend, c0;
 	uint64_t rv;
 
 	if (create_namespace(&cls[0]) != 0
@@ -783,12 +798,7 @@ run_watch(
 	c0 = proc_cpu_us(pid);
 	t0 = now_s();
 	tw = run_phase(cls, PH_WATCH, k->watch);
-	for (int i = 0; i < NWATCHERS; i++) {
-		pthread_join(ws[i].th, NULL);
-		if (ws[i].done_at > tend) {
-			tend = ws[i].done_at;
-		}
-	}
+	tend = join_watchers(ws);
 	r->cpu_watch = cpu_per(c0, proc_cpu_us(pid), (double)want);
 	r->watch_writes = want / tw;
 	r->events = tend > t0 ? NWATCHERS * want / (tend - t0) : 0;
