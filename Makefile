@@ -98,7 +98,7 @@ $(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 
 $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) \
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)

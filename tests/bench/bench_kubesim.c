@@ -111,31 +111,6 @@ find_rv(const char *s)
 	return (strtoull(p + strlen("\"resourceVersion\":\""), NULL, 10));
 }
 
-/*
- * Link shims: the Makefile links tests/lib/testutil.o (which calls cmocka)
- * into every bench driver but not libcmocka.  Never called here; should
- * the bench rule gain -lcmocka, the library's definitions are simply
- * interposed by these.
- */
-void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void _fail(const char *file, int line);
-
-void
-print_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-void
-_fail(const char *file, int line)
-{
-	fprintf(stderr, "bench_kubesim: %s:%d: failure\n", file, line);
-	abort();
-}
 
 /* ---- the baseline server ---- */
 

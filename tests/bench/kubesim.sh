@@ -37,7 +37,7 @@ pid=$!
 url=
 i=0
 while [ $i -lt 100 ]; do
-	url=$(sed -n '1s/^listening on //p' "$tmp/out")
+	url=$(sed -n '1s/^listening on //p' "$tmp/out" 2>/dev/null)
 	[ -n "$url" ] && break
 	if ! kill -0 "$pid" 2>/dev/null; then
 		break
