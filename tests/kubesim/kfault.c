@@ -266,6 +266,9 @@ parse_ms(const char *v, int64_t max, int64_t *out)
 static int
 spec_verbs(struct rule *r, const char *v)
 {
+	if (v[0] == '\0') {
+		return (-1);
+	}
 	while (*v != '\0') {
 		size_t n = strcspn(v, "|");
 
