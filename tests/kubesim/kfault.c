@@ -859,7 +859,9 @@ admin_delete(struct kfault *f, const char *sub, struct kresp *rs)
 		kresp_error(rs, 404, "NotFound", "no fault rule %s", sub);
 		return;
 	}
-	log_info("fault: %zu rule(s) removed", n);
+	if (n > 0) {
+		log_info("fault: %zu rule(s) removed", n);
+	}
 	kresp_error(rs, 200, NULL, "%zu fault rule(s) removed", n);
 }
 
