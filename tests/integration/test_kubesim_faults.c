@@ -319,6 +319,42 @@ test_hang(void **state)
 	sim_stop(&s);
 }
 
+static void *
+hung_req(void *arg)
+{
+	struct hung *h = arg;
+	struct http r;
+
+	req(h->s, "GET", "/api/v1/namespaces/default/configmaps/x", NULL, &r);
+	buf_fini(&r.body);
+	h->code = r.rc == CURLE_OK ? r.code : -1;
+	return (NULL);
+}
+
+/* SIGTERM releases hung requests: the server stops promptly. */
+static void
+test_hang_shutdown(void **state)
+{
+	struct sim s;
+	struct hung h = { .s = &s };
+	struct timespec ts = { 0, 20 * 1000000 };
+	pthread_t t;
+	int64_t t0;
+
+	(void)state;
+	sim_start(&s, "--fault", "hang,verb=get", NULL);
+	t0 = timefmt_now_ms_mono();
+	assert_int_equal(pthread_create(&t, NULL, hung_req, &h), 0);
+	while (injected(&s) == 0) {
+		assert_true(timefmt_now_ms_mono() - t0 < 10000);
+		nanosleep(&ts, NULL);
+	}
+	sim_stop(&s);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(h.code == 504 || h.code == -1);
+	assert_true(timefmt_now_ms_mono() - t0 < 20000);
+}
+
 static void
 test_refuse(void **state)
 {
@@ -378,6 +414,7 @@ main(void)
 		cmocka_unit_test(test_429),
 		cmocka_unit_test(test_delay),
 		cmocka_unit_test(test_hang),
+		cmocka_unit_test(test_hang_shutdown),
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_bad_flag),
 	};

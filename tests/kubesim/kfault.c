@@ -690,12 +690,45 @@ json_int(json_object *v, int64_t lo, int64_t hi, int64_t *out)
 	return (0);
 }
 
-/* One member of the JSON rule. */
+/* The action members: code, delayMs, hang.  -2 for other keys. */
+static int
+json_action(struct rule *r, const char *k, json_object *v, int *nact)
+{
+	int64_t n = 0;
+	bool b;
+
+	if (strcmp(k, "code") == 0) {
+		if (json_int(v, 0, 999, &n) != 0) {
+			return (-1);
+		}
+		*nact += n != 0;
+		r->act = n != 0 ? ACT_ERROR : r->act;
+		r->code = (int)n;
+	} else if (strcmp(k, "delayMs") == 0) {
+		if (json_int(v, 0, MAX_DELAY_MS, &n) != 0) {
+			return (-1);
+		}
+		*nact += n != 0;
+		r->act = n != 0 ? ACT_DELAY : r->act;
+		r->delay_ms = n;
+	} else if (strcmp(k, "hang") == 0) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			return (-1);
+		}
+		b = json_object_get_boolean(v);
+		*nact += b;
+		r->act = b ? ACT_HANG : r->act;
+	} else {
+		return (-2);
+	}
+	return (0);
+}
+
+/* One member of the JSON rule: 0, -1 for a bad value, -2 if unknown. */
 static int
 json_member(struct rule *r, const char *k, json_object *v, int *nact)
 {
 	int64_t n = 0;
-	bool b;
 
 	if (strcmp(k, "verbs") == 0) {
 		return (json_verbs(r, v));
@@ -703,13 +736,6 @@ json_member(struct rule *r, const char *k, json_object *v, int *nact)
 		return (json_object_is_type(v, json_type_string)
 		                ? spec_resource(r, json_object_get_string(v))
 		                : -1);
-	} else if (strcmp(k, "code") == 0) {
-		if (json_int(v, 0, 999, &n) != 0) {
-			return (-1);
-		}
-		*nact += n != 0;
-		r->act = n != 0 ? ACT_ERROR : r->act;
-		r->code = (int)n;
 	} else if (strcmp(k, "rate") == 0) {
 		if (!json_object_is_type(v, json_type_int)
 		        && !json_object_is_type(v, json_type_double)) {
@@ -727,24 +753,10 @@ json_member(struct rule *r, const char *k, json_object *v, int *nact)
 			return (-1);
 		}
 		r->retry_after = (int)n;
-	} else if (strcmp(k, "delayMs") == 0) {
-		if (json_int(v, 0, MAX_DELAY_MS, &n) != 0) {
-			return (-1);
-		}
-		*nact += n != 0;
-		r->act = n != 0 ? ACT_DELAY : r->act;
-		r->delay_ms = n;
 	} else if (strcmp(k, "hangMs") == 0) {
 		return (json_int(v, 1, 86400000, &r->hang_ms));
-	} else if (strcmp(k, "hang") == 0) {
-		if (!json_object_is_type(v, json_type_boolean)) {
-			return (-1);
-		}
-		b = json_object_get_boolean(v);
-		*nact += b;
-		r->act = b ? ACT_HANG : r->act;
 	} else {
-		return (-2);
+		return (json_action(r, k, v, nact));
 	}
 	return (0);
 }
