@@ -857,8 +857,10 @@ kverb_handle(struct ksrv *ks, const struct kreq *rq, struct kresp *rs)
 	struct kroute rt;
 
 	kroute_parse(rq->path, &rt);
-	if (rt.kind == KROUTE_NONE || rt.kind == KROUTE_ADMIN ||
-	        rt.kind == KROUTE_OPENAPI_V2) {
+	if (rt.kind == KROUTE_OPENAPI_V2) {
+		kresp_error(rs, 404, "NotFound",
+		        "the server could not find the requested resource");
+	} else if (rt.kind == KROUTE_NONE || rt.kind == KROUTE_ADMIN) {
 		rs->code = 404;
 		rs->ctype = "text/plain; charset=utf-8";
 		buf_puts(&rs->body, "404 page not found\n");

@@ -593,6 +593,32 @@ custom_schema(const struct kres *res, json_object *obj,
 	return (0);
 }
 
+/* The Lease fields the real validation checks (spec C.9). */
+static void
+check_lease(const struct kres *res, json_object *obj, struct causes *cs)
+{
+	int64_t v;
+
+	if (!is(res, "coordination.k8s.io", "leases")) {
+		return;
+	}
+	if (jx_get(obj, "spec.leaseDurationSeconds") != NULL &&
+	        (jx_get_int(obj, "spec.leaseDurationSeconds", &v) != 0 ||
+	                v <= 0)) {
+		cause_add(cs, "spec.leaseDurationSeconds", "FieldValueInvalid",
+		        "Invalid value: %s: must be greater than 0",
+		        json_object_to_json_string(
+		                jx_get(obj, "spec.leaseDurationSeconds")));
+	}
+	if (jx_get(obj, "spec.leaseTransitions") != NULL &&
+	        (jx_get_int(obj, "spec.leaseTransitions", &v) != 0 || v < 0)) {
+		cause_add(cs, "spec.leaseTransitions", "FieldValueInvalid",
+		        "Invalid value: %s: must be greater than or equal to 0",
+		        json_object_to_json_string(
+		                jx_get(obj, "spec.leaseTransitions")));
+	}
+}
+
 /* Metadata and schema validation; 0 or an error code (422 included). */
 static int
 validate(struct ksrv *ks, const struct kres *res, json_object *obj,
@@ -605,6 +631,7 @@ validate(struct ksrv *ks, const struct kres *res, json_object *obj,
 	check_name(res, obj, &cs);
 	check_labels(obj, &cs);
 	check_owners(obj, &cs);
+	check_lease(res, obj, &cs);
 	code = custom_schema(res, obj, rq, &cs, rs);
 	if (code == 0 && is(res, "apiextensions.k8s.io",
 	                         "customresourcedefinitions")) {

@@ -16,6 +16,7 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "tests/kubesim/kfault.h"
 #include "tests/kubesim/khttp.h"
 #include "tests/kubesim/ksrv.h"
 #include "tests/lib/testcert.h"
@@ -27,6 +28,7 @@ struct args {
 	const char *kubeconfig;
 	enum log_format fmt;
 	int verbose;
+	struct kfault *faults; /* --fault, --fault-seed */
 };
 
 static void
@@ -38,7 +40,8 @@ usage(void)
 	        "               [--watch-history N] [--bookmark-interval D]\n"
 	        "               [--watch-timeout D] [--too-large-wait D]\n"
 	        "               [--controllers LIST] [--log-format text|json] "
-	        "[-v]\n");
+	        "[-v]\n"
+	        "               [--fault SPEC]... [--fault-seed N]\n");
 	exit(2);
 }
 
@@ -68,6 +71,30 @@ controllers_arg(struct args *a, const char *v)
 }
 
 static void
+fault_arg(struct args *a, const char *flag, const char *spec)
+{
+	char err[256];
+
+	if (kfault_add_spec(a->faults, spec, err, sizeof(err)) != 0) {
+		fprintf(stderr, "kubesim: %s %s: %s\n", flag, spec, err);
+		exit(2);
+	}
+}
+
+/* Ends hung requests (they wait for their rule's removal) before
+ * khttp_stop joins the connection threads. */
+static void
+faults_release(struct kfault *f)
+{
+	struct kreq rq = {.method = "DELETE", .path = "/_kubesim/faults"};
+	struct kresp rs;
+
+	kresp_init(&rs);
+	kfault_admin(f, &rq, "", &rs);
+	kresp_fini(&rs);
+}
+
+static void
 parse(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -83,10 +110,13 @@ parse(int argc, char **argv, struct args *a)
 	        {"controllers", required_argument, NULL, 'c'},
 	        {"log-format", required_argument, NULL, 'f'},
 	        {"verbose", no_argument, NULL, 'v'},
+	        {"fault", required_argument, NULL, 'F'},
+	        {"fault-seed", required_argument, NULL, 'S'},
 	        {NULL, 0, NULL, 0},
 	};
 	int ch;
 	long long n;
+	char *seed;
 
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (ch) {
@@ -114,6 +144,12 @@ parse(int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'v': a->verbose++; break;
+		case 'F': fault_arg(a, "--fault", optarg); break;
+		case 'S':
+			seed = xasprintf("seed=%s", optarg);
+			fault_arg(a, "--fault-seed", seed);
+			free(seed);
+			break;
 		default: usage();
 		}
 	}
@@ -185,6 +221,7 @@ main(int argc, char **argv)
 	sigset_t set;
 	int sig = 0;
 
+	a.faults = kfault_new();
 	parse(argc, argv, &a);
 	log_init("kubesim", a.fmt);
 	log_setverbose(a.verbose);
@@ -200,9 +237,13 @@ main(int argc, char **argv)
 	struct khttp *h = khttp_start(ks, &a.ho, url, sizeof(url));
 	if (h == NULL) {
 		ksrv_free(ks);
+		kfault_free(a.faults);
 		testcert_free(&tc);
 		return (1);
 	}
+	khttp_set_filter(h, kfault_filter, a.faults);
+	khttp_set_accept(h, kfault_accept, a.faults);
+	khttp_admin_register(h, "faults", kfault_admin, a.faults);
 	if (a.kubeconfig != NULL && write_kubeconfig(a.kubeconfig, url,
 	                                    a.tls ? tc.ca_cert : NULL,
 	                                    a.ho.token) != 0) {
@@ -213,7 +254,9 @@ main(int argc, char **argv)
 	log_info("listening on %s", url);
 	sigwait(&set, &sig);
 	log_info("signal %d: stopping", sig);
+	faults_release(a.faults);
 	khttp_stop(h);
+	kfault_free(a.faults);
 	ksrv_free(ks);
 	testcert_free(&tc);
 	return (0);
