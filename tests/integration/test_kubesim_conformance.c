@@ -1,10 +1,15 @@
 /*
- * test_kubesim_conformance.c: the black-box conformance suite of bin/kubesim
- * against section G (items 1 to 52) of the Kubernetes API spec
- * (/work/shared/spec/kube-api.md), plus bearer-token, TLS and kubeconfig
- * modes of the command line.  Every test talks HTTP to a running kubesim
- * through tests/lib/ksim; one server is shared by the group, and tests that
- * need a tiny history or other flags start their own.
+ * test_kubesim_conformance.c: the black-box conformance suite of bin/kubesim.
+ * g01..g52 are the items 1 to 52 of the checklist in section G of the
+ * Kubernetes API spec (/work/shared/spec/kube-api.md); x01..x17 check
+ * other rules of sections A, C and D (error bodies, scope, boolean
+ * parameters, body checks, field validation, Tables, OpenAPI stub,
+ * namespaces, leases, garbage collection, patches) and the bearer-token,
+ * TLS and kubeconfig modes of the command line.  Every test talks HTTP to
+ * a running kubesim through tests/lib/ksim; one server (started by the
+ * group setup) is shared, and tests that need a tiny history or other
+ * flags start their own.  CONFORMANCE_FILTER=<glob> runs only the matching
+ * tests.
  *
  * Memory: strings, parsed bodies, watches and extra servers made by a test
  * are kept in a per-test arena that the test teardown releases, so a failed
