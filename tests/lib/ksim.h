@@ -34,8 +34,8 @@ struct ksim_resp {
 	int64_t elapsed_ms; /* wall time of the request */
 };
 
-/* Starts $KUBESIM --listen 127.0.0.1:0 followed by args (NULL-terminated;
- * args may be NULL) and waits up to 10 s for "listening on URL" on its
+/* Starts $KUBESIM --listen 127.0.0.1:0 followed by args (NULL-terminated,
+ * at most 60; args may be NULL) and waits up to 10 s for "listening on URL" on its
  * stdout.  Later stdout lines are copied to stderr.  Returns the handle
  * (caller frees with ksim_stop()), or NULL with the reason on stderr. */
 struct ksim *ksim_start(const char *const *args);
