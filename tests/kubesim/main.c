@@ -16,6 +16,7 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "tests/kubesim/kctrl.h"
 #include "tests/kubesim/khttp.h"
 #include "tests/kubesim/ksrv.h"
 #include "tests/lib/testcert.h"
@@ -27,6 +28,7 @@ struct args {
 	const char *kubeconfig;
 	enum log_format fmt;
 	int verbose;
+	unsigned loops; /* enum kctrl_loop */
 };
 
 static void
@@ -58,13 +60,12 @@ ms_arg(const char *flag, const char *v)
 static void
 controllers_arg(struct args *a, const char *v)
 {
-	a->so.gc = strstr(v, "all") != NULL || strstr(v, "gc") != NULL;
-	if (strcmp(v, "none") != 0 && strcmp(v, "all") != 0 &&
-	        strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
+	if (kctrl_parse(v, &a->loops) != 0) {
 		fprintf(stderr, "kubesim: --controllers: invalid list \"%s\"\n",
 		        v);
 		exit(2);
 	}
+	a->so.gc = (a->loops & KCTRL_GC) != 0;
 }
 
 static void
@@ -179,7 +180,8 @@ main(int argc, char **argv)
 	                         .bookmark_ms = 60000,
 	                         .too_large_wait_ms = 3000,
 	                         .gc = true},
-	        .ho = {.listen = "127.0.0.1:0"}};
+	        .ho = {.listen = "127.0.0.1:0"},
+	        .loops = KCTRL_ALL};
 	struct testcert tc = {0};
 	char url[256];
 	sigset_t set;
@@ -197,12 +199,15 @@ main(int argc, char **argv)
 		a.ho.key_pem = tc.server_key;
 	}
 	struct ksrv *ks = ksrv_new(&a.so);
+	struct kctrl *ctl = kctrl_start(ks, a.loops);
 	struct khttp *h = khttp_start(ks, &a.ho, url, sizeof(url));
 	if (h == NULL) {
+		kctrl_stop(ctl);
 		ksrv_free(ks);
 		testcert_free(&tc);
 		return (1);
 	}
+	khttp_admin_register(h, "kubelet", kctrl_admin, ctl);
 	if (a.kubeconfig != NULL && write_kubeconfig(a.kubeconfig, url,
 	                                    a.tls ? tc.ca_cert : NULL,
 	                                    a.ho.token) != 0) {
@@ -214,6 +219,7 @@ main(int argc, char **argv)
 	sigwait(&set, &sig);
 	log_info("signal %d: stopping", sig);
 	khttp_stop(h);
+	kctrl_stop(ctl);
 	ksrv_free(ks);
 	testcert_free(&tc);
 	return (0);
