@@ -665,9 +665,38 @@ test_job_ttl(void **state)
 }
 
 static void
+test_kubelet_admin(void **state)
+{
+	(void)state;
+	json_object_put(req("PUT", "/_kubesim/kubelet",
+	        "{\"rules\":[{\"labelSelector\":\"app=y\"}]}", 200));
+	json_object_put(req("PUT", "/_kubesim/kubelet", "{\"rules\":", 400));
+	json_object_put(req("PUT", "/_kubesim/kubelet",
+	        "{\"rules\":[{\"exitCode\":300}]}", 400));
+	json_object_put(req("PUT", "/_kubesim/kubelet",
+	        "{\"rules\":[{\"labelSelector\":\"a in (\"}]}", 400));
+	json_object_put(req("PUT", "/_kubesim/kubelet",
+	        "{\"rules\":[{\"runDuration\":\"soon\"}]}", 400));
+	json_object_put(req("POST", "/_kubesim/kubelet",
+	        "{\"rules\":[{\"colour\":\"red\"}]}", 400));
+	/* The rejected bodies left the rules alone. */
+	json_object *r = req("GET", "/_kubesim/kubelet", NULL, 200);
+	assert_int_equal(json_object_array_length(jx_get(r, "rules")), 1);
+	assert_string_equal(jx_get_str(r, "rules.0.labelSelector"), "app=y");
+	json_object_put(r);
+	r = req("DELETE", "/_kubesim/kubelet", NULL, 200);
+	assert_int_equal(json_object_array_length(jx_get(r, "rules")), 0);
+	json_object_put(r);
+	r = req("GET", "/_kubesim/kubelet", NULL, 200);
+	assert_int_equal(json_object_array_length(jx_get(r, "rules")), 0);
+	json_object_put(r);
+}
+
+static void
 test_kubelet_rules(void **state)
 {
 	long code;
+	int64_t n = 0;
 
 	(void)state;
 	make_ns("kr");
@@ -676,19 +705,6 @@ test_kubelet_rules(void **state)
 	        "\"app=x\",\"runDuration\":\"200ms\",\"exitCode\":3,"
 	        "\"logs\":{\"*\":\"ruled\\n\"}}]}",
 	        200));
-	json_object *r = req("GET", "/_kubesim/kubelet", NULL, 200);
-	assert_string_equal(jx_get_str(r, "rules.0.labelSelector"), "app=x");
-	json_object_put(r);
-	json_object_put(req("PUT", "/_kubesim/kubelet", "{\"rules\":", 400));
-	json_object_put(req("PUT", "/_kubesim/kubelet",
-	        "{\"rules\":[{\"exitCode\":300}]}", 400));
-	json_object_put(req("PUT", "/_kubesim/kubelet",
-	        "{\"rules\":[{\"labelSelector\":\"a in (\"}]}", 400));
-	/* The rejected bodies left the rules alone. */
-	r = req("GET", "/_kubesim/kubelet", NULL, 200);
-	assert_int_equal(json_object_array_length(jx_get(r, "rules")), 1);
-	json_object_put(r);
-
 	free(create("/api/v1/namespaces/kr/pods",
 	        "{\"metadata\":{\"name\":\"p\",\"labels\":{\"app\":\"x\"}},"
 	        "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{"
@@ -698,7 +714,6 @@ test_kubelet_rules(void **state)
 	        "\"name\":\"c\",\"image\":\"x\"}]}}"));
 	json_object *p = wait_str(
 	        "/api/v1/namespaces/kr/pods/p", "status.phase", "Failed");
-	int64_t n = 0;
 	assert_int_equal(jx_get_int(p,
 	                         "status.containerStatuses.0.state."
 	                         "terminated.exitCode",
@@ -721,9 +736,7 @@ test_kubelet_rules(void **state)
 	pause_ms(1300);
 	json_object_put(wait_str(
 	        "/api/v1/namespaces/kr/pods/srv", "status.phase", "Running"));
-	r = req("DELETE", "/_kubesim/kubelet", NULL, 200);
-	assert_int_equal(json_object_array_length(jx_get(r, "rules")), 0);
-	json_object_put(r);
+	json_object_put(req("DELETE", "/_kubesim/kubelet", NULL, 200));
 }
 
 static void
@@ -829,6 +842,7 @@ main(void)
 		cmocka_unit_test(test_job_failed),
 		cmocka_unit_test(test_job_deadline),
 		cmocka_unit_test(test_job_ttl),
+		cmocka_unit_test(test_kubelet_admin),
 		cmocka_unit_test(test_kubelet_rules),
 		cmocka_unit_test(test_deployment),
 		cmocka_unit_test(test_controllers_none),
