@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "tests/kubesim/kfault.h"
+#include "tests/kubesim/kctrl.h"
 #include "tests/kubesim/khttp.h"
 #include "tests/kubesim/ksrv.h"
 #include "tests/lib/testcert.h"
@@ -29,6 +30,7 @@ struct args {
 	enum log_format fmt;
 	int verbose;
 	struct kfault *faults; /* --fault, --fault-seed */
+	unsigned loops; /* enum kctrl_loop */
 };
 
 static void
@@ -61,13 +63,12 @@ ms_arg(const char *flag, const char *v)
 static void
 controllers_arg(struct args *a, const char *v)
 {
-	a->so.gc = strstr(v, "all") != NULL || strstr(v, "gc") != NULL;
-	if (strcmp(v, "none") != 0 && strcmp(v, "all") != 0 &&
-	        strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
+	if (kctrl_parse(v, &a->loops) != 0) {
 		fprintf(stderr, "kubesim: --controllers: invalid list \"%s\"\n",
 		        v);
 		exit(2);
 	}
+	a->so.gc = (a->loops & KCTRL_GC) != 0;
 }
 
 static void
@@ -215,7 +216,8 @@ main(int argc, char **argv)
 	                         .bookmark_ms = 60000,
 	                         .too_large_wait_ms = 3000,
 	                         .gc = true},
-	        .ho = {.listen = "127.0.0.1:0"}};
+	        .ho = {.listen = "127.0.0.1:0"},
+	        .loops = KCTRL_ALL};
 	struct testcert tc = {0};
 	char url[256];
 	sigset_t set;
@@ -234,8 +236,10 @@ main(int argc, char **argv)
 		a.ho.key_pem = tc.server_key;
 	}
 	struct ksrv *ks = ksrv_new(&a.so);
+	struct kctrl *ctl = kctrl_start(ks, a.loops);
 	struct khttp *h = khttp_start(ks, &a.ho, url, sizeof(url));
 	if (h == NULL) {
+		kctrl_stop(ctl);
 		ksrv_free(ks);
 		kfault_free(a.faults);
 		testcert_free(&tc);
@@ -244,6 +248,7 @@ main(int argc, char **argv)
 	khttp_set_filter(h, kfault_filter, a.faults);
 	khttp_set_accept(h, kfault_accept, a.faults);
 	khttp_admin_register(h, "faults", kfault_admin, a.faults);
+	khttp_admin_register(h, "kubelet", kctrl_admin, ctl);
 	if (a.kubeconfig != NULL && write_kubeconfig(a.kubeconfig, url,
 	                                    a.tls ? tc.ca_cert : NULL,
 	                                    a.ho.token) != 0) {
@@ -257,6 +262,7 @@ main(int argc, char **argv)
 	faults_release(a.faults);
 	khttp_stop(h);
 	kfault_free(a.faults);
+	kctrl_stop(ctl);
 	ksrv_free(ks);
 	testcert_free(&tc);
 	return (0);
