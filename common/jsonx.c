@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "common/xmalloc.h"
 
 #define TO_STRING_FLAGS                                                       \
@@ -392,22 +393,6 @@ jx_to_string(json_object *obj)
 	return (xstrdup(json_object_to_json_string_ext(obj, TO_STRING_FLAGS)));
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * Runs the tokener over s[0..len).  A number or literal at the very end
  * leaves json-c waiting for more input; one NUL byte then tells it the
@@ -452,13 +437,13 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 	size_t end;
 
 	if (s == NULL || len > (size_t)INT32_MAX - 1) {
-		set_err(err, errlen, "no input or input too large");
+		errmsg(err, errlen, "no input or input too large");
 		return (NULL);
 	}
 	/* JSON never holds a raw NUL, and json-c would read one as the end of
 	 * the input and report a misleading "truncated". */
 	if ((nul = memchr(s, '\0', len)) != NULL) {
-		set_err(err, errlen, "NUL byte at offset %zu",
+		errmsg(err, errlen, "NUL byte at offset %zu",
 		        (size_t)(nul - s));
 		return (NULL);
 	}
@@ -472,15 +457,15 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 	obj = tokenize(tok, s, len, &end);
 	e = json_tokener_get_error(tok);
 	if (obj == NULL && e == json_tokener_success) {
-		set_err(err, errlen, "document is null");
+		errmsg(err, errlen, "document is null");
 	} else if (obj == NULL) {
-		set_err(err, errlen, "%s at offset %zu",
+		errmsg(err, errlen, "%s at offset %zu",
 		        e == json_tokener_error_parse_eof
 		                ? "truncated input"
 		                : json_tokener_error_desc(e),
 		        end);
 	} else if (!only_space(s + end, len - end)) {
-		set_err(err, errlen, "trailing data at offset %zu", end);
+		errmsg(err, errlen, "trailing data at offset %zu", end);
 		json_object_put(obj);
 		obj = NULL;
 	}

@@ -20,6 +20,7 @@
 #include "common/backoff.h"
 #include "common/buf.h"
 #include "common/duration.h"
+#include "common/errmsg.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -78,22 +79,6 @@ struct shot {
 	int64_t delay_ms;
 	int64_t hang_ms;
 };
-
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0) {
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct kfault *
 kfault_new(void)
@@ -183,24 +168,24 @@ rule_check(struct rule *r, int nactions, char *err, size_t errlen)
 	const char *reason;
 
 	if (nactions != 1) {
-		errf(err, errlen,
+		errmsg(err, errlen,
 		        "want exactly one action (code=, delay= or "
 		        "hang), got %d",
 		        nactions);
 		return (-1);
 	}
 	if (r->act == ACT_ERROR && code_reason(r->code, &reason) != 0) {
-		errf(err, errlen, "code %d: want 500, 503, 429 or 504",
+		errmsg(err, errlen, "code %d: want 500, 503, 429 or 504",
 		        r->code);
 		return (-1);
 	}
 	if (r->retry_after != 0 && r->act == ACT_ERROR && r->code != 429
 	        && r->code != 503) {
-		errf(err, errlen, "retry-after needs code 429 or 503");
+		errmsg(err, errlen, "retry-after needs code 429 or 503");
 		return (-1);
 	}
 	if (r->retry_after != 0 && r->act != ACT_ERROR) {
-		errf(err, errlen, "retry-after needs an error code");
+		errmsg(err, errlen, "retry-after needs an error code");
 		return (-1);
 	}
 	if (r->act == ACT_ERROR && r->code == 429 && r->retry_after == 0) {
@@ -368,9 +353,9 @@ spec_parse(struct rule *r, const char *spec, char *err, size_t errlen)
 		}
 		rc = spec_item(r, item, eq != NULL ? eq + 1 : NULL, &nact);
 		if (rc == -2) {
-			errf(err, errlen, "unknown key \"%s\"", item);
+			errmsg(err, errlen, "unknown key \"%s\"", item);
 		} else if (rc != 0) {
-			errf(err, errlen, "bad value for \"%s\"%s%s", item,
+			errmsg(err, errlen, "bad value for \"%s\"%s%s", item,
 			        eq != NULL ? ": " : " (want key=value)",
 			        eq != NULL ? eq + 1 : "");
 		}
@@ -402,7 +387,7 @@ seed_spec(struct kfault *f, const char *spec, char *err, size_t errlen)
 	int64_t n;
 
 	if (parse_uint(spec + 5, INT64_MAX, &n) != 0) {
-		errf(err, errlen, "seed: want a non-negative integer");
+		errmsg(err, errlen, "seed: want a non-negative integer");
 		return (-1);
 	}
 	pthread_mutex_lock(&f->mu);
@@ -416,9 +401,9 @@ kfault_add_spec(struct kfault *f, const char *spec, char *err, size_t errlen)
 {
 	struct rule *r;
 
-	errf(err, errlen, "%s", "");
+	errmsg(err, errlen, "%s", "");
 	if (spec == NULL || spec[0] == '\0') {
-		errf(err, errlen, "empty fault spec");
+		errmsg(err, errlen, "empty fault spec");
 		return (-1);
 	}
 	if (strncmp(spec, "seed=", 5) == 0) {
@@ -767,17 +752,17 @@ json_rule(struct rule *r, json_object *o, char *err, size_t errlen)
 	int nact = 0, rc;
 
 	if (!json_object_is_type(o, json_type_object)) {
-		errf(err, errlen, "want a JSON object");
+		errmsg(err, errlen, "want a JSON object");
 		return (-1);
 	}
 	json_object_object_foreach(o, k, v)
 	{
 		rc = json_member(r, k, v, &nact);
 		if (rc == -2) {
-			errf(err, errlen, "unknown field \"%s\"", k);
+			errmsg(err, errlen, "unknown field \"%s\"", k);
 			return (-1);
 		} else if (rc != 0) {
-			errf(err, errlen, "bad value for \"%s\"", k);
+			errmsg(err, errlen, "bad value for \"%s\"", k);
 			return (-1);
 		}
 	}

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
+#include "common/errmsg.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "tests/kubesim/kpatch.h"
@@ -62,29 +63,6 @@ const struct kpatch_schema kpatch_default_schema = { kpatch_default_listkeys };
 
 #define SEO_PREFIX  "$setElementOrder/"
 #define DFPL_PREFIX "$deleteFromPrimitiveList/"
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	char *p;
-
-	if (err == NULL || errlen == 0) {
-		return;
-	}
-	va_start(ap, fmt);
-	(void)vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	/* Keys and paths come from the request: keep the message one line. */
-	for (p = err; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			*p = '?';
-		}
-	}
-}
 
 /* Deep copy; JSON null (NULL) stays NULL.  Caller owns the result. */
 static json_object *
@@ -144,12 +122,12 @@ check_depth(
         json_object *original, json_object *patch, char *err, size_t errlen)
 {
 	if (too_deep(original, KPATCH_MAX_DEPTH)) {
-		seterr(err, errlen, "object nested deeper than %d levels",
+		errmsg(err, errlen, "object nested deeper than %d levels",
 		        KPATCH_MAX_DEPTH);
 		return (-1);
 	}
 	if (too_deep(patch, KPATCH_MAX_DEPTH)) {
-		seterr(err, errlen, "patch nested deeper than %d levels",
+		errmsg(err, errlen, "patch nested deeper than %d levels",
 		        KPATCH_MAX_DEPTH);
 		return (-1);
 	}
@@ -195,7 +173,7 @@ kpatch_merge(
         json_object *original, json_object *patch, char *err, size_t errlen)
 {
 	if (patch == NULL) {
-		seterr(err, errlen, "merge patch is null");
+		errmsg(err, errlen, "merge patch is null");
 		return (NULL);
 	}
 	if (check_depth(original, patch, err, errlen) < 0) {
@@ -261,24 +239,24 @@ jptr_parse(json_object *str, const char *what, struct jptr *p, char *err,
 
 	memset(p, 0, sizeof(*p));
 	if (str == NULL || !json_object_is_type(str, json_type_string)) {
-		seterr(err, errlen, "%s must be a string", what);
+		errmsg(err, errlen, "%s must be a string", what);
 		return (-1);
 	}
 	s = json_object_get_string(str);
 	len = (size_t)json_object_get_string_len(str);
 	p->text = s;
 	if (len > KPATCH_MAX_POINTER) {
-		seterr(err, errlen, "%s longer than %d bytes", what,
+		errmsg(err, errlen, "%s longer than %d bytes", what,
 		        KPATCH_MAX_POINTER);
 		return (-1);
 	}
 	if (memchr(s, '\0', len) != NULL || (len > 0 && s[0] != '/')) {
-		seterr(err, errlen, "%s \"%.200s\" is not a JSON pointer",
+		errmsg(err, errlen, "%s \"%.200s\" is not a JSON pointer",
 		        what, s);
 		return (-1);
 	}
 	if (jptr_decode(s, len, p) < 0) {
-		seterr(err, errlen, "%s \"%.200s\": bad ~ escape", what, s);
+		errmsg(err, errlen, "%s \"%.200s\": bad ~ escape", what, s);
 		jptr_fini(p);
 		return (-1);
 	}
@@ -359,7 +337,7 @@ struct jop {
 static int
 missing(struct jop *op, const struct jptr *p)
 {
-	seterr(op->err, op->errlen,
+	errmsg(op->err, op->errlen,
 	        "%s operation does not apply: doc is missing path: "
 	        "\"%.200s\": missing value",
 	        op->name, p->text);
@@ -369,7 +347,7 @@ missing(struct jop *op, const struct jptr *p)
 static int
 bad_index(struct jop *op, const struct jptr *p)
 {
-	seterr(op->err, op->errlen,
+	errmsg(op->err, op->errlen,
 	        "%s operation does not apply: invalid array index in path "
 	        "\"%.200s\"",
 	        op->name, p->text);
@@ -412,14 +390,14 @@ too_big(struct jop *op, const struct jptr *p, json_object *val)
 	size_t depth = (size_t)measure(val, op->nodes);
 
 	if (p->n + depth > KPATCH_MAX_DEPTH) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "%s operation does not apply: result nested deeper "
 		        "than %d levels",
 		        op->name, KPATCH_MAX_DEPTH);
 		return (-1);
 	}
 	if (*op->nodes > KPATCH_MAX_NODES) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "%s operation does not apply: patch adds more than %d "
 		        "values",
 		        op->name, KPATCH_MAX_NODES);
@@ -487,7 +465,7 @@ do_remove(struct jop *op, json_object **doc, const struct jptr *p,
 	size_t i;
 
 	if (p->n == 0) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "%s operation does not apply: cannot remove the whole "
 		        "document",
 		        op->name);
@@ -568,7 +546,7 @@ op_move(struct jop *op, json_object **doc)
 		if (op->from.n == op->path.n) {
 			return (0);
 		}
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "move operation does not apply: \"%.200s\" is a child "
 		        "of \"%.200s\"",
 		        op->path.text, op->from.text);
@@ -600,7 +578,7 @@ op_test(struct jop *op, json_object **doc)
 		return (missing(op, &op->path));
 	}
 	if (!jx_equal(v, op->value)) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "testing value %.200s failed: "
 		        "test failed",
 		        op->path.text);
@@ -637,7 +615,7 @@ op_parse(json_object *o, size_t idx, struct jop *op)
 
 	if (!is_obj(o) || !json_object_object_get_ex(o, "op", &name)
 	        || !json_object_is_type(name, json_type_string)) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "operation %zu: not an object with a string \"op\"",
 		        idx);
 		return (-1);
@@ -649,7 +627,7 @@ op_parse(json_object *o, size_t idx, struct jop *op)
 		}
 	}
 	if (i == sizeof(names) / sizeof(names[0])) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "operation %zu: unexpected kind "
 		        "\"%.100s\"",
 		        idx, op->name);
@@ -668,7 +646,7 @@ op_parse(json_object *o, size_t idx, struct jop *op)
 	}
 	if ((i == 0 || i == 2 || i == 5)
 	        && !json_object_object_get_ex(o, "value", &op->value)) {
-		seterr(op->err, op->errlen,
+		errmsg(op->err, op->errlen,
 		        "operation %zu (%s): missing "
 		        "\"value\"",
 		        idx, op->name);
@@ -687,7 +665,7 @@ kpatch_json(
 	int rc = 0;
 
 	if (!is_arr(patch)) {
-		seterr(err, errlen,
+		errmsg(err, errlen,
 		        "json patch must be an array of operations");
 		return (NULL);
 	}
@@ -709,7 +687,7 @@ kpatch_json(
 		jptr_fini(&op.from);
 	}
 	if (rc == 0 && doc == NULL) {
-		seterr(err, errlen, "json patch result is null");
+		errmsg(err, errlen, "json patch result is null");
 		rc = -1;
 	}
 	if (rc < 0) {
@@ -769,7 +747,7 @@ listkey(struct smp *s)
 static int
 smp_fail(struct smp *s, const char *what)
 {
-	seterr(s->err, s->errlen, "strategic merge patch at \"%.200s\": %s",
+	errmsg(s->err, s->errlen, "strategic merge patch at \"%.200s\": %s",
 	        buf_str(&s->path), what);
 	return (-1);
 }
@@ -842,7 +820,7 @@ list_elem_keyed(struct smp *s, json_object *res, json_object *pe,
 
 	if (!is_obj(pe) || !json_object_object_get_ex(pe, key, &kv)
 	        || kv == NULL) {
-		seterr(s->err, s->errlen,
+		errmsg(s->err, s->errlen,
 		        "strategic merge patch at \"%.200s\": element does "
 		        "not contain declared merge key: %s",
 		        buf_str(&s->path), key);
@@ -1244,11 +1222,11 @@ kpatch_strategic(json_object *original, json_object *patch,
 	json_object *res = NULL;
 
 	if (!is_obj(patch)) {
-		seterr(err, errlen, "strategic merge patch must be an object");
+		errmsg(err, errlen, "strategic merge patch must be an object");
 		return (NULL);
 	}
 	if (original != NULL && !is_obj(original)) {
-		seterr(err, errlen,
+		errmsg(err, errlen,
 		        "strategic merge patch target is not an "
 		        "object");
 		return (NULL);
