@@ -80,10 +80,14 @@ struct kresp {
 
 void kresp_init(struct kresp *rs);
 void kresp_fini(struct kresp *rs);
-/* A Failure Status with code, reason and message; the Status object can be
- * completed with kstatus_* before kresp_status(). */
-void kresp_error(struct kresp *rs, int code, const char *reason,
+/* Answers a Status with code, reason and message; returns code. */
+int kresp_error(struct kresp *rs, int code, const char *reason,
         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 404 NotFound for the object name of res, worded as the real server
+ * ("configmaps \"x\" not found", "widgets.example.com \"x\" not found").
+ * Returns 404. */
+int kresp_not_found(struct kresp *rs, const struct kres *res,
+        const char *name);
 /* Sends st (taken) as the body with its code (and Retry-After). */
 void kresp_status(struct kresp *rs, json_object *st);
 /* Sends obj (borrowed) as JSON. */

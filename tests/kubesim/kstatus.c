@@ -144,7 +144,7 @@ kresp_status(struct kresp *rs, json_object *st)
 	json_object_put(st);
 }
 
-void
+int
 kresp_error(struct kresp *rs, int code, const char *reason, const char *fmt,
         ...)
 {
@@ -158,6 +158,26 @@ kresp_error(struct kresp *rs, int code, const char *reason, const char *fmt,
 	va_end(ap);
 	kresp_status(rs, kstatus_new(code, reason, msg != NULL ? msg : ""));
 	free(msg);
+	return (code);
+}
+
+int
+kresp_not_found(struct kresp *rs, const struct kres *res, const char *name)
+{
+	json_object *st;
+	char *msg;
+
+	if (res->group[0] != '\0') {
+		msg = xasprintf("%s.%s \"%s\" not found", res->plural,
+		        res->group, name);
+	} else {
+		msg = xasprintf("%s \"%s\" not found", res->plural, name);
+	}
+	st = kstatus_new(404, "NotFound", msg);
+	kstatus_details(st, name, res->group, res->plural, NULL);
+	kresp_status(rs, st);
+	free(msg);
+	return (404);
 }
 
 void

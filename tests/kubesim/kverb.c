@@ -83,24 +83,6 @@ not_found_page(struct kresp *rs)
 	        "the server could not find the requested resource");
 }
 
-static void
-obj_not_found(struct kresp *rs, const struct kres *res, const char *name)
-{
-	json_object *st;
-	char *msg;
-
-	if (res->group[0] != '\0') {
-		msg = xasprintf("%s.%s \"%s\" not found", res->plural,
-		        res->group, name);
-	} else {
-		msg = xasprintf("%s \"%s\" not found", res->plural, name);
-	}
-	st = kstatus_new(404, "NotFound", msg);
-	kstatus_details(st, name, res->group, res->plural, NULL);
-	kresp_status(rs, st);
-	free(msg);
-}
-
 /* The request body as JSON (or YAML).  NULL with an answer in rs. */
 static json_object *
 body_object(const struct kreq *rq, struct kresp *rs)
@@ -153,7 +135,7 @@ get_one(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	it = kstore_get(ksrv_coll(ks, res), key);
 	free(key);
 	if (it == NULL) {
-		obj_not_found(rs, res, rt->name);
+		kresp_not_found(rs, res, rt->name);
 		return;
 	}
 	if (ktable_wanted(res, rq->accept)) {
@@ -699,7 +681,7 @@ pod_log(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	free(key);
 	rs->verb = "get";
 	if (it == NULL) {
-		obj_not_found(rs, res, rt->name);
+		kresp_not_found(rs, res, rt->name);
 		return;
 	}
 	c = log_container(it->obj, kreq_q(rq, "container"), rs);

@@ -64,26 +64,6 @@ is(const struct kres *res, const char *group, const char *plural)
 	        strcmp(res->plural, plural) == 0);
 }
 
-static int
-fail(struct kresp *rs, int code, const char *reason, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static int
-fail(struct kresp *rs, int code, const char *reason, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0) {
-		msg = NULL;
-	}
-	va_end(ap);
-	kresp_status(rs, kstatus_new(code, reason, msg != NULL ? msg : ""));
-	free(msg);
-	return (code);
-}
-
 /* 422 Invalid for the object named name, with causes (freed). */
 static int
 invalid(struct kresp *rs, const struct kres *res, const char *name,
@@ -102,25 +82,6 @@ invalid(struct kresp *rs, const struct kres *res, const char *name,
 	kschema_causes_free(cs->c, cs->n);
 	memset(cs, 0, sizeof(*cs));
 	return (422);
-}
-
-static int
-not_found(struct kresp *rs, const struct kres *res, const char *name)
-{
-	json_object *st;
-	char *msg;
-
-	if (res->group[0] != '\0') {
-		msg = xasprintf("%s.%s \"%s\" not found", res->plural,
-		        res->group, name);
-	} else {
-		msg = xasprintf("%s \"%s\" not found", res->plural, name);
-	}
-	st = kstatus_new(404, "NotFound", msg);
-	kstatus_details(st, name, res->group, res->plural, NULL);
-	kresp_status(rs, st);
-	free(msg);
-	return (404);
 }
 
 /* "configmaps" or "leases.coordination.k8s.io" */
@@ -274,7 +235,7 @@ check_envelope(json_object *obj, const struct kres *res, struct kresp *rs)
 	const char *av, *kind;
 
 	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "the body of the request is not a JSON object"));
 	}
 	av = jx_get_str(obj, "apiVersion");
@@ -286,14 +247,14 @@ check_envelope(json_object *obj, const struct kres *res, struct kresp *rs)
 		        strncmp(av, res->group, (size_t)(sl - av)) == 0 &&
 		        res->group[sl - av] == '\0';
 		if (!same_group) {
-			return (fail(rs, 400, "BadRequest",
+			return (kresp_error(rs, 400, "BadRequest",
 			        "the API version in the data (%s) does not "
 			        "match the expected API version (%s)",
 			        av, res->api_version));
 		}
 	}
 	if (kind != NULL && strcmp(kind, res->kind) != 0) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "the kind in the data (%s) does not match the "
 		        "expected kind (%s)",
 		        kind, res->kind));
@@ -548,7 +509,7 @@ unknown_fields(const struct kreq *rq, struct buf *pruned, struct kresp *rs)
 	}
 	free(p);
 	if (fv != NULL && strcasecmp(fv, "Strict") == 0) {
-		code = fail(rs, 400, "BadRequest", "strict decoding error: %s",
+		code = kresp_error(rs, 400, "BadRequest", "strict decoding error: %s",
 		        buf_str(&msg));
 	} else if (fv == NULL || strcasecmp(fv, "Ignore") != 0) {
 		free(rs->warning);
@@ -732,7 +693,7 @@ check_namespace(struct ksrv *ks, const struct kres *res, const char *ns,
 	nsr = kres_find(ks->reg, "", "v1", "namespaces");
 	it = kstore_get(ksrv_coll(ks, nsr), ns);
 	if (it == NULL) {
-		return (not_found(rs, nsr, ns));
+		return (kresp_not_found(rs, nsr, ns));
 	}
 	if (deleting(it->obj)) {
 		json_object *st;
@@ -840,7 +801,7 @@ create_meta(struct ksrv *ks, const struct kres *res, const char *ns,
 	if (res->flags & KRES_NAMESPACED) {
 		if (bns != NULL && bns[0] != '\0' && ns != NULL &&
 		        strcmp(bns, ns) != 0) {
-			return (fail(rs, 400, "BadRequest",
+			return (kresp_error(rs, 400, "BadRequest",
 			        "the namespace of the provided object does not "
 			        "match the namespace sent on the request"));
 		}
@@ -849,12 +810,12 @@ create_meta(struct ksrv *ks, const struct kres *res, const char *ns,
 		mset(obj, "namespace", NULL);
 	}
 	if (rv != NULL && rv[0] != '\0') {
-		return (fail(rs, 500, "InternalError",
+		return (kresp_error(rs, 500, "InternalError",
 		        "resourceVersion should not be set on objects to be "
 		        "created"));
 	}
 	if (res->terminating) {
-		return (fail(rs, 405, "MethodNotAllowed",
+		return (kresp_error(rs, 405, "MethodNotAllowed",
 		        "create not allowed while custom resource definition "
 		        "is terminating"));
 	}
@@ -888,7 +849,7 @@ store_new(struct ksrv *ks, const struct kres *res, const char *ns,
 
 	if (kstore_get(c, key) != NULL) {
 		char *q = qualified(res);
-		int code = fail(rs, 409, "AlreadyExists",
+		int code = kresp_error(rs, 409, "AlreadyExists",
 		        "%s \"%s\" already exists", q, mstr(obj, "name"));
 		json_object *st = jx_parse(rs->body.data, rs->body.len, 0,
 		        NULL, 0);
@@ -1151,14 +1112,14 @@ check_identity(const struct kres *res, const char *ns, const char *name,
 	const char *bns = mstr(obj, "namespace");
 
 	if (bn != NULL && strcmp(bn, name) != 0) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "the name of the object (%s) does not match the name "
 		        "on the URL (%s)",
 		        bn, name));
 	}
 	if (res->flags & KRES_NAMESPACED && bns != NULL && bns[0] != '\0' &&
 	        strcmp(bns, ns) != 0) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "the namespace of the provided object does not match "
 		        "the namespace sent on the request"));
 	}
@@ -1217,7 +1178,7 @@ kwrite_update(struct ksrv *ks, const struct kres *res, const char *ns,
 			code = kwrite_create(ks, res, ns, obj, rq, rs);
 			rs->verb = "update";
 		} else {
-			code = not_found(rs, res, name);
+			code = kresp_not_found(rs, res, name);
 		}
 		json_object_put(obj);
 		return (code);
@@ -1274,7 +1235,7 @@ patch_options(const struct kres *res, const struct kreq *rq,
 	*pt = patch_type(rq->ctype);
 	if (*pt == P_BAD || (*pt == P_STRATEGIC &&
 	                            !(res->flags & KRES_STRATEGIC))) {
-		return (fail(rs, 415, "UnsupportedMediaType",
+		return (kresp_error(rs, 415, "UnsupportedMediaType",
 		        "the body of the request was in an unknown format - "
 		        "accepted media types include: "
 		        "application/json-patch+json, "
@@ -1285,12 +1246,12 @@ patch_options(const struct kres *res, const struct kreq *rq,
 		                : ""));
 	}
 	if (*pt != P_APPLY && kreq_q(rq, "force") != NULL) {
-		return (fail(rs, 422, "Invalid",
+		return (kresp_error(rs, 422, "Invalid",
 		        "PatchOptions.meta.k8s.io \"\" is invalid: force: "
 		        "Forbidden: may not be specified for non-apply patch"));
 	}
 	if (*pt == P_APPLY && (fm == NULL || fm[0] == '\0')) {
-		return (fail(rs, 422, "Invalid",
+		return (kresp_error(rs, 422, "Invalid",
 		        "PatchOptions.meta.k8s.io \"\" is invalid: "
 		        "fieldManager: Required value: is required for apply "
 		        "patch"));
@@ -1341,11 +1302,11 @@ kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
 	}
 	p = patch_body(rq, pt, err, sizeof(err));
 	if (p == NULL) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "error decoding patch: %s", err));
 	}
 	if (cur == NULL) {
-		code = not_found(rs, res, name);
+		code = kresp_not_found(rs, res, name);
 		if (pt == P_APPLY && !status &&
 		        json_object_is_type(p, json_type_object)) {
 			mset(p, "name", name);
@@ -1358,7 +1319,7 @@ kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
 	obj = apply_patch(cur->obj, p, pt, err, sizeof(err));
 	json_object_put(p);
 	if (obj == NULL) {
-		return (fail(rs, 422, "Invalid",
+		return (kresp_error(rs, 422, "Invalid",
 		        "the server rejected our request due to an error in our "
 		        "request: %s",
 		        err));
@@ -1406,7 +1367,7 @@ delete_options(const struct kreq *rq, struct delopts *o, struct kresp *rs)
 	o->body = jx_parse(rq->body, rq->body_len, 0, err, sizeof(err));
 	if (o->body == NULL ||
 	        !json_object_is_type(o->body, json_type_object)) {
-		return (fail(rs, 400, "BadRequest",
+		return (kresp_error(rs, 400, "BadRequest",
 		        "error decoding DeleteOptions: %s",
 		        o->body == NULL ? err : "not an object"));
 	}
@@ -1424,7 +1385,7 @@ static int
 check_delopts(struct delopts *o, struct kresp *rs)
 {
 	if (o->orphan_set && o->policy != NULL) {
-		return (fail(rs, 422, "Invalid",
+		return (kresp_error(rs, 422, "Invalid",
 		        "DeleteOptions.meta.k8s.io \"\" is invalid: "
 		        "propagationPolicy: Invalid value: \"%s\": "
 		        "orphanDependents and deletionPropagation cannot be "
@@ -1434,7 +1395,7 @@ check_delopts(struct delopts *o, struct kresp *rs)
 	if (o->policy != NULL && strcmp(o->policy, "Orphan") != 0 &&
 	        strcmp(o->policy, "Background") != 0 &&
 	        strcmp(o->policy, "Foreground") != 0) {
-		return (fail(rs, 422, "Invalid",
+		return (kresp_error(rs, 422, "Invalid",
 		        "DeleteOptions.meta.k8s.io \"\" is invalid: "
 		        "propagationPolicy: Unsupported value: \"%s\": "
 		        "supported values: \"Foreground\", \"Background\", "
@@ -1592,7 +1553,7 @@ kwrite_delete(struct ksrv *ks, const struct kres *res, const char *ns,
 		o.policy = policy;
 	}
 	if (code == 0 && cur == NULL) {
-		code = not_found(rs, res, name);
+		code = kresp_not_found(rs, res, name);
 	}
 	if (code == 0) {
 		code = check_preconditions(res, cur, &o, rs);
@@ -1619,7 +1580,7 @@ kwrite_delete_collection(struct ksrv *ks, const struct kres *res,
 	rs->verb = "deletecollection";
 	if (sel == NULL) {
 		free(prefix);
-		return (fail(rs, 400, "BadRequest", "%s", err));
+		return (kresp_error(rs, 400, "BadRequest", "%s", err));
 	}
 	kstore_list(ks->st, ksrv_coll(ks, res), prefix, 0, &items, &n);
 	buf_printf(&out, "{\"kind\":\"%s\",\"apiVersion\":\"%s\","
