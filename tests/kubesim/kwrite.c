@@ -1033,23 +1033,31 @@ bump_generation(const struct kres *res, json_object *cur, json_object *new)
 	set_int(new, "metadata.generation", gen);
 }
 
-/* Removes the object at key and answers 200 with what was submitted. */
-static int
-finish_deletion(struct ksrv *ks, const struct kres *res, struct kitem *cur,
-        json_object *new, struct kresp *rs)
+/* Removes cur from the store (cur is invalid afterwards) and runs the
+ * cleanups that follow a removal.  Returns the deletion's rv. */
+static uint64_t
+remove_item(struct ksrv *ks, const struct kres *res, struct kitem *cur)
 {
 	char *key = xstrdup(cur->key);
 	char *ns = xstrdup(mstr(cur->obj, "namespace") ?: "");
 	char *name = xstrdup(mstr(cur->obj, "name") ?: "");
 	uint64_t rv = kstore_delete(ks->st, ksrv_coll(ks, res), key);
 
-	kresp_json(rs, 200, new);
-	rs->rv = rv;
-	json_object_put(new);
 	after_remove(ks, res, ns, name);
 	free(key);
 	free(ns);
 	free(name);
+	return (rv);
+}
+
+/* Removes cur and answers 200 with what was submitted (new, taken). */
+static int
+finish_deletion(struct ksrv *ks, const struct kres *res, struct kitem *cur,
+        json_object *new, struct kresp *rs)
+{
+	kresp_json(rs, 200, new);
+	json_object_put(new);
+	rs->rv = remove_item(ks, res, cur);
 	return (200);
 }
 
@@ -1438,31 +1446,20 @@ check_preconditions(const struct kres *res, struct kitem *cur,
 	return (code);
 }
 
-/* Removes cur now and answers as the real server does. */
+/* Removes cur now and answers as the real server does: the object for
+ * pods, a Success Status for everything else. */
 static int
 remove_now(struct ksrv *ks, const struct kres *res, struct kitem *cur,
         struct kresp *rs)
 {
-	char *key = xstrdup(cur->key);
-	char *ns = xstrdup(mstr(cur->obj, "namespace") ?: "");
-	char *name = xstrdup(mstr(cur->obj, "name") ?: "");
-	char *uid = xstrdup(mstr(cur->obj, "uid") ?: "");
-	struct kitem *old = kitem_ref(cur);
-	uint64_t rv = kstore_delete(ks->st, ksrv_coll(ks, res), key);
-
 	if (is(res, "", "pods")) {
-		ksrv_send_item(rs, 200, res, old);
+		ksrv_send_item(rs, 200, res, cur);
 	} else {
-		kresp_status(rs,
-		        kstatus_success(name, res->group, res->plural, uid));
+		kresp_status(rs, kstatus_success(mstr(cur->obj, "name"),
+		                         res->group, res->plural,
+		                         mstr(cur->obj, "uid")));
 	}
-	rs->rv = rv;
-	kitem_unref(old);
-	after_remove(ks, res, ns, name);
-	free(key);
-	free(ns);
-	free(name);
-	free(uid);
+	rs->rv = remove_item(ks, res, cur);
 	return (200);
 }
 
@@ -1649,7 +1646,7 @@ ns_reap(struct ksrv *ks, const char *ns)
 	        !ns_empty(ks, ns)) {
 		return;
 	}
-	kstore_delete(ks->st, ksrv_coll(ks, nsr), ns);
+	remove_item(ks, nsr, it);
 }
 
 /* Deletes every object of namespace ns (the namespace controller). */
@@ -1737,10 +1734,7 @@ crd_reap(struct ksrv *ks, const char *crd)
 		commit(ks, crdr, it, new, false, NULL, &one);
 		kresp_fini(&one);
 	} else if (it != NULL && nfinalizers(it->obj) == 0) {
-		char *name = xstrdup(crd);
-		kstore_delete(ks->st, ksrv_coll(ks, crdr), name);
-		kres_crd_remove(ks->reg, name);
-		free(name);
+		remove_item(ks, crdr, it);
 	}
 }
 
