@@ -18,7 +18,8 @@ SAN	?=
 # missing ones (apt-get update only when something is missing).
 DEB_PKGS = gcc make pkg-config clang libclang-rt-14-dev \
 	libcurl4-openssl-dev libjson-c-dev libnng-dev libcmocka-dev \
-	libmicrohttpd-dev libseccomp-dev libyaml-dev libssl-dev openssl
+	libmicrohttpd-dev libseccomp-dev libyaml-dev libssl-dev openssl \
+	python3 python3-kubernetes
 
 PKGS	= libcurl json-c yaml-0.1 openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -112,6 +113,8 @@ deps:
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 			grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v kubectl >/dev/null 2>&1 || \
+		missing="$$missing kubernetes-client"; \
 	if [ -n "$$missing" ]; then \
 		echo "deps: installing$$missing"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
