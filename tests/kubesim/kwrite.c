@@ -75,7 +75,8 @@ invalid(struct kresp *rs, const struct kres *res, const char *name,
 	kschema_invalid_message(
 	        res->kind, res->group, name, cs->c, cs->n, &msg);
 	st = kstatus_new(422, "Invalid", buf_str(&msg));
-	kstatus_details(st, name, res->group, res->plural, NULL);
+	/* NewInvalid names the Kind here, not the resource */
+	kstatus_details(st, name, res->group, res->kind, NULL);
 	kstatus_causes(st, cs->c, cs->n);
 	kresp_status(rs, st);
 	buf_fini(&msg);
