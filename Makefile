@@ -98,7 +98,7 @@ $(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 
 $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) \
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
@@ -162,11 +162,11 @@ build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
 		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
 
-run:
-	@echo "make run: not available yet.  It will build sympoziumd, start"
-	@echo "kubesim with the CRDs and samples and run the operator; those"
-	@echo "parts are issues 3, 4 and 6.  Today only the foundation exists."
-	@exit 2
+# run: until the operator exists (issue 4), starts kubesim with the upstream
+# CRDs and samples applied and keeps it in the foreground.
+run: deps
+	@$(MAKE) --no-print-directory all
+	@BIN=$(BIN) tests/kubesim/make-run.sh
 
 bench: all
 	@if ls tests/bench/*.sh >/dev/null 2>&1; then \

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,11 +455,18 @@ khttp_start(struct ksrv *ks, const struct khttp_opts *o, char *url,
 	if (o->cert_pem != NULL) {
 		flags |= MHD_USE_TLS;
 	}
+	struct MHD_OptionItem tls[] = {
+	        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem},
+	        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->cert_pem},
+	        {MHD_OPTION_END, 0, NULL},
+	};
+	if (o->cert_pem == NULL) {
+		tls[0].option = MHD_OPTION_END;
+	}
 	h->d = MHD_start_daemon(flags, 0, accept_policy, h, handler, h,
 	        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_NOTIFY_COMPLETED,
 	        completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
-	        MHD_OPTION_HTTPS_MEM_KEY, o->cert_pem ? o->key_pem : NULL,
-	        MHD_OPTION_HTTPS_MEM_CERT, o->cert_pem, MHD_OPTION_END);
+	        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (h->d == NULL) {
 		log_warnx("cannot start the HTTP server");
 		goto fail;

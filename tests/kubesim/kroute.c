@@ -169,6 +169,9 @@ kroute_parse(const char *path, struct kroute *r)
 	if (r->kind == KROUTE_RESOURCE && r->sub != NULL && r->watch_path) {
 		r->kind = KROUTE_NONE;
 	}
+	if (r->kind == KROUTE_NONE) {
+		kroute_fini(r);
+	}
 	free(copy);
 }
 

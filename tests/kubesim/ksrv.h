@@ -130,6 +130,7 @@ struct kwatch_spec {
 	bool bookmarks;             /* allowWatchBookmarks */
 	bool too_old;               /* only an ERROR 410 event */
 	int64_t deadline_ms;        /* monotonic end of the watch */
+	int table;                  /* -1, or Table rows (ktable_include) */
 };
 
 /*

@@ -20,6 +20,7 @@
 #include "common/yamlj.h"
 #include "tests/kubesim/ksel.h"
 #include "tests/kubesim/ksrv.h"
+#include "tests/kubesim/ktable.h"
 
 #define LIST_INVALID "ListOptions.meta.k8s.io \"\" is invalid: "
 
@@ -153,6 +154,17 @@ get_one(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	free(key);
 	if (it == NULL) {
 		obj_not_found(rs, res, rt->name);
+		return;
+	}
+	if (ktable_wanted(res, rq->accept)) {
+		char rvs2[24];
+		snprintf(rvs2, sizeof(rvs2), "%" PRIu64, it->rv);
+		json_object *t = ktable_new(res, true, rvs2, NULL);
+		ktable_add(t, res, it->obj,
+		        ktable_include(kreq_q(rq, "includeObject")));
+		kresp_json(rs, 200, t);
+		rs->ctype = ktable_content_type();
+		json_object_put(t);
 		return;
 	}
 	ksrv_send_item(rs, 200, res, it);
@@ -415,19 +427,15 @@ list_snapshot(struct ksrv *ks, struct listq *q, struct kresp *rs)
 	return (0);
 }
 
-static void
-list_render(struct ksrv *ks, const struct kres *res, struct listq *q,
-        struct kitem **items, size_t n, struct ksel *ls,
-        struct ksel_fields *fs, struct kresp *rs)
+/* The items of one page: indexes into items, and whether more remain. */
+static size_t
+list_select(struct listq *q, struct kitem **items, size_t n, struct ksel *ls,
+        struct ksel_fields *fs, size_t *sel, bool *more)
 {
-	uint64_t snap = q->snap != 0 ? q->snap : kstore_rv(ks->st);
-	struct buf *b = &rs->body;
-	size_t count = 0, i = 0;
-	const char *last = NULL;
+	size_t count = 0;
 
-	buf_reset(b);
-	buf_puts(b, "{\"items\":[");
-	for (; i < n; i++) {
+	*more = false;
+	for (size_t i = 0; i < n; i++) {
 		if (q->after != NULL && strcmp(items[i]->key, q->after) <= 0) {
 			continue;
 		}
@@ -435,23 +443,69 @@ list_render(struct ksrv *ks, const struct kres *res, struct listq *q,
 			continue;
 		}
 		if (q->limit > 0 && (int64_t)count == q->limit) {
+			*more = true;
 			break;
 		}
-		buf_puts(b, count++ > 0 ? "," : "");
-		buf_append(b, items[i]->json, items[i]->len);
-		last = items[i]->key;
+		sel[count++] = i;
+	}
+	return (count);
+}
+
+static void
+list_table(const struct kres *res, const struct kreq *rq, uint64_t snap,
+        const char *cont, struct kitem **items, const size_t *sel,
+        size_t count, struct kresp *rs)
+{
+	char rv[24];
+	json_object *t;
+	enum ktable_include inc = ktable_include(kreq_q(rq, "includeObject"));
+
+	snprintf(rv, sizeof(rv), "%" PRIu64, snap);
+	t = ktable_new(res, true, rv, cont);
+	for (size_t k = 0; k < count; k++) {
+		ktable_add(t, res, items[sel[k]]->obj, inc);
+	}
+	kresp_json(rs, 200, t);
+	rs->ctype = ktable_content_type();
+	json_object_put(t);
+}
+
+static void
+list_render(struct ksrv *ks, const struct kres *res, const struct kreq *rq,
+        struct listq *q, struct kitem **items, size_t n, struct ksel *ls,
+        struct ksel_fields *fs, struct kresp *rs)
+{
+	uint64_t snap = q->snap != 0 ? q->snap : kstore_rv(ks->st);
+	size_t *sel = xreallocarray(NULL, n + 1, sizeof(*sel));
+	bool more;
+	size_t count = list_select(q, items, n, ls, fs, sel, &more);
+	char *cont = more ? token_encode(snap, items[sel[count - 1]]->key)
+	                  : NULL;
+	struct buf *b = &rs->body;
+
+	if (ktable_wanted(res, rq->accept)) {
+		list_table(res, rq, snap, cont, items, sel, count, rs);
+		free(cont);
+		free(sel);
+		return;
+	}
+	buf_reset(b);
+	buf_puts(b, "{\"items\":[");
+	for (size_t k = 0; k < count; k++) {
+		buf_puts(b, k > 0 ? "," : "");
+		buf_append(b, items[sel[k]]->json, items[sel[k]]->len);
 	}
 	buf_printf(b, "],\"kind\":\"%s\",\"apiVersion\":\"%s\","
 	              "\"metadata\":{\"resourceVersion\":\"%" PRIu64 "\"",
 	        res->list_kind, res->api_version, snap);
-	if (i < n && last != NULL) {
-		char *t = token_encode(snap, last);
-		buf_printf(b, ",\"continue\":\"%s\"", t);
-		free(t);
+	if (cont != NULL) {
+		buf_printf(b, ",\"continue\":\"%s\"", cont);
 	}
 	buf_puts(b, "}}");
 	rs->code = 200;
 	rs->ctype = "application/json";
+	free(cont);
+	free(sel);
 }
 
 static void
@@ -473,7 +527,7 @@ list(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 		            &items, &n) != 0) {
 			gone_list(rs);
 		} else {
-			list_render(ks, res, &q, items, n, ls, fs, rs);
+			list_render(ks, res, rq, &q, items, n, ls, fs, rs);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -564,10 +618,13 @@ watch(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	}
 	sp.ns_prefix = rt->ns != NULL ? xasprintf("%s/", rt->ns) : NULL;
 	sp.deadline_ms = watch_deadline(ks, rq);
-	rs->watch = kwatch_new(ks, &sp);
+	sp.table = ktable_wanted(res, rq->accept)
+	        ? (int)ktable_include(kreq_q(rq, "includeObject"))
+	        : -1;
 	rs->code = 200;
-	rs->ctype = "application/json";
+	rs->ctype = sp.table >= 0 ? ktable_content_type() : "application/json";
 	rs->rv = sp.start_rv;
+	rs->watch = kwatch_new(ks, &sp);
 }
 
 /* The container whose log is asked for.  NULL with an answer in rs. */
@@ -800,8 +857,10 @@ kverb_handle(struct ksrv *ks, const struct kreq *rq, struct kresp *rs)
 	struct kroute rt;
 
 	kroute_parse(rq->path, &rt);
-	if (rt.kind == KROUTE_NONE || rt.kind == KROUTE_ADMIN ||
-	        rt.kind == KROUTE_OPENAPI_V2) {
+	if (rt.kind == KROUTE_OPENAPI_V2) {
+		kresp_error(rs, 404, "NotFound",
+		        "the server could not find the requested resource");
+	} else if (rt.kind == KROUTE_NONE || rt.kind == KROUTE_ADMIN) {
 		rs->code = 404;
 		rs->ctype = "text/plain; charset=utf-8";
 		buf_puts(&rs->body, "404 page not found\n");

@@ -17,6 +17,7 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "tests/kubesim/ksrv.h"
+#include "tests/kubesim/ktable.h"
 
 #define BATCH         256
 #define PRE_DEADLINE  2000
@@ -33,6 +34,7 @@ struct kwatch {
 	struct kitem **init; /* initial ADDED, still to send */
 	size_t ninit, iinit;
 	bool init_bookmark;
+	bool table_defs_sent;
 	struct buf out;
 	size_t off;
 	bool done;
@@ -62,7 +64,17 @@ emit(struct kwatch *w, const char *type, const struct kitem *it)
 	const char *av = jx_get_str(it->obj, "apiVersion");
 
 	buf_printf(&w->out, "{\"type\":\"%s\",\"object\":", type);
-	if (av == NULL || strcmp(av, res->api_version) == 0) {
+	if (w->sp.table >= 0) {
+		char rv[24];
+		snprintf(rv, sizeof(rv), "%" PRIu64, it->rv);
+		json_object *t = ktable_new(res, !w->table_defs_sent, rv, NULL);
+		ktable_add(t, res, it->obj, (enum ktable_include)w->sp.table);
+		w->table_defs_sent = true;
+		buf_puts(&w->out, json_object_to_json_string_ext(t,
+		                          JSON_C_TO_STRING_PLAIN |
+		                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(t);
+	} else if (av == NULL || strcmp(av, res->api_version) == 0) {
 		buf_append(&w->out, it->json, it->len);
 	} else {
 		json_object *c = NULL;
@@ -233,10 +245,10 @@ advance(struct kwatch *w)
 	} else if (w->init_bookmark) {
 		w->init_bookmark = false;
 		emit_bookmark(w, true);
-	} else if (w->ks->stopping || w->sp.res->gone) {
+	} else if (w->ks->stopping) {
 		w->done = true;
 	} else if (drain(w) == 0 && !w->done && w->out.len == 0) {
-		if (now >= w->sp.deadline_ms) {
+		if (now >= w->sp.deadline_ms || w->sp.res->gone) {
 			w->done = true;
 		} else if (w->sp.bookmarks &&
 		           (now >= w->next_bookmark ||

@@ -448,7 +448,119 @@ check_name(const struct kres *res, json_object *obj, struct causes *cs)
 	        name, label ? "label" : "subdomain", label ? "" : " or '.'");
 }
 
-/* Schema processing of a custom resource.  Returns 0 or an error code. */
+/* Top-level fields of built-in kinds; anything else is an unknown field
+ * (the real server drops it when decoding into the typed object). */
+struct topkeys {
+	const char *plural;
+	const char *const *keys;
+};
+
+static const char *const k_cm[] = {"data", "binaryData", "immutable", NULL};
+static const char *const k_secret[] = {
+        "data", "stringData", "type", "immutable", NULL};
+static const char *const k_sa[] = {"secrets", "imagePullSecrets",
+        "automountServiceAccountToken", NULL};
+static const char *const k_event[] = {"involvedObject", "reason", "message",
+        "source", "firstTimestamp", "lastTimestamp", "count", "type",
+        "eventTime", "series", "action", "related", "reportingComponent",
+        "reportingInstance", "regarding", "note", "reportingController",
+        "deprecatedSource", "deprecatedFirstTimestamp",
+        "deprecatedLastTimestamp", "deprecatedCount", NULL};
+static const char *const k_role[] = {"rules", "aggregationRule", NULL};
+static const char *const k_binding[] = {"subjects", "roleRef", NULL};
+static const char *const k_spec[] = {"spec", "status", NULL};
+
+static const struct topkeys topkeys[] = {
+        {"configmaps", k_cm},
+        {"secrets", k_secret},
+        {"serviceaccounts", k_sa},
+        {"events", k_event},
+        {"roles", k_role},
+        {"clusterroles", k_role},
+        {"rolebindings", k_binding},
+        {"clusterrolebindings", k_binding},
+        {NULL, k_spec},
+};
+
+static bool
+in_list(const char *const *l, const char *k)
+{
+	for (size_t i = 0; l[i] != NULL; i++) {
+		if (strcmp(l[i], k) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Drops unknown top-level fields of a built-in object; their names go to
+ * pruned, comma-separated. */
+static void
+builtin_prune(const struct kres *res, json_object *obj, struct buf *pruned)
+{
+	static const char *const always[] = {
+	        "apiVersion", "kind", "metadata", NULL};
+	const struct topkeys *t = topkeys;
+	struct buf drop = BUF_INIT;
+
+	while (t->plural != NULL && strcmp(t->plural, res->plural) != 0) {
+		t++;
+	}
+	json_object_object_foreach(obj, k, v)
+	{
+		(void)v;
+		if (!in_list(always, k) && !in_list(t->keys, k)) {
+			buf_printf(&drop, "%s%s", drop.len ? "," : "", k);
+		}
+	}
+	if (drop.len == 0) {
+		buf_fini(&drop);
+		return;
+	}
+	char *save = NULL, *p = buf_detach(&drop, NULL);
+	for (char *f = strtok_r(p, ",", &save); f != NULL;
+	        f = strtok_r(NULL, ",", &save)) {
+		json_object_object_del(obj, f);
+		buf_printf(pruned, "%s%s", pruned->len ? "," : "", f);
+	}
+	free(p);
+}
+
+/* What fieldValidation asks for about the unknown fields in pruned:
+ * Strict is a 400, Warn (the default) a Warning header, Ignore nothing.
+ * Returns 0 or the error code. */
+static int
+unknown_fields(const struct kreq *rq, struct buf *pruned, struct kresp *rs)
+{
+	const char *fv = kreq_q(rq, "fieldValidation");
+	struct buf msg = BUF_INIT;
+	char *save = NULL, *p;
+	int code = 0;
+
+	if (pruned->len == 0) {
+		return (0);
+	}
+	p = buf_detach(pruned, NULL);
+	for (char *f = strtok_r(p, ",", &save); f != NULL;
+	        f = strtok_r(NULL, ",", &save)) {
+		buf_printf(&msg, "%sunknown field \"%s\"",
+		        msg.len > 0 ? ", " : "", f);
+	}
+	free(p);
+	if (fv != NULL && strcasecmp(fv, "Strict") == 0) {
+		code = fail(rs, 400, "BadRequest", "strict decoding error: %s",
+		        buf_str(&msg));
+	} else if (fv == NULL || strcasecmp(fv, "Ignore") != 0) {
+		free(rs->warning);
+		rs->warning = xasprintf("299 - \"%s\"", buf_str(&msg));
+	}
+	buf_fini(&msg);
+	return (code);
+}
+
+/* Defaulting, pruning and validation against the schema (custom
+ * resources) or the known top-level fields (built-ins).  Returns 0 or an
+ * error code; validation failures become causes. */
 static int
 custom_schema(const struct kres *res, json_object *obj,
         const struct kreq *rq, struct causes *cs, struct kresp *rs)
@@ -456,35 +568,21 @@ custom_schema(const struct kres *res, json_object *obj,
 	struct buf pruned = BUF_INIT;
 	struct kschema_cause *c = NULL;
 	size_t n = 0;
-	const char *fv = kreq_q(rq, "fieldValidation");
+	int code;
 
 	if (res->schema == NULL) {
-		return (0);
+		builtin_prune(res, obj, &pruned);
+		code = unknown_fields(rq, &pruned, rs);
+		buf_fini(&pruned);
+		return (code);
 	}
 	kschema_default(res->schema, obj);
-	if (kschema_prune(res->schema, obj, &pruned) > 0) {
-		struct buf msg = BUF_INIT;
-		char *save = NULL, *p = buf_detach(&pruned, NULL);
-
-		for (char *f = strtok_r(p, ",", &save); f != NULL;
-		        f = strtok_r(NULL, ",", &save)) {
-			buf_printf(&msg, "%sunknown field \"%s\"",
-			        msg.len > 0 ? ", " : "", f);
-		}
-		free(p);
-		if (fv != NULL && strcasecmp(fv, "Strict") == 0) {
-			int code = fail(rs, 400, "BadRequest",
-			        "strict decoding error: %s", buf_str(&msg));
-			buf_fini(&msg);
-			return (code);
-		}
-		if (fv == NULL || strcasecmp(fv, "Ignore") != 0) {
-			free(rs->warning);
-			rs->warning = xasprintf("299 - \"%s\"", buf_str(&msg));
-		}
-		buf_fini(&msg);
-	}
+	kschema_prune(res->schema, obj, &pruned);
+	code = unknown_fields(rq, &pruned, rs);
 	buf_fini(&pruned);
+	if (code != 0) {
+		return (code);
+	}
 	if (kschema_validate(res->schema, obj, &c, &n) == 1) {
 		for (size_t i = 0; i < n; i++) {
 			cause_add(cs, c[i].field, c[i].reason, "%s",
@@ -493,6 +591,32 @@ custom_schema(const struct kres *res, json_object *obj,
 		kschema_causes_free(c, n);
 	}
 	return (0);
+}
+
+/* The Lease fields the real validation checks (spec C.9). */
+static void
+check_lease(const struct kres *res, json_object *obj, struct causes *cs)
+{
+	int64_t v;
+
+	if (!is(res, "coordination.k8s.io", "leases")) {
+		return;
+	}
+	if (jx_get(obj, "spec.leaseDurationSeconds") != NULL &&
+	        (jx_get_int(obj, "spec.leaseDurationSeconds", &v) != 0 ||
+	                v <= 0)) {
+		cause_add(cs, "spec.leaseDurationSeconds", "FieldValueInvalid",
+		        "Invalid value: %s: must be greater than 0",
+		        json_object_to_json_string(
+		                jx_get(obj, "spec.leaseDurationSeconds")));
+	}
+	if (jx_get(obj, "spec.leaseTransitions") != NULL &&
+	        (jx_get_int(obj, "spec.leaseTransitions", &v) != 0 || v < 0)) {
+		cause_add(cs, "spec.leaseTransitions", "FieldValueInvalid",
+		        "Invalid value: %s: must be greater than or equal to 0",
+		        json_object_to_json_string(
+		                jx_get(obj, "spec.leaseTransitions")));
+	}
 }
 
 /* Metadata and schema validation; 0 or an error code (422 included). */
@@ -507,6 +631,7 @@ validate(struct ksrv *ks, const struct kres *res, json_object *obj,
 	check_name(res, obj, &cs);
 	check_labels(obj, &cs);
 	check_owners(obj, &cs);
+	check_lease(res, obj, &cs);
 	code = custom_schema(res, obj, rq, &cs, rs);
 	if (code == 0 && is(res, "apiextensions.k8s.io",
 	                         "customresourcedefinitions")) {
@@ -677,16 +802,24 @@ choose_name(struct ksrv *ks, const struct kres *res, const char *ns,
 	return (409);
 }
 
-static void
-crd_after_write(struct ksrv *ks, json_object *crd)
+/* Serves a CRD before it is stored, so that a CRD the registry refuses
+ * (one that would take over a built-in resource) is answered 422 and
+ * never recorded as Established. */
+static int
+crd_install(struct ksrv *ks, const struct kres *res, json_object *crd,
+        struct kresp *rs)
 {
 	char err[256];
+	const char *name = jx_get_str(crd, "metadata.name");
 
-	if (kres_crd_install(ks->reg, crd, err, sizeof(err)) != 0) {
-		log_warnx("CRD %s not served: %s", jx_get_str(crd,
-		                                          "metadata.name"),
-		        err);
+	if (kres_crd_install(ks->reg, crd, err, sizeof(err)) == 0) {
+		return (0);
 	}
+	log_warnx("CRD %s not served: %s", name, err);
+	struct causes cs = {0};
+	cause_add(&cs, "spec", "FieldValueInvalid", "Invalid value: %s", err);
+	invalid(rs, res, name, &cs);
+	return (-1);
 }
 
 static bool
@@ -773,13 +906,15 @@ store_new(struct ksrv *ks, const struct kres *res, const char *ns,
 		json_object_put(obj);
 		return (201);
 	}
+	if (is_crd(res) && crd_install(ks, res, obj, rs) != 0) {
+		free(key);
+		json_object_put(obj);
+		return (422);
+	}
 	it = kstore_put(ks->st, c, key, obj);
 	free(key);
 	ksrv_send_item(rs, 201, res, it);
 	rs->rv = it->rv;
-	if (is_crd(res)) {
-		crd_after_write(ks, it->obj);
-	}
 	return (201);
 }
 
@@ -995,13 +1130,15 @@ commit(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 	if (deleting(new) && nfinalizers(new) == 0) {
 		return (finish_deletion(ks, res, cur, new, rs));
 	}
+	if (is_crd(res) && !status && !deleting(new) &&
+	        crd_install(ks, res, new, rs) != 0) {
+		json_object_put(new);
+		return (422);
+	}
 	struct kitem *it = kstore_put(
 	        ks->st, ksrv_coll(ks, res), cur->key, new);
 	ksrv_send_item(rs, 200, res, it);
 	rs->rv = it->rv;
-	if (is_crd(res) && !status) {
-		crd_after_write(ks, it->obj);
-	}
 	return (200);
 }
 

@@ -16,6 +16,8 @@
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "tests/kubesim/kfault.h"
+#include "tests/kubesim/kctrl.h"
 #include "tests/kubesim/khttp.h"
 #include "tests/kubesim/ksrv.h"
 #include "tests/lib/testcert.h"
@@ -27,6 +29,8 @@ struct args {
 	const char *kubeconfig;
 	enum log_format fmt;
 	int verbose;
+	struct kfault *faults; /* --fault, --fault-seed */
+	unsigned loops; /* enum kctrl_loop */
 };
 
 static void
@@ -38,7 +42,8 @@ usage(void)
 	        "               [--watch-history N] [--bookmark-interval D]\n"
 	        "               [--watch-timeout D] [--too-large-wait D]\n"
 	        "               [--controllers LIST] [--log-format text|json] "
-	        "[-v]\n");
+	        "[-v]\n"
+	        "               [--fault SPEC]... [--fault-seed N]\n");
 	exit(2);
 }
 
@@ -58,13 +63,36 @@ ms_arg(const char *flag, const char *v)
 static void
 controllers_arg(struct args *a, const char *v)
 {
-	a->so.gc = strstr(v, "all") != NULL || strstr(v, "gc") != NULL;
-	if (strcmp(v, "none") != 0 && strcmp(v, "all") != 0 &&
-	        strspn(v, "abcdefghijklmnopqrstuvwxyz,") != strlen(v)) {
+	if (kctrl_parse(v, &a->loops) != 0) {
 		fprintf(stderr, "kubesim: --controllers: invalid list \"%s\"\n",
 		        v);
 		exit(2);
 	}
+	a->so.gc = (a->loops & KCTRL_GC) != 0;
+}
+
+static void
+fault_arg(struct args *a, const char *flag, const char *spec)
+{
+	char err[256];
+
+	if (kfault_add_spec(a->faults, spec, err, sizeof(err)) != 0) {
+		fprintf(stderr, "kubesim: %s %s: %s\n", flag, spec, err);
+		exit(2);
+	}
+}
+
+/* Ends hung requests (they wait for their rule's removal) before
+ * khttp_stop joins the connection threads. */
+static void
+faults_release(struct kfault *f)
+{
+	struct kreq rq = {.method = "DELETE", .path = "/_kubesim/faults"};
+	struct kresp rs;
+
+	kresp_init(&rs);
+	kfault_admin(f, &rq, "", &rs);
+	kresp_fini(&rs);
 }
 
 static void
@@ -83,10 +111,13 @@ parse(int argc, char **argv, struct args *a)
 	        {"controllers", required_argument, NULL, 'c'},
 	        {"log-format", required_argument, NULL, 'f'},
 	        {"verbose", no_argument, NULL, 'v'},
+	        {"fault", required_argument, NULL, 'F'},
+	        {"fault-seed", required_argument, NULL, 'S'},
 	        {NULL, 0, NULL, 0},
 	};
 	int ch;
 	long long n;
+	char *seed;
 
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (ch) {
@@ -114,6 +145,12 @@ parse(int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'v': a->verbose++; break;
+		case 'F': fault_arg(a, "--fault", optarg); break;
+		case 'S':
+			seed = xasprintf("seed=%s", optarg);
+			fault_arg(a, "--fault-seed", seed);
+			free(seed);
+			break;
 		default: usage();
 		}
 	}
@@ -179,12 +216,14 @@ main(int argc, char **argv)
 	                         .bookmark_ms = 60000,
 	                         .too_large_wait_ms = 3000,
 	                         .gc = true},
-	        .ho = {.listen = "127.0.0.1:0"}};
+	        .ho = {.listen = "127.0.0.1:0"},
+	        .loops = KCTRL_ALL};
 	struct testcert tc = {0};
 	char url[256];
 	sigset_t set;
 	int sig = 0;
 
+	a.faults = kfault_new();
 	parse(argc, argv, &a);
 	log_init("kubesim", a.fmt);
 	log_setverbose(a.verbose);
@@ -197,12 +236,19 @@ main(int argc, char **argv)
 		a.ho.key_pem = tc.server_key;
 	}
 	struct ksrv *ks = ksrv_new(&a.so);
+	struct kctrl *ctl = kctrl_start(ks, a.loops);
 	struct khttp *h = khttp_start(ks, &a.ho, url, sizeof(url));
 	if (h == NULL) {
+		kctrl_stop(ctl);
 		ksrv_free(ks);
+		kfault_free(a.faults);
 		testcert_free(&tc);
 		return (1);
 	}
+	khttp_set_filter(h, kfault_filter, a.faults);
+	khttp_set_accept(h, kfault_accept, a.faults);
+	khttp_admin_register(h, "faults", kfault_admin, a.faults);
+	khttp_admin_register(h, "kubelet", kctrl_admin, ctl);
 	if (a.kubeconfig != NULL && write_kubeconfig(a.kubeconfig, url,
 	                                    a.tls ? tc.ca_cert : NULL,
 	                                    a.ho.token) != 0) {
@@ -213,7 +259,10 @@ main(int argc, char **argv)
 	log_info("listening on %s", url);
 	sigwait(&set, &sig);
 	log_info("signal %d: stopping", sig);
+	faults_release(a.faults);
 	khttp_stop(h);
+	kfault_free(a.faults);
+	kctrl_stop(ctl);
 	ksrv_free(ks);
 	testcert_free(&tc);
 	return (0);

@@ -1,0 +1,104 @@
+/*
+ * ksim.h: drives a running bin/kubesim from black-box tests.  Starts and
+ * stops the server process, sends one HTTP request at a time over libcurl
+ * and follows watch streams in a background thread.  Everything is bounded
+ * in time: requests time out, a watch read takes a timeout, stopping the
+ * server kills it after 5 s.
+ *
+ * The binary is $KUBESIM, else "bin/kubesim" (relative to the cwd).
+ * Functions that can fail return NULL or -1 after printing the reason on
+ * stderr; they never call cmocka, so the library suits any test.
+ */
+#ifndef KSIM_H
+#define KSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+struct ksim;
+struct ksim_watch;
+
+/* One HTTP answer.  Strings are NUL-terminated and never NULL. */
+struct ksim_resp {
+	long code;  /* HTTP status; 0 when the transfer failed */
+	char *body; /* response body ("" when empty) */
+	size_t body_len;
+	char *content_type; /* Content-Type ("" when absent) */
+	char *headers;      /* raw header lines of the final response */
+	json_object *json;  /* body parsed as JSON, or NULL */
+	char *error;        /* curl's error text when code is 0, else "" */
+	int64_t elapsed_ms; /* wall time of the request */
+};
+
+/* Starts $KUBESIM --listen 127.0.0.1:0 followed by args (NULL-terminated,
+ * at most 60; args may be NULL) and waits up to 10 s for "listening on URL" on its
+ * stdout.  Later stdout lines are copied to stderr.  Returns the handle
+ * (caller frees with ksim_stop()), or NULL with the reason on stderr. */
+struct ksim *ksim_start(const char *const *args);
+/* SIGTERM, then waits up to 5 s (SIGKILL after that) and frees k.
+ * Returns the exit status (0..255), 128 + signal when killed by a signal,
+ * or -1 when k is NULL or waitpid failed. */
+int ksim_stop(struct ksim *k);
+/* The URL of the server, e.g. "http://127.0.0.1:38211".  Borrowed. */
+const char *ksim_url(const struct ksim *k);
+pid_t ksim_pid(const struct ksim *k);
+
+/* Sends one request to base + path (path includes the query).  ctype NULL:
+ * no Content-Type; body NULL: no body; headers: NULL-terminated "Name:
+ * value" lines, or NULL.  TLS certificates are not verified.  timeout_ms
+ * <= 0 means 15 s.  Never NULL; caller frees with ksim_resp_free(). */
+struct ksim_resp *ksim_request(const char *base, const char *method,
+        const char *path, const char *ctype, const char *body,
+        const char *const *headers, int timeout_ms);
+void ksim_resp_free(struct ksim_resp *r);
+/* Value of response header name (case-insensitive), or NULL.  Caller frees
+ * with free(). */
+char *ksim_resp_header(const struct ksim_resp *r, const char *name);
+
+/* Percent-encodes s for a query value.  Caller frees with free(). */
+char *ksim_urlenc(const char *s);
+/* Monotonic clock in milliseconds. */
+int64_t ksim_now_ms(void);
+
+/* Opens a streaming GET of base + path in a background thread.  headers
+ * as for ksim_request().  Never NULL; caller frees with
+ * ksim_watch_close(). */
+struct ksim_watch *ksim_watch_open(
+        const char *base, const char *path, const char *const *headers);
+/* Waits up to timeout_ms for the HTTP status line and headers of the final
+ * response; returns the status, or 0 when none arrived (or the transfer
+ * failed). */
+long ksim_watch_status(struct ksim_watch *w, int timeout_ms);
+/* Value of a response header of the stream (case-insensitive; valid once
+ * ksim_watch_status() returned non-zero), or NULL.  Caller frees with
+ * free(). */
+char *ksim_watch_header(struct ksim_watch *w, const char *name);
+/* The next complete line (ending in '\n') parsed as JSON, waiting up to
+ * timeout_ms.  NULL on timeout or at the end of the stream.  Lines that are
+ * not one JSON document are counted (ksim_watch_bad_lines) and skipped.
+ * Caller frees with json_object_put(). */
+json_object *ksim_watch_next(struct ksim_watch *w, int timeout_ms);
+/* Waits up to timeout_ms for the stream to end; true when it ended. */
+bool ksim_watch_wait_end(struct ksim_watch *w, int timeout_ms);
+/* True once the transfer has finished (any reason). */
+bool ksim_watch_ended(struct ksim_watch *w);
+/* Monotonic ms at which the stream ended (0 while open). */
+int64_t ksim_watch_end_ms(struct ksim_watch *w);
+/* Lines that failed to parse, plus a trailing fragment without '\n' at
+ * the end of the stream. */
+int ksim_watch_bad_lines(struct ksim_watch *w);
+/* Number of complete lines received so far. */
+int ksim_watch_lines(struct ksim_watch *w);
+/* Everything received so far.  Caller frees with free(). */
+char *ksim_watch_body(struct ksim_watch *w);
+/* curl's result text once ended ("" for a clean end).  Caller frees with
+ * free(). */
+char *ksim_watch_error(struct ksim_watch *w);
+/* Cancels the transfer, joins the thread and frees w (NULL is fine). */
+void ksim_watch_close(struct ksim_watch *w);
+
+#endif
