@@ -785,6 +785,7 @@ list_rv(const char *ns)
 	expect_rc(kapi_list(C, &R_CM, ns, NULL, &list, &err), KAPI_OK, &err);
 	rv = xstrdup(str(list, "metadata.resourceVersion"));
 	json_object_put(list);
+	kapi_err_fini(&err);
 	return (rv);
 }
 
