@@ -225,6 +225,12 @@ get_names() {
 	run_expect 'alice-sandbox-run-001' get agentrun alice-sandbox-run-001
 }
 
+# Server-side Table (D.6): the CRD's additionalPrinterColumns.
+printer_columns() {
+	run_expect '^NAME +INSTANCE +PHASE +POD +AGE' get agentruns &&
+		out_has "$tmp/out" '^alice-sandbox-run-001 +alice '
+}
+
 widget_crd() {
 	cat >"$tmp/widget-crd.yaml" <<'EOF'
 apiVersion: apiextensions.k8s.io/v1
@@ -411,6 +417,7 @@ main_plain() {
 	check samples_invalid_schema_is_invalid apply_invalid_schema
 	check get_all_kinds_yaml get_all_yaml
 	check get_plural_singular_kind get_names
+	check get_printer_columns printer_columns
 	check widget_crd_and_cr widget_crd
 	check get_short_names get_short_names
 	check get_watch_new_row get_watch
