@@ -26,6 +26,7 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 
 #define START_TIMEOUT_MS 10000
@@ -73,10 +74,7 @@ init_curl(void)
 int64_t
 ksim_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (timefmt_now_ms_mono());
 }
 
 void
