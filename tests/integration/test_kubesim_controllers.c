@@ -1,176 +1,113 @@
 /*
  * test_kubesim_controllers.c: black-box tests of kubesim's emulated
- * control plane (tests/kubesim/kctrl.c) against a spawned bin/kubesim
- * ($KUBESIM): garbage collection with background, foreground and orphan
- * propagation, the Job controller (completion, backoff limit,
- * activeDeadlineSeconds, ttlSecondsAfterFinished), the kubelet stand-in
+ * control plane (tests/kubesim/kctrl.c) against bin/kubesim ($KUBESIM)
+ * driven through tests/lib/ksim: garbage collection with background,
+ * foreground and orphan propagation, the Job controller (completion, backoff
+ * limit, activeDeadlineSeconds, ttlSecondsAfterFinished), the kubelet stand-in
  * (pod phases, logs, annotations and /_kubesim/kubelet rules), Deployment
  * status and --controllers none; plus kctrl_parse in-process.  Every wait
  * is bounded (WAIT_MS).
  */
-#include <stdarg.h>
-#include <stddef.h>
 #include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
-#include <curl/curl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "common/buf.h"
 #include "common/jsonx.h"
-#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "tests/kubesim/kctrl.h"
+#include "tests/lib/ksim.h"
 
 #define WAIT_MS 10000
+#define REQ_MS  10000
+#define MERGE   "application/merge-patch+json"
 
-/* ---- a local kubesim helper ------------------------------------------- */
+/* ---- talking to kubesim ----------------------------------------------- */
 
-struct sim {
-	pid_t pid;
-	char url[128];
-};
+static struct ksim *K; /* the server the tests talk to */
 
-static struct sim main_sim;
-
-static int
-sim_start(struct sim *s, const char *controllers)
+static struct ksim *
+start(const char *controllers)
 {
-	const char *bin = getenv("KUBESIM") ?: "bin/kubesim";
-	int fd[2];
-	char line[256];
-	size_t n = 0;
+	const char *const args[] = { "--controllers", controllers, NULL };
 
-	if (pipe(fd) != 0) {
-		return (-1);
-	}
-	s->pid = fork();
-	if (s->pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		execl(bin, bin, "--controllers", controllers, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	while (n < sizeof(line) - 1 && timefmt_now_ms_mono() < end) {
-		struct pollfd p = { .fd = fd[0], .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0) {
-			continue;
-		}
-		if (read(fd[0], line + n, 1) != 1 || line[n] == '\n') {
-			break;
-		}
-		n++;
-	}
-	line[n] = '\0';
-	close(fd[0]);
-	if (sscanf(line, "listening on %127s", s->url) != 1) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, NULL, 0);
-		return (-1);
-	}
-	return (0);
+	return (ksim_start(args));
 }
 
-static void
-sim_stop(struct sim *s)
+/* One request to K; ctype NULL means JSON.  Caller frees with
+ * ksim_resp_free(). */
+static struct ksim_resp *
+http(const char *method, const char *path, const char *ctype, const char *body)
 {
-	int st = 0;
-
-	kill(s->pid, SIGTERM);
-	waitpid(s->pid, &st, 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	return (ksim_request(ksim_url(K), method, path,
+	        ctype ?: "application/json", body, NULL, REQ_MS));
 }
 
-static size_t
-on_data(char *p, size_t sz, size_t nm, void *arg)
+/* Frees r; returns its parsed body (caller frees). */
+static json_object *
+take_json(struct ksim_resp *r)
 {
-	buf_append(arg, p, sz * nm);
-	return (sz * nm);
-}
+	json_object *o = r->json;
 
-/* One request; returns the body (caller frees) and the status in *code. */
-static char *
-http(struct sim *s, const char *method, const char *path, const char *ctype,
-        const char *body, long *code)
-{
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
-	struct buf b = BUF_INIT;
-	char *url = xasprintf("%s%s", s->url, path);
-	char *hdr = xasprintf("Content-Type: %s", ctype ?: "application/json");
-
-	h = curl_slist_append(h, hdr);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	if (body != NULL) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	}
-	*code = 0;
-	if (curl_easy_perform(c) == CURLE_OK) {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, code);
-	}
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
-	free(url);
-	free(hdr);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
+	r->json = NULL;
+	ksim_resp_free(r);
+	return (o);
 }
 
 /* A request that must answer want; returns the parsed body. */
 static json_object *
 req(const char *method, const char *path, const char *body, long want)
 {
-	long code;
-	char *r = http(&main_sim, method, path, NULL, body, &code);
-	json_object *o = jx_parse(r, strlen(r), 0, NULL, 0);
+	struct ksim_resp *r = http(method, path, NULL, body);
 
-	if (code != want) {
-		fail_msg("%s %s: %ld (want %ld): %s", method, path, code, want,
-		        r);
+	if (r->code != want) {
+		fail_msg("%s %s: %ld (want %ld): %s", method, path, r->code,
+		        want, r->body);
 	}
-	free(r);
-	return (o);
+	return (take_json(r));
 }
 
 /* GET path: the object, or NULL on 404. */
 static json_object *
 get(const char *path)
 {
-	long code;
-	char *r = http(&main_sim, "GET", path, NULL, NULL, &code);
-	json_object *o
-	        = code == 200 ? jx_parse(r, strlen(r), 0, NULL, 0) : NULL;
+	struct ksim_resp *r = http("GET", path, NULL, NULL);
 
-	if (code != 200 && code != 404) {
-		fail_msg("GET %s: %ld: %s", path, code, r);
+	if (r->code != 200 && r->code != 404) {
+		fail_msg("GET %s: %ld: %s", path, r->code, r->body);
 	}
-	free(r);
-	return (o);
+	if (r->code != 200) {
+		ksim_resp_free(r);
+		return (NULL);
+	}
+	return (take_json(r));
 }
 
+/* A merge patch of path that must answer 200. */
 static void
-pause_ms(int ms)
+merge_patch(const char *path, const char *patch)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	struct ksim_resp *r = http("PATCH", path, MERGE, patch);
 
-	nanosleep(&ts, NULL);
+	assert_int_equal(r->code, 200);
+	ksim_resp_free(r);
+}
+
+/* GET path (a pod's log) must answer 200 with want. */
+static void
+check_log(const char *path, const char *want)
+{
+	struct ksim_resp *r = http("GET", path, NULL, NULL);
+
+	assert_int_equal(r->code, 200);
+	assert_string_equal(r->body, want);
+	ksim_resp_free(r);
 }
 
 static char *
@@ -192,20 +129,59 @@ make_ns(const char *ns)
 	free(b);
 }
 
+/* ---- bounded waits ---------------------------------------------------- */
+
+/* Whether o, the answer to a GET (NULL on 404), is what a wait wants. */
+typedef bool done_fn(json_object *o, const void *arg);
+
+/* GETs path every 20 ms until done(o, arg) holds and returns that o
+ * (caller frees); fails the test after WAIT_MS, saying what it waited
+ * for. */
+static json_object *
+wait_for(const char *path, done_fn *done, const void *arg, const char *what)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+
+	for (;;) {
+		json_object *o = get(path);
+		if (done(o, arg)) {
+			return (o);
+		}
+		json_object_put(o);
+		if (ksim_now_ms() > end) {
+			fail_msg(
+			        "%s: not %s after %d ms", path, what, WAIT_MS);
+		}
+		ksim_sleep_ms(20);
+	}
+}
+
+static bool
+is_gone(json_object *o, const void *arg)
+{
+	(void)arg;
+	return (o == NULL);
+}
+
 /* Waits until GET path is 404. */
 static void
 wait_gone(const char *path)
 {
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	json_object *o;
+	wait_for(path, is_gone, NULL, "gone");
+}
 
-	while ((o = get(path)) != NULL) {
-		json_object_put(o);
-		if (timefmt_now_ms_mono() > end) {
-			fail_msg("%s still exists", path);
-		}
-		pause_ms(20);
-	}
+struct field_want {
+	const char *field;
+	const char *want;
+};
+
+static bool
+field_is(json_object *o, const void *arg)
+{
+	const struct field_want *fw = arg;
+	const char *v = jx_get_str(o, fw->field);
+
+	return (v != NULL && strcmp(v, fw->want) == 0);
 }
 
 /* Waits until the string at field of GET path is want; returns the
@@ -213,20 +189,9 @@ wait_gone(const char *path)
 static json_object *
 wait_str(const char *path, const char *field, const char *want)
 {
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+	struct field_want fw = { field, want };
 
-	for (;;) {
-		json_object *o = get(path);
-		const char *v = jx_get_str(o, field);
-		if (v != NULL && strcmp(v, want) == 0) {
-			return (o);
-		}
-		json_object_put(o);
-		if (timefmt_now_ms_mono() > end) {
-			fail_msg("%s: %s never became %s", path, field, want);
-		}
-		pause_ms(20);
-	}
+	return (wait_for(path, field_is, &fw, want));
 }
 
 /* The condition of type in obj's status, or NULL.  Borrowed. */
@@ -245,25 +210,19 @@ condition(json_object *obj, const char *type)
 	return (NULL);
 }
 
+static bool
+condition_true(json_object *o, const void *type)
+{
+	json_object *c = condition(o, type);
+
+	return (c != NULL
+	        && strcmp(jx_get_str(c, "status") ?: "", "True") == 0);
+}
+
 static json_object *
 wait_condition(const char *path, const char *type)
 {
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-
-	for (;;) {
-		json_object *o = get(path);
-		json_object *c = condition(o, type);
-		if (c != NULL
-		        && strcmp(jx_get_str(c, "status") ?: "", "True")
-		                == 0) {
-			return (o);
-		}
-		json_object_put(o);
-		if (timefmt_now_ms_mono() > end) {
-			fail_msg("%s: no condition %s", path, type);
-		}
-		pause_ms(20);
-	}
+	return (wait_for(path, condition_true, type, type));
 }
 
 static size_t
@@ -338,6 +297,17 @@ ref(const char *name, const char *uid, bool block)
 	        name, uid, block ? ",\"blockOwnerDeletion\":true" : ""));
 }
 
+/* o exists (asserted) and has exactly one owner reference. */
+static bool
+one_owner(json_object *o, const void *arg)
+{
+	json_object *refs = jx_get(o, "metadata.ownerReferences");
+
+	(void)arg;
+	assert_non_null(o);
+	return (refs != NULL && json_object_array_length(refs) == 1);
+}
+
 static void
 test_gc_background(void **state)
 {
@@ -355,19 +325,8 @@ test_gc_background(void **state)
 	        "DELETE", "/api/v1/namespaces/gcb/configmaps/o1", NULL, 200));
 	wait_gone("/api/v1/namespaces/gcb/configmaps/d1");
 	/* d2 survives with only the live owner. */
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	json_object *d2;
-	for (;;) {
-		d2 = get("/api/v1/namespaces/gcb/configmaps/d2");
-		assert_non_null(d2);
-		json_object *refs = jx_get(d2, "metadata.ownerReferences");
-		if (refs != NULL && json_object_array_length(refs) == 1) {
-			break;
-		}
-		json_object_put(d2);
-		assert_true(timefmt_now_ms_mono() < end);
-		pause_ms(20);
-	}
+	json_object *d2 = wait_for("/api/v1/namespaces/gcb/configmaps/d2",
+	        one_owner, NULL, "with one owner");
 	assert_string_equal(
 	        jx_get_str(d2, "metadata.ownerReferences.0.uid"), u2);
 	json_object_put(d2);
@@ -386,71 +345,77 @@ test_gc_background(void **state)
 	free(both), free(one), free(three);
 }
 
+static bool
+gone_or_deleting(json_object *o, const void *arg)
+{
+	(void)arg;
+	return (o == NULL || jx_get(o, "metadata.deletionTimestamp") != NULL);
+}
+
+/* In a new namespace ns: ConfigMap "own", and "dep" owned by it
+ * (blockOwnerDeletion; dep_extra as for cm()); then deletes own with
+ * propagation policy.  Returns the DELETE answer (200). */
+static json_object *
+delete_owner(const char *ns, const char *dep_extra, const char *policy)
+{
+	char *path = xasprintf(CM "/own", ns);
+	char *body = xasprintf("{\"propagationPolicy\":\"%s\"}", policy);
+	char *u, *r, *refs;
+	json_object *o;
+
+	make_ns(ns);
+	u = cm(ns, "own", NULL, "");
+	r = ref("own", u, true);
+	refs = xasprintf("[%s]", r);
+	free(cm(ns, "dep", refs, dep_extra));
+	o = req("DELETE", path, body, 200);
+	free(u);
+	free(r);
+	free(refs);
+	free(path);
+	free(body);
+	return (o);
+}
+
 static void
 test_gc_foreground(void **state)
 {
 	(void)state;
-	make_ns("gcf");
-	char *u = cm("gcf", "own", NULL, "");
-	char *r = ref("own", u, true), *refs = xasprintf("[%s]", r);
-
-	free(cm("gcf", "dep", refs, ",\"finalizers\":[\"test.io/hold\"]"));
-	json_object *o = req("DELETE", "/api/v1/namespaces/gcf/configmaps/own",
-	        "{\"propagationPolicy\":\"Foreground\"}", 200);
+	json_object *o = delete_owner(
+	        "gcf", ",\"finalizers\":[\"test.io/hold\"]", "Foreground");
 	assert_non_null(jx_get(o, "metadata.deletionTimestamp"));
 	assert_string_equal(
 	        jx_get_str(o, "metadata.finalizers.0"), "foregroundDeletion");
 	json_object_put(o);
 	/* The dependent is deleted too; it stays (our finalizer), and so does
 	 * the owner. */
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	json_object *d;
-	while ((d = get("/api/v1/namespaces/gcf/configmaps/dep")) != NULL
-	        && jx_get(d, "metadata.deletionTimestamp") == NULL) {
-		json_object_put(d);
-		assert_true(timefmt_now_ms_mono() < end);
-		pause_ms(20);
-	}
+	json_object *d = wait_for("/api/v1/namespaces/gcf/configmaps/dep",
+	        gone_or_deleting, NULL, "being deleted");
 	assert_non_null(d);
 	json_object_put(d);
-	pause_ms(300);
+	ksim_sleep_ms(300);
 	o = get("/api/v1/namespaces/gcf/configmaps/own");
 	assert_non_null(o);
 	assert_string_equal(
 	        jx_get_str(o, "metadata.finalizers.0"), "foregroundDeletion");
 	json_object_put(o);
-	long code;
-	free(http(&main_sim, "PATCH", "/api/v1/namespaces/gcf/configmaps/dep",
-	        "application/merge-patch+json",
-	        "{\"metadata\":{\"finalizers\":null}}", &code));
-	assert_int_equal(code, 200);
+	merge_patch("/api/v1/namespaces/gcf/configmaps/dep",
+	        "{\"metadata\":{\"finalizers\":null}}");
 	wait_gone("/api/v1/namespaces/gcf/configmaps/dep");
 	wait_gone("/api/v1/namespaces/gcf/configmaps/own");
-	free(u);
-	free(r);
-	free(refs);
 }
 
 static void
 test_gc_orphan(void **state)
 {
 	(void)state;
-	make_ns("gco");
-	char *u = cm("gco", "own", NULL, "");
-	char *r = ref("own", u, true), *refs = xasprintf("[%s]", r);
-
-	free(cm("gco", "dep", refs, ""));
-	json_object_put(req("DELETE", "/api/v1/namespaces/gco/configmaps/own",
-	        "{\"propagationPolicy\":\"Orphan\"}", 200));
+	json_object_put(delete_owner("gco", "", "Orphan"));
 	wait_gone("/api/v1/namespaces/gco/configmaps/own");
 	json_object *d = get("/api/v1/namespaces/gco/configmaps/dep");
 	assert_non_null(d);
 	assert_null(jx_get(d, "metadata.ownerReferences"));
 	assert_null(jx_get(d, "metadata.deletionTimestamp"));
 	json_object_put(d);
-	free(u);
-	free(r);
-	free(refs);
 }
 
 /* ---- jobs and the kubelet --------------------------------------------- */
@@ -478,35 +443,42 @@ job(const char *ns, const char *name, const char *anns, const char *extra)
 	return (uid);
 }
 
+/* The list path of the job's pods.  Caller frees. */
+static char *
+pods_path(const char *ns, const char *job_name)
+{
+	return (xasprintf("/api/v1/namespaces/%s/pods?labelSelector="
+	                  "batch.kubernetes.io/job-name%%3D%s",
+	        ns, job_name));
+}
+
 static json_object *
 job_pods(const char *ns, const char *job_name)
 {
-	char *p = xasprintf("/api/v1/namespaces/%s/pods?labelSelector="
-	                    "batch.kubernetes.io/job-name%%3D%s",
-	        ns, job_name);
+	char *p = pods_path(ns, job_name);
 	json_object *l = get(p);
 
 	free(p);
 	return (l);
 }
 
-/* Waits until the job has at least one pod; returns the list. */
-static json_object *
-wait_pods(const char *ns, const char *job_name)
+static bool
+has_pods(json_object *list, const void *want_some)
 {
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+	return ((nitems(list) > 0) == *(const bool *)want_some);
+}
 
-	for (;;) {
-		json_object *l = job_pods(ns, job_name);
-		if (nitems(l) > 0) {
-			return (l);
-		}
-		json_object_put(l);
-		if (timefmt_now_ms_mono() > end) {
-			fail_msg("job %s/%s: no pod", ns, job_name);
-		}
-		pause_ms(20);
-	}
+/* Waits until the job has at least one pod (some) or none (!some);
+ * returns the list. */
+static json_object *
+wait_pods(const char *ns, const char *job_name, bool some)
+{
+	char *p = pods_path(ns, job_name);
+	json_object *l = wait_for(
+	        p, has_pods, &some, some ? "with pods" : "without pods");
+
+	free(p);
+	return (l);
 }
 
 static void
@@ -543,7 +515,7 @@ test_job_complete(void **state)
 	        "\"kubesim.sympozium.ai/run-duration\":\"600ms\","
 	        "\"kubesim.sympozium.ai/log\":\"hello world\\n\"",
 	        "");
-	json_object *l = wait_pods("jc", "j1");
+	json_object *l = wait_pods("jc", "j1", true);
 	json_object *pod = item(l, 0);
 	check_pod_meta(pod, uid);
 	char *ppath = xasprintf("/api/v1/namespaces/jc/pods/%s",
@@ -577,12 +549,8 @@ test_job_complete(void **state)
 	        "CompletionsReached");
 	json_object_put(j);
 
-	long code;
 	char *lp = xasprintf("%s/log", ppath);
-	char *log = http(&main_sim, "GET", lp, NULL, NULL, &code);
-	assert_int_equal(code, 200);
-	assert_string_equal(log, "hello world\n");
-	free(log);
+	check_log(lp, "hello world\n");
 	free(lp);
 	free(ppath);
 	free(uid);
@@ -630,20 +598,13 @@ test_job_deadline(void **state)
 	make_ns("jd");
 	free(job("jd", "jd", "\"kubesim.sympozium.ai/run-duration\":\"1h\"",
 	        ",\"activeDeadlineSeconds\":1"));
-	json_object *l = wait_pods("jd", "jd");
-	json_object_put(l);
+	json_object_put(wait_pods("jd", "jd", true));
 	json_object *j = wait_condition(
 	        "/apis/batch/v1/namespaces/jd/jobs/jd", "Failed");
 	assert_string_equal(jx_get_str(condition(j, "Failed"), "reason"),
 	        "DeadlineExceeded");
 	json_object_put(j);
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	while (nitems(l = job_pods("jd", "jd")) > 0) {
-		json_object_put(l);
-		assert_true(timefmt_now_ms_mono() < end);
-		pause_ms(20);
-	}
-	json_object_put(l);
+	json_object_put(wait_pods("jd", "jd", false));
 }
 
 static void
@@ -653,7 +614,7 @@ test_job_ttl(void **state)
 	make_ns("jt");
 	free(job("jt", "jt", "\"kubesim.sympozium.ai/run-duration\":\"100ms\"",
 	        ",\"ttlSecondsAfterFinished\":1"));
-	json_object *l = wait_pods("jt", "jt");
+	json_object *l = wait_pods("jt", "jt", true);
 	char *pp = xasprintf("/api/v1/namespaces/jt/pods/%s",
 	        jx_get_str(item(l, 0), "metadata.name"));
 	json_object_put(l);
@@ -695,7 +656,6 @@ test_kubelet_admin(void **state)
 static void
 test_kubelet_rules(void **state)
 {
-	long code;
 	int64_t n = 0;
 
 	(void)state;
@@ -725,25 +685,29 @@ test_kubelet_rules(void **state)
 	                            "terminated.reason"),
 	        "Error");
 	json_object_put(p);
-	char *log = http(&main_sim, "GET", "/api/v1/namespaces/kr/pods/p/log",
-	        NULL, NULL, &code);
-	assert_int_equal(code, 200);
-	assert_string_equal(log, "ruled\n");
-	free(log);
+	check_log("/api/v1/namespaces/kr/pods/p/log", "ruled\n");
 	/* restartPolicy Always without a run duration: Running for good. */
 	json_object_put(wait_str(
 	        "/api/v1/namespaces/kr/pods/srv", "status.phase", "Running"));
-	pause_ms(1300);
+	ksim_sleep_ms(1300);
 	json_object_put(wait_str(
 	        "/api/v1/namespaces/kr/pods/srv", "status.phase", "Running"));
 	json_object_put(req("DELETE", "/_kubesim/kubelet", NULL, 200));
 }
 
+static bool
+generation_2(json_object *o, const void *arg)
+{
+	int64_t n = 0;
+
+	(void)arg;
+	jx_get_int(o, "status.observedGeneration", &n);
+	return (n == 2);
+}
+
 static void
 test_deployment(void **state)
 {
-	long code;
-
 	(void)state;
 	make_ns("dp");
 	free(create("/apis/apps/v1/namespaces/dp/deployments",
@@ -763,23 +727,10 @@ test_deployment(void **state)
 	assert_string_equal(jx_get_str(condition(d, "Progressing"), "reason"),
 	        "NewReplicaSetAvailable");
 	json_object_put(d);
-	free(http(&main_sim, "PATCH",
-	        "/apis/apps/v1/namespaces/dp/deployments/d",
-	        "application/merge-patch+json", "{\"spec\":{\"replicas\":5}}",
-	        &code));
-	assert_int_equal(code, 200);
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	for (;;) {
-		d = get("/apis/apps/v1/namespaces/dp/deployments/d");
-		n = 0;
-		jx_get_int(d, "status.observedGeneration", &n);
-		if (n == 2) {
-			break;
-		}
-		json_object_put(d);
-		assert_true(timefmt_now_ms_mono() < end);
-		pause_ms(20);
-	}
+	merge_patch("/apis/apps/v1/namespaces/dp/deployments/d",
+	        "{\"spec\":{\"replicas\":5}}");
+	d = wait_for("/apis/apps/v1/namespaces/dp/deployments/d", generation_2,
+	        NULL, "at generation 2");
 	assert_int_equal(jx_get_int(d, "status.replicas", &n), 0);
 	assert_int_equal(n, 5);
 	json_object_put(d);
@@ -789,10 +740,11 @@ test_deployment(void **state)
 static void
 test_controllers_none(void **state)
 {
-	struct sim keep = main_sim;
+	struct ksim *keep = K, *none = start("none");
 
 	(void)state;
-	assert_int_equal(sim_start(&main_sim, "none"), 0);
+	assert_non_null(none);
+	K = none;
 	free(job("default", "idle", "", ""));
 	free(cm("default", "own", NULL, ""));
 	json_object *o
@@ -801,32 +753,30 @@ test_controllers_none(void **state)
 	assert_null(jx_get(o, "metadata.finalizers"));
 	json_object_put(o);
 	assert_null(get("/api/v1/namespaces/default/configmaps/own"));
-	pause_ms(500);
+	ksim_sleep_ms(500);
 	json_object *l = job_pods("default", "idle");
 	assert_int_equal(nitems(l), 0);
 	json_object_put(l);
 	json_object *j = get("/apis/batch/v1/namespaces/default/jobs/idle");
 	assert_null(jx_get(j, "status.startTime"));
 	json_object_put(j);
-	sim_stop(&main_sim);
-	main_sim = keep;
+	assert_int_equal(ksim_stop(K), 0);
+	K = keep;
 }
 
 static int
 setup(void **state)
 {
 	(void)state;
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	signal(SIGPIPE, SIG_IGN);
-	return (sim_start(&main_sim, "all"));
+	K = start("all");
+	return (K != NULL ? 0 : -1);
 }
 
 static int
 teardown(void **state)
 {
 	(void)state;
-	sim_stop(&main_sim);
-	curl_global_cleanup();
+	assert_int_equal(ksim_stop(K), 0);
 	return (0);
 }
 

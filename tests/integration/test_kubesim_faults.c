@@ -1,170 +1,87 @@
 /*
  * test_kubesim_faults.c: black-box tests of kubesim's fault injection.
- * Each test starts $KUBESIM (default bin/kubesim) with --fault flags,
- * reads `listening on URL` from its stdout, and talks HTTP to it with
- * libcurl: injected 503 and 429 answers, added latency, a hung request
- * released by removing its rule, and refused connections.  A small local
- * spawn/HTTP helper keeps this file self-contained.
+ * Each test starts $KUBESIM (default bin/kubesim) with --fault flags
+ * through tests/lib/ksim and talks HTTP to it: injected 503 and 429
+ * answers, added latency, a hung request released by removing its rule or
+ * by stopping the server, and refused connections.
  */
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
-#include <curl/curl.h>
 
-#include "common/buf.h"
 #include "common/jsonx.h"
-#include "common/timefmt.h"
+#include "tests/lib/ksim.h"
 #include "tests/lib/testutil.h"
 
-struct sim {
-	pid_t pid;
-	char url[256];
-};
+#define REQ_MS 30000
 
-struct http {
-	long code;
-	int retry_after; /* -1: no header */
-	struct buf body;
-	CURLcode rc;
-};
-
-static const char *
-kubesim_path(void)
+/* Starts kubesim --controllers none, with one --fault spec unless fault is
+ * NULL. */
+static struct ksim *
+start(const char *fault)
 {
-	const char *p = getenv("KUBESIM");
+	const char *args[] = { "--controllers", "none",
+		fault != NULL ? "--fault" : NULL, fault, NULL };
+	struct ksim *k = ksim_start(args);
 
-	return (p != NULL && p[0] != '\0' ? p : "bin/kubesim");
-}
-
-/* Starts kubesim with the NULL-terminated extra arguments. */
-static void
-sim_start(struct sim *s, ...)
-{
-	const char *argv[32] = { kubesim_path(), "--controllers", "none" };
-	size_t n = 3;
-	int fds[2];
-	FILE *f;
-	char line[300];
-	va_list ap;
-
-	va_start(ap, s);
-	while (n < 31 && (argv[n] = va_arg(ap, const char *)) != NULL) {
-		n++;
+	if (k == NULL) {
+		fail_msg("%s did not start", ksim_binary());
 	}
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(pipe(fds), 0);
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execv(argv[0], (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	assert_non_null(f);
-	if (fgets(line, sizeof(line), f) == NULL
-	        || sscanf(line, "listening on %255s", s->url) != 1) {
-		fclose(f);
-		fail_msg("%s did not start", argv[0]);
-	}
-	fclose(f);
+	return (k);
 }
 
 /* Stops kubesim; asserts a clean exit (no leaks under ASan). */
 static void
-sim_stop(struct sim *s)
+stop(struct ksim *k)
 {
-	int st = 0;
-
-	kill(s->pid, SIGTERM);
-	assert_int_equal(waitpid(s->pid, &st, 0), s->pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(ksim_stop(k), 0);
 }
 
-static size_t
-on_body(char *p, size_t sz, size_t n, void *arg)
+/* One request with a JSON Content-Type, on a connection of its own. */
+static struct ksim_resp *
+ask(const struct ksim *k, const char *method, const char *path,
+        const char *body)
 {
-	buf_append(arg, p, sz * n);
-	return (sz * n);
+	return (ksim_request(ksim_url(k), method, path, "application/json",
+	        body, NULL, REQ_MS));
 }
 
-static size_t
-on_header(char *p, size_t sz, size_t n, void *arg)
+/* The body of r parsed as JSON (caller frees); fails the test otherwise. */
+static json_object *
+take_json(struct ksim_resp *r)
 {
-	struct http *h = arg;
+	json_object *o = r->json;
 
-	if (sz * n > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
-		h->retry_after = atoi(p + 12);
+	if (o == NULL) {
+		fail_msg("not JSON: %s", r->body);
 	}
-	return (sz * n);
-}
-
-/* One request on a new connection.  The caller frees h->body. */
-static void
-req(const struct sim *s, const char *method, const char *path,
-        const char *body, struct http *h)
-{
-	CURL *c = curl_easy_init();
-	struct curl_slist *hd = NULL;
-	char *url = NULL;
-
-	buf_init(&h->body);
-	h->code = 0;
-	h->retry_after = -1;
-	assert_true(asprintf(&url, "%s%s", s->url, path) > 0);
-	hd = curl_slist_append(hd, "Content-Type: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
-	curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	if (body != NULL) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	}
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &h->body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
-	h->rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->code);
-	curl_slist_free_all(hd);
-	curl_easy_cleanup(c);
-	free(url);
+	r->json = NULL;
+	return (o);
 }
 
 /* A request that must get an answer; returns its code. */
 static long
-call(const struct sim *s, const char *method, const char *path,
+call(const struct ksim *k, const char *method, const char *path,
         const char *body, json_object **out)
 {
-	struct http h;
+	struct ksim_resp *r = ask(k, method, path, body);
+	long code = r->code;
 
-	req(s, method, path, body, &h);
-	if (h.rc != CURLE_OK) {
-		fail_msg("%s %s: %s", method, path, curl_easy_strerror(h.rc));
+	if (code == 0) {
+		fail_msg("%s %s: %s", method, path, r->error);
 	}
 	if (out != NULL) {
-		*out = testutil_json(buf_str(&h.body), 0);
+		*out = take_json(r);
 	}
-	buf_fini(&h.body);
-	return (h.code);
+	ksim_resp_free(r);
+	return (code);
 }
 
 static const char CM[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
@@ -183,211 +100,210 @@ cm(const char *name)
 static void
 test_create_503(void **state)
 {
-	struct sim s;
+	struct ksim *k;
 	json_object *o;
 	char *a = cm("a");
 
 	(void)state;
-	sim_start(&s, "--fault",
-	        "verb=create,resource=configmaps,code=503,"
-	        "rate=1",
-	        NULL);
-	assert_int_equal(call(&s, "POST", CM_PATH, a, &o), 503);
+	k = start("verb=create,resource=configmaps,code=503,rate=1");
+	assert_int_equal(call(k, "POST", CM_PATH, a, &o), 503);
 	assert_string_equal(jx_get_str(o, "kind"), "Status");
 	assert_string_equal(jx_get_str(o, "reason"), "ServiceUnavailable");
 	json_object_put(o);
-	assert_int_equal(call(&s, "POST", CM_PATH, a, NULL), 503);
+	assert_int_equal(call(k, "POST", CM_PATH, a, NULL), 503);
 	/* other verbs and resources are served */
-	assert_int_equal(call(&s, "GET", CM_PATH, NULL, NULL), 200);
-	assert_int_equal(call(&s, "POST", "/api/v1/namespaces/default/secrets",
+	assert_int_equal(call(k, "GET", CM_PATH, NULL, NULL), 200);
+	assert_int_equal(call(k, "POST", "/api/v1/namespaces/default/secrets",
 	                         "{\"metadata\":{\"name\":\"s\"}}", NULL),
 	        201);
-	assert_int_equal(call(&s, "GET", "/_kubesim/faults", NULL, &o), 200);
+	assert_int_equal(call(k, "GET", "/_kubesim/faults", NULL, &o), 200);
 	assert_int_equal(
 	        json_object_get_int(jx_get(o, "rules.0.injected")), 2);
 	json_object_put(o);
 	assert_int_equal(
-	        call(&s, "DELETE", "/_kubesim/faults", NULL, NULL), 200);
-	assert_int_equal(call(&s, "POST", CM_PATH, a, NULL), 201);
+	        call(k, "DELETE", "/_kubesim/faults", NULL, NULL), 200);
+	assert_int_equal(call(k, "POST", CM_PATH, a, NULL), 201);
 	free(a);
-	sim_stop(&s);
+	stop(k);
 }
 
 static void
 test_429(void **state)
 {
-	struct sim s;
-	struct http h;
+	struct ksim *k;
+	struct ksim_resp *r;
 	json_object *o;
+	char *ra;
 
 	(void)state;
-	sim_start(
-	        &s, "--fault", "verb=list|watch,code=429,retry-after=2", NULL);
-	req(&s, "GET", CM_PATH, NULL, &h);
-	assert_int_equal(h.rc, CURLE_OK);
-	assert_int_equal(h.code, 429);
-	assert_int_equal(h.retry_after, 2);
-	o = testutil_json(buf_str(&h.body), 0);
+	k = start("verb=list|watch,code=429,retry-after=2");
+	r = ask(k, "GET", CM_PATH, NULL);
+	assert_int_equal(r->code, 429);
+	ra = ksim_resp_header(r, "Retry-After");
+	assert_non_null(ra);
+	assert_int_equal(atoi(ra), 2);
+	free(ra);
+	o = take_json(r);
 	assert_string_equal(jx_get_str(o, "reason"), "TooManyRequests");
 	assert_int_equal(json_object_get_int(jx_get(o, "code")), 429);
 	assert_int_equal(
 	        json_object_get_int(jx_get(o, "details.retryAfterSeconds")),
 	        2);
 	json_object_put(o);
-	buf_fini(&h.body);
+	ksim_resp_free(r);
 	/* a get is not a list */
-	assert_int_equal(call(&s, "GET", CM_PATH "/x", NULL, NULL), 404);
-	sim_stop(&s);
+	assert_int_equal(call(k, "GET", CM_PATH "/x", NULL, NULL), 404);
+	stop(k);
 }
 
 static void
 test_delay(void **state)
 {
-	struct sim s;
+	struct ksim *k;
 	json_object *o;
 	int64_t t0;
 
 	(void)state;
-	sim_start(&s, NULL);
-	assert_int_equal(call(&s, "POST", "/_kubesim/faults",
+	k = start(NULL);
+	assert_int_equal(call(k, "POST", "/_kubesim/faults",
 	                         "{\"verbs\":[\"list\"],\"resource\":"
 	                         "\"configmaps\",\"delayMs\":300}",
 	                         &o),
 	        201);
 	assert_int_equal(json_object_get_int(jx_get(o, "delayMs")), 300);
 	json_object_put(o);
-	t0 = timefmt_now_ms_mono();
-	assert_int_equal(call(&s, "GET", CM_PATH, NULL, &o), 200);
-	assert_true(timefmt_now_ms_mono() - t0 >= 300);
+	t0 = ksim_now_ms();
+	assert_int_equal(call(k, "GET", CM_PATH, NULL, &o), 200);
+	assert_true(ksim_now_ms() - t0 >= 300);
 	assert_string_equal(jx_get_str(o, "kind"), "ConfigMapList");
 	json_object_put(o);
-	sim_stop(&s);
+	stop(k);
 }
 
+/* A GET sent from a thread into a hang rule. */
 struct hung {
-	const struct sim *s;
-	_Atomic long code;
+	struct ksim *k;
+	const char *path;
+	pthread_t thread;
+	int64_t t0;        /* monotonic ms when it was sent */
+	_Atomic long code; /* 0 while hanging, -1 when the transfer failed */
 };
 
 static void *
-hung_get(void *arg)
+hung_main(void *arg)
 {
 	struct hung *h = arg;
+	struct ksim_resp *r = ask(h->k, "GET", h->path, NULL);
 
-	h->code = call(h->s, "GET",
-	        "/apis/coordination.k8s.io/v1/namespaces/default/leases/x",
-	        NULL, NULL);
+	h->code = r->code != 0 ? r->code : -1;
+	ksim_resp_free(r);
 	return (NULL);
 }
 
 static int64_t
-injected(const struct sim *s)
+injected(const struct ksim *k)
 {
 	json_object *o;
 	int64_t n = -1;
 
-	assert_int_equal(call(s, "GET", "/_kubesim/faults", NULL, &o), 200);
+	assert_int_equal(call(k, "GET", "/_kubesim/faults", NULL, &o), 200);
 	jx_get_int(o, "rules.0.injected", &n);
 	json_object_put(o);
 	return (n);
 }
 
+/* Starts kubesim with the hang rule fault, sends GET path from a thread
+ * and waits (10 s at most) until the rule has caught it. */
+static void
+hang_start(struct hung *h, const char *fault, const char *path)
+{
+	h->k = start(fault);
+	h->path = path;
+	h->code = 0;
+	h->t0 = ksim_now_ms();
+	assert_int_equal(pthread_create(&h->thread, NULL, hung_main, h), 0);
+	while (injected(h->k) == 0) {
+		assert_true(ksim_now_ms() - h->t0 < 10000);
+		ksim_sleep_ms(20);
+	}
+}
+
+/* Joins the request's thread: it must have ended within 20 s of being
+ * sent.  Returns its code. */
+static long
+hang_join(struct hung *h)
+{
+	assert_int_equal(pthread_join(h->thread, NULL), 0);
+	assert_true(ksim_now_ms() - h->t0 < 20000);
+	return (h->code);
+}
+
 static void
 test_hang(void **state)
 {
-	struct sim s;
-	struct hung h = { .s = &s };
-	struct timespec ts = { 0, 20 * 1000000 };
-	pthread_t t;
-	int64_t t0;
+	struct hung h;
 
 	(void)state;
-	sim_start(&s, "--fault", "hang,resource=leases,count=1", NULL);
-	t0 = timefmt_now_ms_mono();
-	assert_int_equal(pthread_create(&t, NULL, hung_get, &h), 0);
-	while (injected(&s) == 0) {
-		assert_true(timefmt_now_ms_mono() - t0 < 10000);
-		nanosleep(&ts, NULL);
-	}
-	nanosleep(&ts, NULL);
+	hang_start(&h, "hang,resource=leases,count=1",
+	        "/apis/coordination.k8s.io/v1/namespaces/default/leases/x");
+	ksim_sleep_ms(20);
 	assert_int_equal(h.code, 0); /* still hanging */
 	assert_int_equal(
-	        call(&s, "DELETE", "/_kubesim/faults/1", NULL, NULL), 200);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(h.code, 504);
-	assert_true(timefmt_now_ms_mono() - t0 < 20000);
-	sim_stop(&s);
-}
-
-static void *
-hung_req(void *arg)
-{
-	struct hung *h = arg;
-	struct http r;
-
-	req(h->s, "GET", "/api/v1/namespaces/default/configmaps/x", NULL, &r);
-	buf_fini(&r.body);
-	h->code = r.rc == CURLE_OK ? r.code : -1;
-	return (NULL);
+	        call(h.k, "DELETE", "/_kubesim/faults/1", NULL, NULL), 200);
+	assert_int_equal(hang_join(&h), 504);
+	stop(h.k);
 }
 
 /* SIGTERM releases hung requests: the server stops promptly. */
 static void
 test_hang_shutdown(void **state)
 {
-	struct sim s;
-	struct hung h = { .s = &s };
-	struct timespec ts = { 0, 20 * 1000000 };
-	pthread_t t;
-	int64_t t0;
+	struct hung h;
+	long code;
 
 	(void)state;
-	sim_start(&s, "--fault", "hang,verb=get", NULL);
-	t0 = timefmt_now_ms_mono();
-	assert_int_equal(pthread_create(&t, NULL, hung_req, &h), 0);
-	while (injected(&s) == 0) {
-		assert_true(timefmt_now_ms_mono() - t0 < 10000);
-		nanosleep(&ts, NULL);
-	}
-	sim_stop(&s);
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_true(h.code == 504 || h.code == -1);
-	assert_true(timefmt_now_ms_mono() - t0 < 20000);
+	hang_start(&h, "hang,verb=get", CM_PATH "/x");
+	stop(h.k);
+	code = hang_join(&h);
+	assert_true(code == 504 || code == -1);
+}
+
+/* The code of GET CM_PATH, 0 when the connection failed. */
+static long
+get_code(const struct ksim *k)
+{
+	struct ksim_resp *r = ask(k, "GET", CM_PATH, NULL);
+	long code = r->code;
+
+	ksim_resp_free(r);
+	return (code);
 }
 
 static void
 test_refuse(void **state)
 {
-	struct sim s;
-	struct http h;
-	struct timespec ts = { 0, 50 * 1000000 };
+	struct ksim *k;
 	int64_t t0;
+	long code;
 
 	(void)state;
-	sim_start(&s, NULL);
-	assert_int_equal(call(&s, "POST", "/_kubesim/faults/refuse",
+	k = start(NULL);
+	assert_int_equal(call(k, "POST", "/_kubesim/faults/refuse",
 	                         "{\"seconds\":1}", NULL),
 	        200);
-	t0 = timefmt_now_ms_mono();
-	req(&s, "GET", CM_PATH, NULL, &h);
-	assert_int_not_equal(h.rc, CURLE_OK);
-	buf_fini(&h.body);
+	t0 = ksim_now_ms();
+	assert_int_equal(get_code(k), 0);
 	/* accepted again once the window ends */
-	for (;;) {
-		req(&s, "GET", CM_PATH, NULL, &h);
-		buf_fini(&h.body);
-		if (h.rc == CURLE_OK) {
-			break;
-		}
-		assert_true(timefmt_now_ms_mono() - t0 < 10000);
-		nanosleep(&ts, NULL);
+	while ((code = get_code(k)) == 0) {
+		assert_true(ksim_now_ms() - t0 < 10000);
+		ksim_sleep_ms(50);
 	}
-	assert_int_equal(h.code, 200);
-	assert_true(timefmt_now_ms_mono() - t0 >= 900);
-	assert_int_equal(call(&s, "POST", "/_kubesim/faults/refuse?seconds=x",
+	assert_int_equal(code, 200);
+	assert_true(ksim_now_ms() - t0 >= 900);
+	assert_int_equal(call(k, "POST", "/_kubesim/faults/refuse?seconds=x",
 	                         NULL, NULL),
 	        400);
-	sim_stop(&s);
+	stop(k);
 }
 
 static void
@@ -398,7 +314,7 @@ test_bad_flag(void **state)
 
 	(void)state;
 	assert_true(asprintf(&cmd, "%s --fault code=404 2>/dev/null",
-	                    kubesim_path())
+	                    ksim_binary())
 	        > 0);
 	st = system(cmd);
 	assert_true(WIFEXITED(st));
@@ -418,10 +334,6 @@ main(void)
 		cmocka_unit_test(test_refuse),
 		cmocka_unit_test(test_bad_flag),
 	};
-	int rc;
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	curl_global_cleanup();
-	return (rc);
+	return (cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -26,6 +26,7 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 
 #define START_TIMEOUT_MS 10000
@@ -73,14 +74,21 @@ init_curl(void)
 int64_t
 ksim_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return (timefmt_now_ms_mono());
 }
 
-static const char *
-binary_path(void)
+void
+ksim_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+		continue;
+	}
+}
+
+const char *
+ksim_binary(void)
 {
 	const char *p = getenv("KUBESIM");
 
@@ -178,7 +186,7 @@ reap(pid_t pid, int timeout_ms)
 		if (ksim_now_ms() >= deadline) {
 			return (-2);
 		}
-		usleep(10000);
+		ksim_sleep_ms(10);
 	}
 }
 
@@ -195,7 +203,7 @@ kill_and_free(struct ksim *k)
 struct ksim *
 ksim_start(const char *const *args)
 {
-	const char *bin = binary_path();
+	const char *bin = ksim_binary();
 	struct ksim *k;
 	int p[2];
 	char *line;

@@ -35,8 +35,8 @@ struct ksim_resp {
 };
 
 /* Starts $KUBESIM --listen 127.0.0.1:0 followed by args (NULL-terminated,
- * at most 60; args may be NULL) and waits up to 10 s for "listening on URL" on its
- * stdout.  Later stdout lines are copied to stderr.  Returns the handle
+ * at most 60; args may be NULL) and waits up to 10 s for "listening on URL" on
+ * its stdout.  Later stdout lines are copied to stderr.  Returns the handle
  * (caller frees with ksim_stop()), or NULL with the reason on stderr. */
 struct ksim *ksim_start(const char *const *args);
 /* SIGTERM, then waits up to 5 s (SIGKILL after that) and frees k.
@@ -63,6 +63,11 @@ char *ksim_resp_header(const struct ksim_resp *r, const char *name);
 char *ksim_urlenc(const char *s);
 /* Monotonic clock in milliseconds. */
 int64_t ksim_now_ms(void);
+/* Sleeps ms milliseconds (resumed after signals). */
+void ksim_sleep_ms(int ms);
+/* The kubesim binary ksim_start() runs: $KUBESIM, else "bin/kubesim".
+ * Borrowed. */
+const char *ksim_binary(void);
 
 /* Opens a streaming GET of base + path in a background thread.  headers
  * as for ksim_request().  Never NULL; caller frees with
