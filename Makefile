@@ -32,7 +32,7 @@ CSTD	= -std=c17 -D_GNU_SOURCE
 OPT	?= -O2 -g
 CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) -MMD -MP -I. $(PKG_CFLAGS) $(SANFLAGS) \
 	     $(EXTRA_CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lnng -lpthread -lm
+LDLIBS_ALL = $(PKG_LIBS) -lnng -lseccomp -lpthread -lm
 
 ifeq ($(SAN),1)
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -45,7 +45,12 @@ IPC_SRCS    := $(sort $(wildcard ipc/*.c))
 # its pure logic (selectors, patches, schemas) is tested module by module.
 KUBESIM_MODS := $(sort $(filter-out tests/kubesim/main.c,\
 		$(wildcard tests/kubesim/*.c)))
-TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c)) $(KUBESIM_MODS)
+# The supervisor's and the workers' modules (all but their main.c) are
+# linked into the unit tests too: pure logic tested module by module.
+SUP_MODS := $(sort $(filter-out supervisor/main.c,$(wildcard supervisor/*.c)))
+WRK_MODS := $(sort $(filter-out workers/main.c,$(wildcard workers/*.c)))
+TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c)) $(KUBESIM_MODS) \
+		$(SUP_MODS) $(WRK_MODS)
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
 # Black-box tests in C (they start bin/kubesim and talk HTTP to it) build
 # like unit tests and run from the same directory.
@@ -68,6 +73,14 @@ PROGS :=
 ifneq ($(wildcard tests/kubesim/main.c),)
 PROGS += $(BIN)/kubesim
 endif
+ifneq ($(wildcard supervisor/main.c),)
+PROGS += $(BIN)/sympoziumd
+endif
+ifneq ($(wildcard workers/main.c),)
+PROGS += $(BIN)/sympozium-worker
+endif
+SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
+WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
 		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
 
@@ -101,6 +114,14 @@ $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
+
+$(BIN)/sympozium-worker: $(WRK_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(WRK_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
