@@ -1,0 +1,156 @@
+/*
+ * queue.h: one controller's work queue with client-go's contract
+ * (kube-api.md E.4, E.5).  Pure logic, one thread, injected time.  Prefix
+ * queue_.
+ *
+ * Keys are strings ("ns/name").  A key is in one or more of these states:
+ *   dirty       waiting to be processed (client-go's dirty set);
+ *   queued      dirty and in the FIFO, ready for queue_get();
+ *   processing  handed out by queue_get(), until queue_done();
+ *   parked      waiting in the delay heap until its ready time.
+ * Guarantees: a key is queued at most once; a key is never handed out while
+ * it is processing; any number of adds during processing cause exactly one
+ * more delivery after queue_done().  Parked keys are separate from the FIFO:
+ * when their ready time comes they are added (and so coalesce as an add).
+ *
+ * Rate limiting is client-go's DefaultControllerRateLimiter: the larger of a
+ * per-key exponential delay (base * 2^failures, capped) and an overall token
+ * bucket (qps, burst) shared by all keys.  The defaults are client-go's:
+ * 5 ms doubling to a 1000 s cap, 10 qps with a burst of 100.  We keep the
+ * 1000 s cap on purpose: it is what the upstream controller-manager does
+ * (we are a drop-in), the cap is only reached after 18 failures in a row,
+ * and a key is never stuck behind it: any watch event on the object is a
+ * plain add, which is not rate limited.
+ *
+ * Time: every `now_ms` is the caller's monotonic clock in milliseconds
+ * (timefmt_now_ms_mono()); it must not go backwards.  Due parked keys move
+ * into the FIFO in queue_get(), queue_tick() and queue_next_deadline(), so
+ * the event loop sets its timer to queue_next_deadline() and calls
+ * queue_get() when it fires.  Nothing here sleeps or blocks.
+ */
+#ifndef QUEUE_H
+#define QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue;
+
+#define QUEUE_DEFAULT_BASE_MS 5
+#define QUEUE_DEFAULT_CAP_MS  (1000 * 1000) /* 1000 s, as client-go */
+#define QUEUE_DEFAULT_QPS     10.0
+#define QUEUE_DEFAULT_BURST   100
+
+struct queue_config {
+	int64_t base_ms; /* per-key first delay; < 0 counts as 0 */
+	int64_t cap_ms;  /* per-key largest delay; <= 0: no cap */
+	double qps; /* overall bucket refill per second; <= 0: no bucket */
+	int burst;  /* bucket size; < 1 counts as 1 */
+};
+
+/* The reconcile verdict of a worker (kube-api.md E.5). */
+enum queue_verdict {
+	QUEUE_SUCCESS,       /* forget */
+	QUEUE_REQUEUE,       /* add_rate_limited */
+	QUEUE_REQUEUE_AFTER, /* forget, then add_after(after_ms) */
+	QUEUE_ERROR,         /* add_rate_limited */
+	QUEUE_TERMINAL,      /* forget, no requeue */
+};
+
+/* Flags of queue_key_flags(). */
+#define QUEUE_F_DIRTY      0x1u
+#define QUEUE_F_QUEUED     0x2u
+#define QUEUE_F_PROCESSING 0x4u
+#define QUEUE_F_PARKED     0x8u
+
+/* Counters for /metrics (names as client-go's workqueue_* metrics). */
+struct queue_stats {
+	uint64_t adds_total; /* adds that made a key dirty (not coalesced) */
+	uint64_t retries_total; /* add_after and add_rate_limited calls */
+	size_t depth;      /* dirty keys: queued + re-added in processing */
+	size_t queued;     /* = queue_len() */
+	size_t processing; /* = queue_processing() */
+	size_t parked;     /* = queue_parked() */
+	size_t keys;       /* keys with any state or failure history */
+};
+
+/* Fills c with the defaults above. */
+void queue_config_default(struct queue_config *c);
+
+/* A new empty queue; c is copied (NULL: the defaults).  Caller frees with
+ * queue_free(). */
+struct queue *queue_new(const struct queue_config *c);
+/* Frees q and every key it holds; NULL is fine. */
+void queue_free(struct queue *q);
+
+/* Add(key): marks key dirty and queues it unless it is processing.  Ignored
+ * after shutdown and when key is already dirty.  key is copied.  Returns
+ * 0, or -1 if key is NULL or empty or the queue is shut down. */
+int queue_add(struct queue *q, const char *key, int64_t now_ms);
+/* AddAfter(key, delay): delay <= 0 adds now; otherwise parks key until
+ * now_ms + delay_ms; if key is already parked the earlier ready time wins.
+ * Returns 0, or -1 as queue_add(). */
+int queue_add_after(
+        struct queue *q, const char *key, int64_t delay_ms, int64_t now_ms);
+/* AddRateLimited(key): counts one failure of key and adds it after the
+ * larger of its exponential delay and the bucket's wait.  Returns the
+ * delay in ms, or -1 as queue_add() (then nothing is counted). */
+int64_t queue_add_rate_limited(
+        struct queue *q, const char *key, int64_t now_ms);
+/* Forget(key): clears key's failure history; does not dequeue it. */
+void queue_forget(struct queue *q, const char *key);
+/* NumRequeues(key): the failures counted since the last forget. */
+int queue_num_requeues(const struct queue *q, const char *key);
+
+/* Get(): moves due parked keys in, then pops the head of the FIFO and
+ * marks it processing.  Returns the key (borrowed: valid until
+ * queue_done() or queue_finish() for it), or NULL if none is ready (after
+ * shutdown too, once the FIFO is empty).  *latency_ms (may be NULL)
+ * receives how long the key waited since it became dirty. */
+const char *queue_get(struct queue *q, int64_t now_ms, int64_t *latency_ms);
+/* Done(key): ends processing; a key re-added meanwhile is queued again.
+ * key may be the pointer queue_get() returned.  Returns 0, or -1 if key
+ * is not processing. */
+int queue_done(struct queue *q, const char *key, int64_t now_ms);
+/* Applies a verdict to a processing key, then queue_done(): the whole
+ * controller-runtime reconcileHandler in one call.  after_ms is used by
+ * QUEUE_REQUEUE_AFTER only (<= 0 there means a plain add).  Returns 0,
+ * or -1 if key is not processing or verdict is unknown (nothing done). */
+int queue_finish(struct queue *q, const char *key, enum queue_verdict verdict,
+        int64_t after_ms, int64_t now_ms);
+
+/* Moves the parked keys whose time has come into the queue; returns how
+ * many were due. */
+size_t queue_tick(struct queue *q, int64_t now_ms);
+/* The earliest ready time (absolute, same clock as now_ms) of a parked
+ * key, after queue_tick(q, now_ms), or -1 if none is parked.  When
+ * queue_len() > 0 the caller has work now regardless. */
+int64_t queue_next_deadline(struct queue *q, int64_t now_ms);
+
+/* ShutDown(): later adds are ignored, parked keys are dropped (client-go's
+ * delaying loop stops), queued keys are still handed out, and queue_done()
+ * still requeues keys re-added before the shutdown. */
+void queue_shutdown(struct queue *q);
+bool queue_is_shutdown(const struct queue *q);
+/* Shut down with nothing queued or processing (ShutDownWithDrain's end). */
+bool queue_drained(const struct queue *q);
+
+size_t queue_len(const struct queue *q);        /* queued keys */
+size_t queue_processing(const struct queue *q); /* keys handed out */
+size_t queue_parked(const struct queue *q);     /* keys in the delay heap */
+void queue_stats(const struct queue *q, struct queue_stats *out);
+
+/* Per-key metadata: QUEUE_F_* flags (0: unknown key); the time key became
+ * dirty (-1 if not dirty); when its processing started (-1 if not
+ * processing); its parked ready time (-1 if not parked). */
+unsigned queue_key_flags(const struct queue *q, const char *key);
+int64_t queue_added_ms(const struct queue *q, const char *key);
+int64_t queue_started_ms(const struct queue *q, const char *key);
+int64_t queue_parked_until(const struct queue *q, const char *key);
+
+/* The verdict's name for the `result` label: "success", "requeue",
+ * "requeue_after", "error", "error" (terminal); "unknown" otherwise. */
+const char *queue_verdict_label(enum queue_verdict v);
+
+#endif
