@@ -55,7 +55,7 @@ struct restart_config {
 
 enum restart_state {
 	RESTART_RUNNING,   /* up (or restarting at once) */
-	RESTART_BACKOFF,   /* waiting before the next start */
+	RESTART_BACKOFF,   /* waiting before the next start, until ready */
 	RESTART_CRASHLOOP, /* intensity exceeded; restarts at max_ms */
 };
 
@@ -76,7 +76,8 @@ void restart_free(struct restart *r);
 
 /* The worker exited (cause: a short text such as "signal 11", copied;
  * NULL is ""): returns the delay in ms before the next start, >= 0, and
- * stores the new state in *state (may be NULL). */
+ * stores the new state in *state (may be NULL).  Call it for every exit,
+ * also of a worker that never became ready. */
 int64_t restart_on_exit(struct restart *r, int64_t now_ms, const char *cause,
         enum restart_state *state);
 /* The worker finished its handshake and is ready. */
@@ -124,8 +125,9 @@ bool quarantine_is_quarantined(
 int64_t quarantine_until(const struct quarantine *q, const char *key);
 /* key's consecutive deaths (0: none). */
 int quarantine_deaths(const struct quarantine *q, const char *key);
-/* Number of quarantined keys, and a walk over them in the order of their
- * row's first death (fn must not change q). */
+/* Number of quarantined keys (deaths in a row >= threshold, whether still
+ * held or already being tried again), and a walk over them in the order of
+ * their row's first death (fn must not change q). */
 size_t quarantine_count(const struct quarantine *q);
 void quarantine_foreach(
         const struct quarantine *q, quarantine_fn *fn, void *arg);
