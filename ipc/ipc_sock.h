@@ -35,9 +35,10 @@ enum ipc_sock_rc {
 	IPC_SOCK_AGAIN = 1, /* would block / nothing yet / timed out */
 };
 
-/* Listens on ipc://path (removing a stale socket file there).  max_len
- * bounds inbound messages (0: IPC_MAX_LEN).  Returns a socket (close with
- * ipc_sock_close()), or NULL with a message in err. */
+/* Listens on ipc://path (the socket file gets mode 0600; nng replaces a
+ * stale socket file nobody listens on).  max_len bounds inbound messages
+ * (0: IPC_MAX_LEN).  Returns a socket (close with ipc_sock_close()), or NULL
+ * with a message in err. */
 struct ipc_sock *ipc_sock_listen(
         const char *path, size_t max_len, char *err, size_t errlen);
 
@@ -48,9 +49,10 @@ struct ipc_sock *ipc_sock_dial(const char *path, size_t max_len,
         int timeout_ms, char *err, size_t errlen);
 
 /* Encodes and queues a message; body is borrowed (NULL sends {}).  Never
- * blocks: IPC_SOCK_AGAIN when no peer is connected or the send queue is
- * full (nothing was queued; try again later), IPC_SOCK_ERR on other
- * failures (closed socket, bad type or body). */
+ * blocks: up to 64 messages are queued inside nng (also before a peer has
+ * connected); IPC_SOCK_AGAIN when that queue is full (nothing was queued;
+ * try again later), IPC_SOCK_ERR on other failures (closed socket, unknown
+ * type, body not an object). */
 enum ipc_sock_rc ipc_sock_send(struct ipc_sock *s, enum ipc_type type,
         uint32_t reqid, json_object *body);
 
