@@ -1,0 +1,63 @@
+/*
+ * registry.c: the reconcilers a worker can run, by --controller name.
+ * The six Sympozium reconcilers join this table with issue 5.  Test
+ * controllers live outside workers/ and only exist in test builds
+ * (rec_extra).  Also the small helpers reconcilers use to answer.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "workers/reconcile.h"
+
+static const struct reconciler *const builtin[] = {
+        NULL,
+};
+
+static const struct reconciler *
+search(const struct reconciler *const *list, const char *name)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+		if (strcmp(list[i]->name, name) == 0) {
+			return (list[i]);
+		}
+	}
+	return (NULL);
+}
+
+const struct reconciler *
+rec_find(const char *name)
+{
+	const struct reconciler *r;
+
+	if (name == NULL) {
+		return (NULL);
+	}
+	r = search(builtin, name);
+	if (r == NULL && rec_extra != NULL) {
+		r = search(rec_extra, name);
+	}
+	return (r);
+}
+
+void
+rec_write(struct rec_out *out, json_object *write)
+{
+	ipc_result_add_write(out->result, write);
+}
+
+void
+rec_verdict(struct rec_out *out, enum ipc_verdict v, int64_t after_ms,
+        const char *fmt, ...)
+{
+	va_list ap;
+
+	out->verdict = v;
+	out->after_ms = after_ms;
+	out->message[0] = '\0';
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(out->message, sizeof(out->message), fmt, ap);
+		va_end(ap);
+	}
+}
