@@ -50,14 +50,14 @@ enum cache_change {
 /* A read-only view of one cached object.  All fields borrowed. */
 struct cache_item {
 	const char *key;
-	const char *ns;          /* "" when cluster-scoped */
+	const char *ns; /* "" when cluster-scoped */
 	const char *name;
-	const char *uid;         /* "" when the object had none */
-	const char *rv;          /* metadata.resourceVersion, "" if none */
-	const char *owner_uid;   /* controller ownerReference, or NULL */
-	const char *owner_kind;  /* NULL when owner_uid is NULL */
-	const char *owner_name;  /* NULL when owner_uid is NULL */
-	const char *json;        /* compact JSON text, NUL-terminated */
+	const char *uid;        /* "" when the object had none */
+	const char *rv;         /* metadata.resourceVersion, "" if none */
+	const char *owner_uid;  /* controller ownerReference, or NULL */
+	const char *owner_kind; /* NULL when owner_uid is NULL */
+	const char *owner_name; /* NULL when owner_uid is NULL */
+	const char *json;       /* compact JSON text, NUL-terminated */
 	size_t json_len;
 	bool tombstone; /* on_delete from cache_replace: last known state
 	                 * (client-go DeletedFinalStateUnknown) */
@@ -137,23 +137,22 @@ size_t cache_replace(struct cache *c, json_object *const *items, size_t n,
 
 /* Compact JSON text of ns/name (ns NULL or "" for cluster-scoped), or
  * NULL when absent.  Borrowed. */
-const char *cache_get(const struct cache *c, const char *ns,
-        const char *name);
+const char *cache_get(const struct cache *c, const char *ns, const char *name);
 
 /* Same by key ("ns/name" or "name"); fills *out when found.  Returns 0,
  * or -1 when absent. */
-int cache_lookup(const struct cache *c, const char *key,
-        struct cache_item *out);
+int cache_lookup(
+        const struct cache *c, const char *key, struct cache_item *out);
 
 /* The object ns/name parsed anew (caller frees with json_object_put()), or
  * NULL when absent. */
-json_object *cache_get_obj(const struct cache *c, const char *ns,
-        const char *name);
+json_object *cache_get_obj(
+        const struct cache *c, const char *ns, const char *name);
 
 /* Calls fn for each object whose controller owner has this uid, in key
  * order.  Returns 0 or the first non-zero value fn returned. */
-int cache_by_owner(const struct cache *c, const char *uid, cache_each_fn *fn,
-        void *arg);
+int cache_by_owner(
+        const struct cache *c, const char *uid, cache_each_fn *fn, void *arg);
 
 /* Calls fn for each object in namespace ns (NULL: all namespaces; "":
  * cluster-scoped objects only) whose labels match the equality-based

@@ -41,8 +41,8 @@ void labelsel_free(struct labelsel *sel);
 bool labelsel_empty(const struct labelsel *sel);
 
 /* Whether the labels reached through get(arg, key) satisfy sel. */
-bool labelsel_match(const struct labelsel *sel, labelsel_get_fn *get,
-        void *arg);
+bool labelsel_match(
+        const struct labelsel *sel, labelsel_get_fn *get, void *arg);
 
 /* Same against a JSON object of labels (metadata.labels; NULL or a
  * non-object counts as no labels, non-string values as absent). */

@@ -23,7 +23,9 @@
  *    pager FullListIfExpired).
  *  - Watch: from the list's RV, allowWatchBookmarks=true, timeoutSeconds
  *    a random integer in [300, 600].  A clean end re-watches at once from
- *    the last RV seen, with no list.  ERROR 410 / HTTP 410 relists at once.
+ *    the last RV seen, with no list.  ERROR 410 / HTTP 410 relists after
+ *    one backoff delay (client-go's outer loop waits a delay whenever
+ *    ListAndWatch returns; with a rested backoff that is 0.8 to 1.6 s).
  *    REFL_RETRY (429, 5xx, connection refused or reset, a broken stream)
  *    and a "very short watch" (clean end within 1 s of the start with
  *    zero events) back off, then re-watch from the last RV (a stale RV
@@ -43,10 +45,10 @@
 
 #include "common/backoff.h"
 
-#define REFL_PAGE_SIZE         500
-#define REFL_WATCH_MIN_S       300
-#define REFL_WATCH_MAX_S       600
-#define REFL_SHORT_WATCH_MS    1000
+#define REFL_PAGE_SIZE      500
+#define REFL_WATCH_MIN_S    300
+#define REFL_WATCH_MAX_S    600
+#define REFL_SHORT_WATCH_MS 1000
 
 struct refl;
 
