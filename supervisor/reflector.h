@@ -17,7 +17,8 @@
  *    never answers 410 for an exact RV (client-go would, then list again:
  *    we save that LIST); otherwise it sends no limit, as client-go does.
  *  - A list that fails with 410 Expired or 504 TooLarge is retried at
- *    once with resourceVersion "" (consistent read), same page size.
+ *    once with resourceVersion "" (consistent read), same page size; if
+ *    that fails too, the list is retried after a backoff delay.
  *  - A continue page that fails with 410: the list is redone at once in
  *    full, without limit, with the same resourceVersion (client-go's
  *    pager FullListIfExpired).
