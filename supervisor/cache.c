@@ -1,0 +1,903 @@
+/*
+ * cache.c: the shared watch cache of one kind (cache.h).  The supervisor's
+ * event loop feeds it from the reflector's LIST pages (cache_replace) and
+ * WATCH events (cache_apply); the dispatcher and the view-request server
+ * read it.  Single-threaded: no locks.
+ *
+ * Layout.  Each object is one allocation (struct entry): a small header
+ * then, packed behind it, the key, namespace, name, uid, resourceVersion,
+ * controller owner (uid, kind, name), labels as "k\0v\0" pairs and the
+ * compact JSON text (managedFields stripped).  Three open-addressing hash
+ * tables (linear probing, backward-shift deletion, power-of-two sizes)
+ * index the entries by key and the groups by owner uid and by namespace;
+ * a group links its entries in an intrusive doubly-linked list, so moving
+ * an object between owners is O(1).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "supervisor/cache.h"
+#include "supervisor/labelsel.h"
+
+struct group;
+
+/* Links of one entry in one group (owner or namespace). */
+struct link {
+	struct entry *prev, *next;
+	struct group *g;
+};
+
+struct entry {
+	size_t size; /* bytes of this allocation, for cache_bytes() */
+	struct link own, nsl;
+	unsigned gen; /* cache_replace() generation that last saw it */
+	size_t json_len;
+	size_t nlabels;
+	const char *key, *ns, *name, *uid, *rv;
+	const char *owner_uid, *owner_kind, *owner_name;
+	const char *labels; /* nlabels "key\0value\0" pairs */
+	const char *json;
+	char mem[];
+};
+
+struct group {
+	char *id;
+	struct entry *head;
+	size_t n;
+};
+
+typedef const char *keyof_fn(const void *p);
+
+struct tab {
+	void **slot;
+	size_t cap; /* 0 or a power of two */
+	size_t n;
+	keyof_fn *keyof;
+};
+
+struct cache {
+	char *name;
+	struct tab items;  /* key -> struct entry */
+	struct tab owners; /* owner uid -> struct group */
+	struct tab nss;    /* namespace -> struct group */
+	char *rv;
+	bool synced;
+	unsigned gen;
+	size_t bytes; /* entries and groups */
+};
+
+/* ---- hash tables ---- */
+
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+/* Slot holding key, or the empty slot where it would go. */
+static size_t
+tab_slot(const struct tab *t, const char *key)
+{
+	size_t mask = t->cap - 1, i = hash(key) & mask;
+
+	while (t->slot[i] != NULL && strcmp(t->keyof(t->slot[i]), key) != 0) {
+		i = (i + 1) & mask;
+	}
+	return (i);
+}
+
+static void *
+tab_get(const struct tab *t, const char *key)
+{
+	if (t->cap == 0) {
+		return (NULL);
+	}
+	return (t->slot[tab_slot(t, key)]);
+}
+
+static void
+tab_grow(struct tab *t)
+{
+	struct tab old = *t;
+
+	t->cap = old.cap == 0 ? 16 : old.cap * 2;
+	t->slot = xcalloc(t->cap, sizeof(t->slot[0]));
+	for (size_t i = 0; i < old.cap; i++) {
+		if (old.slot[i] != NULL) {
+			t->slot[tab_slot(t, t->keyof(old.slot[i]))]
+			        = old.slot[i];
+		}
+	}
+	free(old.slot);
+}
+
+/* Stores p under its key, replacing an element with the same key. */
+static void
+tab_put(struct tab *t, void *p)
+{
+	size_t i;
+
+	if ((t->n + 1) * 10 > t->cap * 7) {
+		tab_grow(t);
+	}
+	i = tab_slot(t, t->keyof(p));
+	if (t->slot[i] == NULL) {
+		t->n++;
+	}
+	t->slot[i] = p;
+}
+
+/* Removes the element with this key (if any), keeping every probe
+ * sequence intact by shifting later elements back. */
+static void
+tab_del(struct tab *t, const char *key)
+{
+	size_t mask = t->cap - 1, i, j, k;
+
+	if (t->cap == 0 || t->slot[i = tab_slot(t, key)] == NULL) {
+		return;
+	}
+	t->slot[i] = NULL;
+	t->n--;
+	for (j = (i + 1) & mask; t->slot[j] != NULL; j = (j + 1) & mask) {
+		k = hash(t->keyof(t->slot[j])) & mask;
+		/* Move j back to i unless its home k lies in (i, j]. */
+		if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) {
+			continue;
+		}
+		t->slot[i] = t->slot[j];
+		t->slot[j] = NULL;
+		i = j;
+	}
+}
+
+static const char *
+entry_key(const void *p)
+{
+	return (((const struct entry *)p)->key);
+}
+
+static const char *
+group_key(const void *p)
+{
+	return (((const struct group *)p)->id);
+}
+
+/* ---- groups ---- */
+
+static struct link *
+link_of(const struct cache *c, const struct tab *t, struct entry *e)
+{
+	return (t == &c->owners ? &e->own : &e->nsl);
+}
+
+static void
+group_link(struct cache *c, struct tab *t, struct entry *e, const char *id)
+{
+	struct group *g = tab_get(t, id);
+	struct link *l = link_of(c, t, e);
+
+	if (g == NULL) {
+		g = xcalloc(1, sizeof(*g));
+		g->id = xstrdup(id);
+		tab_put(t, g);
+		c->bytes += sizeof(*g) + strlen(id) + 1;
+	}
+	l->g = g;
+	l->prev = NULL;
+	l->next = g->head;
+	if (g->head != NULL) {
+		link_of(c, t, g->head)->prev = e;
+	}
+	g->head = e;
+	g->n++;
+}
+
+static void
+group_unlink(struct cache *c, struct tab *t, struct entry *e)
+{
+	struct link *l = link_of(c, t, e);
+	struct group *g = l->g;
+
+	if (g == NULL) {
+		return;
+	}
+	if (l->prev != NULL) {
+		link_of(c, t, l->prev)->next = l->next;
+	} else {
+		g->head = l->next;
+	}
+	if (l->next != NULL) {
+		link_of(c, t, l->next)->prev = l->prev;
+	}
+	l->g = NULL;
+	if (--g->n == 0) {
+		tab_del(t, g->id);
+		c->bytes -= sizeof(*g) + strlen(g->id) + 1;
+		free(g->id);
+		free(g);
+	}
+}
+
+/* ---- entries ---- */
+
+/* The fields of an object before packing. */
+struct fields {
+	const char *ns, *name, *uid, *rv;
+	const char *owner_uid, *owner_kind, *owner_name;
+	json_object *labels;
+	char *json;
+	size_t json_len;
+};
+
+/* The controller ownerReference (controller: true with a string uid). */
+static void
+find_owner(json_object *meta, struct fields *f)
+{
+	json_object *refs = jx_get(meta, "ownerReferences"), *r;
+	bool ctl;
+
+	if (!json_object_is_type(refs, json_type_array)) {
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(refs); i++) {
+		r = json_object_array_get_idx(refs, i);
+		if (jx_get_bool(r, "controller", &ctl) != 0 || !ctl
+		        || jx_get_str(r, "uid") == NULL) {
+			continue;
+		}
+		f->owner_uid = jx_get_str(r, "uid");
+		f->owner_kind = jx_get_str(r, "kind");
+		f->owner_name = jx_get_str(r, "name");
+		return;
+	}
+}
+
+/* Checks obj and reads its index fields (borrowed from obj).  Returns
+ * NULL or the reason for rejecting it. */
+static const char *
+read_fields(json_object *obj, struct fields *f)
+{
+	json_object *meta = jx_get(obj, "metadata"), *v;
+
+	memset(f, 0, sizeof(*f));
+	if (!json_object_is_type(obj, json_type_object)) {
+		return ("object is not a JSON object");
+	}
+	if (!json_object_is_type(meta, json_type_object)) {
+		return ("object has no metadata");
+	}
+	if (json_object_object_get_ex(meta, "namespace", &v) && v != NULL
+	        && !json_object_is_type(v, json_type_string)) {
+		return ("metadata.namespace is not a string");
+	}
+	f->name = jx_get_str(meta, "name");
+	if (f->name == NULL || f->name[0] == '\0') {
+		return ("object has no metadata.name");
+	}
+	f->ns = jx_get_str(meta, "namespace");
+	f->uid = jx_get_str(meta, "uid");
+	f->rv = jx_get_str(meta, "resourceVersion");
+	f->labels = jx_get(meta, "labels");
+	if (!json_object_is_type(f->labels, json_type_object)) {
+		f->labels = NULL;
+	}
+	find_owner(meta, f);
+	return (NULL);
+}
+
+static size_t
+slen(const char *s)
+{
+	return (s != NULL ? strlen(s) + 1 : 1);
+}
+
+/* Copies s (NULL as "") at *p; returns the copy. */
+static const char *
+pack(char **p, const char *s)
+{
+	char *at = *p;
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	memcpy(at, s != NULL ? s : "", n);
+	at[n] = '\0';
+	*p += n + 1;
+	return (at);
+}
+
+static size_t
+labels_size(json_object *labels, size_t *count)
+{
+	size_t n = 0;
+
+	*count = 0;
+	if (labels == NULL) {
+		return (0);
+	}
+	json_object_object_foreach(labels, k, v)
+	{
+		if (json_object_is_type(v, json_type_string)) {
+			n += strlen(k) + 1 + strlen(json_object_get_string(v))
+			        + 1;
+			(*count)++;
+		}
+	}
+	return (n);
+}
+
+static void
+pack_labels(char **p, json_object *labels)
+{
+	if (labels == NULL) {
+		return;
+	}
+	json_object_object_foreach(labels, k, v)
+	{
+		if (json_object_is_type(v, json_type_string)) {
+			pack(p, k);
+			pack(p, json_object_get_string(v));
+		}
+	}
+}
+
+static char *
+make_key(const char *ns, const char *name)
+{
+	if (ns == NULL || ns[0] == '\0') {
+		return (xstrdup(name));
+	}
+	return (xasprintf("%s/%s", ns, name));
+}
+
+/* One allocation holding the object and its index fields. */
+static struct entry *
+entry_new(const struct fields *f)
+{
+	char *key = make_key(f->ns, f->name), *p;
+	size_t nl, lsz = labels_size(f->labels, &nl);
+	size_t sz = sizeof(struct entry) + slen(key) + slen(f->ns)
+	        + slen(f->name) + slen(f->uid) + slen(f->rv)
+	        + slen(f->owner_uid) + slen(f->owner_kind)
+	        + slen(f->owner_name) + lsz + f->json_len + 1;
+	struct entry *e = xcalloc(1, sz);
+
+	e->size = sz;
+	p = e->mem;
+	e->key = pack(&p, key);
+	e->ns = pack(&p, f->ns);
+	e->name = pack(&p, f->name);
+	e->uid = pack(&p, f->uid);
+	e->rv = pack(&p, f->rv);
+	e->owner_uid = pack(&p, f->owner_uid);
+	e->owner_kind = pack(&p, f->owner_kind);
+	e->owner_name = pack(&p, f->owner_name);
+	if (f->owner_uid == NULL) {
+		e->owner_uid = e->owner_kind = e->owner_name = NULL;
+	}
+	e->labels = p;
+	e->nlabels = nl;
+	pack_labels(&p, f->labels);
+	e->json = p;
+	e->json_len = f->json_len;
+	memcpy(p, f->json, f->json_len + 1);
+	free(key);
+	return (e);
+}
+
+/* Validates obj, strips its managedFields, and builds its entry.  Returns
+ * NULL with *why set when obj is rejected. */
+static struct entry *
+entry_from(json_object *obj, const char **why)
+{
+	struct fields f;
+	struct entry *e;
+
+	if ((*why = read_fields(obj, &f)) != NULL) {
+		return (NULL);
+	}
+	jx_strip(obj, "metadata.managedFields");
+	f.json = jx_to_string(obj);
+	f.json_len = strlen(f.json);
+	e = entry_new(&f);
+	free(f.json);
+	return (e);
+}
+
+static void
+fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
+{
+	it->key = e->key;
+	it->ns = e->ns;
+	it->name = e->name;
+	it->uid = e->uid;
+	it->rv = e->rv;
+	it->owner_uid = e->owner_uid;
+	it->owner_kind = e->owner_kind;
+	it->owner_name = e->owner_name;
+	it->json = e->json;
+	it->json_len = e->json_len;
+	it->tombstone = tombstone;
+}
+
+/* Puts e in the tables, replacing (and returning) the entry of its key. */
+static struct entry *
+insert(struct cache *c, struct entry *e)
+{
+	struct entry *old = tab_get(&c->items, e->key);
+
+	if (old != NULL) {
+		group_unlink(c, &c->owners, old);
+		group_unlink(c, &c->nss, old);
+		c->bytes -= old->size;
+	}
+	tab_put(&c->items, e);
+	c->bytes += e->size;
+	if (e->owner_uid != NULL) {
+		group_link(c, &c->owners, e, e->owner_uid);
+	}
+	group_link(c, &c->nss, e, e->ns);
+	e->gen = c->gen;
+	return (old);
+}
+
+/* Takes e out of the tables (the caller frees it). */
+static void
+detach(struct cache *c, struct entry *e)
+{
+	group_unlink(c, &c->owners, e);
+	group_unlink(c, &c->nss, e);
+	tab_del(&c->items, e->key);
+	c->bytes -= e->size;
+}
+
+static void
+set_rv(struct cache *c, const char *rv)
+{
+	if (rv != NULL && rv[0] != '\0' && strcmp(rv, c->rv) != 0) {
+		free(c->rv);
+		c->rv = xstrdup(rv);
+	}
+}
+
+/* ---- public ---- */
+
+struct cache *
+cache_new(const char *name)
+{
+	struct cache *c = xcalloc(1, sizeof(*c));
+
+	c->name = xstrdup(name != NULL ? name : "");
+	c->rv = xstrdup("");
+	c->items.keyof = entry_key;
+	c->owners.keyof = group_key;
+	c->nss.keyof = group_key;
+	return (c);
+}
+
+static void
+free_groups(struct tab *t)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		struct group *g = t->slot[i];
+
+		if (g != NULL) {
+			free(g->id);
+			free(g);
+		}
+	}
+	free(t->slot);
+}
+
+void
+cache_free(struct cache *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < c->items.cap; i++) {
+		free(c->items.slot[i]);
+	}
+	free(c->items.slot);
+	free_groups(&c->owners);
+	free_groups(&c->nss);
+	free(c->rv);
+	free(c->name);
+	free(c);
+}
+
+const char *
+cache_name(const struct cache *c)
+{
+	return (c->name);
+}
+
+static void
+owner_copy(struct cache_owner *o, const struct entry *e)
+{
+	if (e == NULL || e->owner_uid == NULL) {
+		return;
+	}
+	o->uid = xstrdup(e->owner_uid);
+	o->kind = xstrdup(e->owner_kind);
+	o->name = xstrdup(e->owner_name);
+}
+
+static enum cache_change
+apply_delete(struct cache *c, const struct fields *f, struct cache_result *res)
+{
+	struct entry *old;
+
+	res->key = make_key(f->ns, f->name);
+	set_rv(c, f->rv);
+	old = tab_get(&c->items, res->key);
+	if (old == NULL) {
+		return (CACHE_UNCHANGED);
+	}
+	owner_copy(&res->old_owner, old);
+	detach(c, old);
+	free(old);
+	return (CACHE_DELETE);
+}
+
+static enum cache_change
+apply_upsert(struct cache *c, json_object *obj, struct cache_result *res)
+{
+	struct entry *e, *old;
+
+	e = entry_from(obj, &res->err);
+	res->key = xstrdup(e->key);
+	set_rv(c, e->rv);
+	owner_copy(&res->new_owner, e);
+	old = tab_get(&c->items, e->key);
+	if (old != NULL && old->json_len == e->json_len
+	        && memcmp(old->json, e->json, e->json_len) == 0) {
+		owner_copy(&res->old_owner, old);
+		free(e);
+		return (CACHE_UNCHANGED);
+	}
+	old = insert(c, e);
+	if (old == NULL) {
+		return (CACHE_ADD);
+	}
+	owner_copy(&res->old_owner, old);
+	free(old);
+	return (CACHE_UPDATE);
+}
+
+static enum cache_change
+apply_event(struct cache *c, enum cache_event ev, json_object *obj,
+        struct cache_result *res)
+{
+	struct fields f;
+	const char *rv;
+
+	if (ev == CACHE_EV_BOOKMARK) {
+		rv = jx_get_str(obj, "metadata.resourceVersion");
+		if (rv == NULL || rv[0] == '\0') {
+			res->err = "bookmark without metadata.resourceVersion";
+			return (CACHE_INVALID);
+		}
+		set_rv(c, rv);
+		return (CACHE_UNCHANGED);
+	}
+	if (ev != CACHE_EV_ADDED && ev != CACHE_EV_MODIFIED
+	        && ev != CACHE_EV_DELETED) {
+		res->err = "unknown watch event type";
+		return (CACHE_INVALID);
+	}
+	if ((res->err = read_fields(obj, &f)) != NULL) {
+		return (CACHE_INVALID);
+	}
+	if (ev == CACHE_EV_DELETED) {
+		return (apply_delete(c, &f, res));
+	}
+	return (apply_upsert(c, obj, res));
+}
+
+enum cache_change
+cache_apply(struct cache *c, enum cache_event ev, json_object *obj,
+        struct cache_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->change = apply_event(c, ev, obj, res);
+	res->rv = c->rv;
+	return (res->change);
+}
+
+static void
+owner_fini(struct cache_owner *o)
+{
+	free(o->uid);
+	free(o->kind);
+	free(o->name);
+}
+
+void
+cache_result_fini(struct cache_result *res)
+{
+	if (res == NULL) {
+		return;
+	}
+	free(res->key);
+	owner_fini(&res->old_owner);
+	owner_fini(&res->new_owner);
+	memset(res, 0, sizeof(*res));
+}
+
+/* One listed object of cache_replace().  Returns 0, or -1 if skipped. */
+static int
+replace_one(struct cache *c, json_object *obj, const struct cache_handlers *h,
+        void *arg)
+{
+	struct cache_item oi, ni;
+	struct entry *e, *old;
+	const char *why;
+
+	if ((e = entry_from(obj, &why)) == NULL) {
+		log_warnx("cache %s: list item skipped: %s", c->name, why);
+		return (-1);
+	}
+	old = insert(c, e);
+	fill_item(e, &ni, false);
+	if (old != NULL) {
+		fill_item(old, &oi, false);
+		if (h != NULL && h->on_update != NULL) {
+			h->on_update(arg, &oi, &ni);
+		}
+		free(old);
+	} else if (h != NULL && h->on_add != NULL) {
+		h->on_add(arg, &ni);
+	}
+	return (0);
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const struct entry *const *x = a, *const *y = b;
+
+	return (strcmp((*x)->key, (*y)->key));
+}
+
+/* The cached entries not seen by the current generation, by key. */
+static struct entry **
+stale_entries(struct cache *c, size_t *np)
+{
+	struct entry **v = xcalloc(c->items.n + 1, sizeof(v[0]));
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->items.cap; i++) {
+		struct entry *e = c->items.slot[i];
+
+		if (e != NULL && e->gen != c->gen) {
+			v[n++] = e;
+		}
+	}
+	qsort(v, n, sizeof(v[0]), cmp_entry);
+	*np = n;
+	return (v);
+}
+
+size_t
+cache_replace(struct cache *c, json_object *const *items, size_t n,
+        const char *list_rv, const struct cache_handlers *h, void *arg)
+{
+	struct cache_item it;
+	struct entry **stale;
+	size_t skipped = 0, ns;
+
+	c->gen++;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i] != NULL
+		        && replace_one(c, items[i], h, arg) != 0) {
+			skipped++;
+		}
+	}
+	stale = stale_entries(c, &ns);
+	for (size_t i = 0; i < ns; i++) {
+		detach(c, stale[i]);
+		fill_item(stale[i], &it, true);
+		if (h != NULL && h->on_delete != NULL) {
+			h->on_delete(arg, &it);
+		}
+		free(stale[i]);
+	}
+	free(stale);
+	set_rv(c, list_rv);
+	return (skipped);
+}
+
+const char *
+cache_get(const struct cache *c, const char *ns, const char *name)
+{
+	char *key;
+	struct entry *e;
+
+	if (name == NULL) {
+		return (NULL);
+	}
+	key = make_key(ns, name);
+	e = tab_get(&c->items, key);
+	free(key);
+	return (e != NULL ? e->json : NULL);
+}
+
+int
+cache_lookup(const struct cache *c, const char *key, struct cache_item *out)
+{
+	struct entry *e = key != NULL ? tab_get(&c->items, key) : NULL;
+
+	if (e == NULL) {
+		return (-1);
+	}
+	fill_item(e, out, false);
+	return (0);
+}
+
+json_object *
+cache_get_obj(const struct cache *c, const char *ns, const char *name)
+{
+	const char *text = cache_get(c, ns, name);
+
+	if (text == NULL) {
+		return (NULL);
+	}
+	return (jx_parse(text, strlen(text), 0, NULL, 0));
+}
+
+/* Visits v[0..n) sorted by key; frees v. */
+static int visit(struct entry **v, size_t n, const struct labelsel *sel,
+        cache_each_fn *fn, void *arg);
+
+static struct entry **
+group_entries(
+        const struct cache *c, const struct tab *t, const char *id, size_t *np)
+{
+	struct group *g = tab_get(t, id);
+	struct entry **v, *e;
+	size_t n = 0;
+
+	*np = 0;
+	if (g == NULL) {
+		return (NULL);
+	}
+	v = xcalloc(g->n, sizeof(v[0]));
+	for (e = g->head; e != NULL; e = link_of(c, t, e)->next) {
+		v[n++] = e;
+	}
+	*np = n;
+	return (v);
+}
+
+int
+cache_by_owner(
+        const struct cache *c, const char *uid, cache_each_fn *fn, void *arg)
+{
+	struct entry **v;
+	size_t n;
+
+	if (uid == NULL) {
+		return (0);
+	}
+	v = group_entries(c, &c->owners, uid, &n);
+	return (visit(v, n, NULL, fn, arg));
+}
+
+static const char *
+label_get(void *arg, const char *key)
+{
+	const struct entry *e = arg;
+	const char *p = e->labels;
+
+	for (size_t i = 0; i < e->nlabels; i++) {
+		const char *v = p + strlen(p) + 1;
+
+		if (strcmp(p, key) == 0) {
+			return (v);
+		}
+		p = v + strlen(v) + 1;
+	}
+	return (NULL);
+}
+
+static int
+visit(struct entry **v, size_t n, const struct labelsel *sel,
+        cache_each_fn *fn, void *arg)
+{
+	struct cache_item it;
+	int rc = 0;
+
+	if (v != NULL) {
+		qsort(v, n, sizeof(v[0]), cmp_entry);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (sel != NULL && !labelsel_match(sel, label_get, v[i])) {
+			continue;
+		}
+		fill_item(v[i], &it, false);
+		rc = fn(arg, &it);
+	}
+	free(v);
+	return (rc);
+}
+
+static struct entry **
+all_entries(const struct cache *c, size_t *np)
+{
+	struct entry **v = xcalloc(c->items.n + 1, sizeof(v[0]));
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->items.cap; i++) {
+		if (c->items.slot[i] != NULL) {
+			v[n++] = c->items.slot[i];
+		}
+	}
+	*np = n;
+	return (v);
+}
+
+int
+cache_list(const struct cache *c, const char *ns, const char *selector,
+        cache_each_fn *fn, void *arg)
+{
+	struct labelsel *sel;
+	struct entry **v;
+	char err[256];
+	size_t n;
+	int rc;
+
+	if ((sel = labelsel_parse(selector, err, sizeof(err))) == NULL) {
+		log_warnx("cache %s: %s", c->name, err);
+		return (-1);
+	}
+	if (ns == NULL) {
+		v = all_entries(c, &n);
+	} else {
+		v = group_entries(c, &c->nss, ns, &n);
+	}
+	rc = visit(v, n, labelsel_empty(sel) ? NULL : sel, fn, arg);
+	labelsel_free(sel);
+	return (rc);
+}
+
+size_t
+cache_count(const struct cache *c)
+{
+	return (c->items.n);
+}
+
+size_t
+cache_bytes(const struct cache *c)
+{
+	return (sizeof(*c) + strlen(c->name) + 1 + strlen(c->rv) + 1 + c->bytes
+	        + (c->items.cap + c->owners.cap + c->nss.cap)
+	                * sizeof(void *));
+}
+
+void
+cache_set_synced(struct cache *c, bool synced)
+{
+	c->synced = synced;
+}
+
+bool
+cache_synced(const struct cache *c)
+{
+	return (c->synced);
+}
+
+const char *
+cache_rv(const struct cache *c)
+{
+	return (c->rv);
+}
