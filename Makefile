@@ -77,7 +77,7 @@ ifneq ($(wildcard supervisor/main.c),)
 PROGS += $(BIN)/sympoziumd
 endif
 ifneq ($(wildcard workers/main.c),)
-PROGS += $(BIN)/sympozium-worker
+PROGS += $(BIN)/sympozium-worker $(BIN)/tests/sympozium-worker-test
 endif
 SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
@@ -122,6 +122,14 @@ $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 $(BIN)/sympozium-worker: $(WRK_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(WRK_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
+
+# The test worker: the worker runtime plus the test controller
+# (tests/workers/), which production workers never contain.
+$(BIN)/tests/sympozium-worker-test: $(WRK_OBJS) \
+		$(BUILD)/tests/workers/testctl.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(WRK_OBJS) $(BUILD)/tests/workers/testctl.o \
+		$(LIBCOMMON) $(LDLIBS_ALL)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
@@ -184,7 +192,7 @@ FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o)
 build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
-		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
+		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd $(LDLIBS_ALL)
 
 # run: until the operator exists (issue 4), starts kubesim with the upstream
 # CRDs and samples applied and keeps it in the foreground.

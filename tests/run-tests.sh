@@ -16,6 +16,8 @@ fi
 export SHARED_DIR=${SHARED_DIR:-}
 # Black-box tests start the local API server from here.
 export KUBESIM=${KUBESIM:-$PWD/$BIN/kubesim}
+export WORKER_TEST_BIN=${WORKER_TEST_BIN:-$PWD/$BIN/tests/sympozium-worker-test}
+export SYMPOZIUMD=${SYMPOZIUMD:-$PWD/$BIN/sympoziumd}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0
 failed=0

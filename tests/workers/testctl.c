@@ -1,0 +1,133 @@
+/*
+ * testctl.c: the test controller, linked only into the test worker binary
+ * bin/tests/sympozium-worker-test (never into bin/sympozium-worker, so no
+ * production configuration can reach it).  Each WORK's behaviour is chosen
+ * by the object's annotation testctl.sympozium.ai/action:
+ *
+ *   ok (default)  done, with one write: create ConfigMap <name>-out
+ *                 (tolerating AlreadyExists)
+ *   error         verdict error            requeue     verdict requeue
+ *   after:MS      requeue after MS         terminal    verdict terminal
+ *   sleep:MS      sleep, then done         hang        never answer
+ *   abort         abort()                  segv        SIGSEGV
+ *   exit:N        _exit(N)                 malformed   a RESULT with an
+ *                                                      invalid verdict
+ *   view:NS/NAME  reads ConfigMap NS/NAME through the view and copies its
+ *                 data into <name>-out
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/jsonx.h"
+#include "workers/reconcile.h"
+#include "workers/view.h"
+
+#define ACTION "testctl.sympozium.ai/action"
+
+static const struct ipc_res configmaps = {"", "v1", "configmaps", true};
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0) {
+	}
+}
+
+static void
+write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
+{
+	json_object *cm = json_object_new_object();
+	char name[300];
+
+	snprintf(name, sizeof(name), "%s-out",
+	        jx_get_str(in->object, "metadata.name"));
+	jx_set_path(cm, "metadata.name", json_object_new_string(name));
+	jx_setv(cm, json_object_new_string("true"), "metadata", "labels",
+	        "testctl.sympozium.ai/out", NULL);
+	json_object_object_add(cm, "data",
+	        data != NULL ? data : json_object_new_object());
+	json_object *w = ipc_write_new(IPC_OP_CREATE, &configmaps,
+	        jx_get_str(in->object, "metadata.namespace"), NULL, cm);
+	ipc_write_set_tolerate(w, IPC_TOL_ALREADY_EXISTS);
+	rec_write(out, w);
+}
+
+static void
+view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
+{
+	char ns[256], err[256];
+	const char *sl = strchr(arg, '/');
+	json_object *obj = NULL, *data = NULL;
+
+	if (sl == NULL || (size_t)(sl - arg) >= sizeof(ns)) {
+		rec_verdict(out, IPC_V_TERMINAL, 0, "bad view action");
+		return;
+	}
+	memcpy(ns, arg, (size_t)(sl - arg));
+	ns[sl - arg] = '\0';
+	int rc = view_get(in->view, &configmaps, ns, sl + 1, &obj, err,
+	        sizeof(err));
+	if (rc < 0) {
+		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		return;
+	}
+	if (rc == 0 && json_object_object_get(obj, "data") != NULL) {
+		json_object_deep_copy(json_object_object_get(obj, "data"), &data,
+		        NULL);
+	}
+	json_object_put(obj);
+	write_out(in, out, data);
+	rec_verdict(out, IPC_V_DONE, 0, rc == 1 ? "not found" : NULL);
+}
+
+static void
+reconcile(const struct rec_in *in, struct rec_out *out)
+{
+	const char *a = jx_getv(in->object, "metadata", "annotations", ACTION,
+	                        NULL) != NULL
+	        ? json_object_get_string(jx_getv(in->object, "metadata",
+	                  "annotations", ACTION, NULL))
+	        : "ok";
+
+	if (in->object == NULL) {
+		rec_verdict(out, IPC_V_DONE, 0, "gone");
+	} else if (strcmp(a, "ok") == 0) {
+		write_out(in, out, NULL);
+	} else if (strcmp(a, "error") == 0) {
+		rec_verdict(out, IPC_V_ERROR, 0, "told to fail");
+	} else if (strcmp(a, "requeue") == 0) {
+		rec_verdict(out, IPC_V_REQUEUE, 0, NULL);
+	} else if (strncmp(a, "after:", 6) == 0) {
+		rec_verdict(out, IPC_V_REQUEUE_AFTER, atol(a + 6), NULL);
+	} else if (strcmp(a, "terminal") == 0) {
+		rec_verdict(out, IPC_V_TERMINAL, 0, "told to give up");
+	} else if (strncmp(a, "sleep:", 6) == 0) {
+		sleep_ms(atol(a + 6));
+	} else if (strcmp(a, "hang") == 0) {
+		for (;;) {
+			pause();
+		}
+	} else if (strcmp(a, "abort") == 0) {
+		abort();
+	} else if (strcmp(a, "segv") == 0) {
+		raise(SIGSEGV);
+	} else if (strncmp(a, "exit:", 5) == 0) {
+		_exit(atoi(a + 5));
+	} else if (strcmp(a, "malformed") == 0) {
+		out->verdict = (enum ipc_verdict)99; /* no wire name */
+	} else if (strncmp(a, "view:", 5) == 0) {
+		view_action(in, out, a + 5);
+	} else {
+		rec_verdict(out, IPC_V_TERMINAL, 0, "unknown action %s", a);
+	}
+}
+
+static const struct reconciler testctl = {"testctl", reconcile};
+
+const struct reconciler *const rec_extra[] = {&testctl, NULL};

@@ -1,0 +1,45 @@
+/*
+ * view.h: a reconciler's reads of objects other than its own, answered by
+ * the supervisor from its cache (or, for a pod's log, from the API server)
+ * over the worker's ipc session: one VIEW_REQ, one VIEW_REPLY.  While it
+ * waits, heartbeats are answered; a QUIT ends the wait with an error.
+ * Prefix view_.
+ */
+#ifndef VIEW_H
+#define VIEW_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include "ipc/ipc.h"
+#include "ipc/ipc_sock.h"
+
+struct view;
+
+/* A view over session s (borrowed), each request waiting at most
+ * timeout_ms for its reply. */
+struct view *view_new(struct ipc_sock *s, int timeout_ms);
+void view_free(struct view *v);
+/* Whether a QUIT arrived while waiting (the worker should stop). */
+bool view_quit(const struct view *v);
+
+/*
+ * Each returns 0 with the answer (caller frees: json_object_put, free),
+ * 1 when the object does not exist, -1 on error with a message in err.
+ */
+int view_get(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *name, json_object **out, char *err, size_t errlen);
+/* items: a new array of objects; selector may be NULL. */
+int view_list(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *selector, json_object **items, char *err,
+        size_t errlen);
+/* A Secret's metadata and key names, never its values. */
+int view_secret_meta(struct view *v, const char *ns, const char *name,
+        json_object **out, char *err, size_t errlen);
+/* The tail of a pod container's log (tail_lines < 0: all). */
+int view_pod_log(struct view *v, const char *ns, const char *name,
+        const char *container, int tail_lines, char **text, char *err,
+        size_t errlen);
+
+#endif
