@@ -93,8 +93,8 @@ struct lease_action {
 	enum lease_act act;
 	/* NONE: the monotonic time to call lease_next() again (the next
 	 * attempt, or the moment leadership would lapse, whichever comes
-	 * first); INT64_MAX while a request is in flight and nothing else
-	 * is due.  Other actions: now_ms. */
+	 * first); INT64_MAX (during a release: its deadline) while a request
+	 * is in flight and nothing else is due.  Other actions: now_ms. */
 	int64_t at_ms;
 	/* CREATE/UPDATE: the Lease as compact JSON; caller frees with
 	 * lease_action_fini().  NULL otherwise. */
