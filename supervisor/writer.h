@@ -74,8 +74,8 @@ struct wr_report {
  * writer returns), 0 when the kind is cached and synced and the object is
  * absent, -1 when the cache cannot tell (kind not cached, not synced).
  */
-typedef int wr_lookup_fn(void *arg, const struct ipc_res *res,
-        const char *ns, const char *name, const char **json);
+typedef int wr_lookup_fn(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json);
 /* True while this supervisor may write (it leads, within its renew
  * deadline). */
 typedef bool wr_fence_fn(void *arg);
@@ -123,8 +123,8 @@ struct wr_stats {
 	uint64_t sent;    /* requests sent */
 	uint64_t skipped; /* no-op writes not sent */
 	uint64_t tolerated;
-	uint64_t failed;  /* results ended WR_FAILED */
-	uint64_t fenced;  /* results ended WR_FENCED */
+	uint64_t failed; /* results ended WR_FAILED */
+	uint64_t fenced; /* results ended WR_FENCED */
 	uint64_t event_errors;
 };
 void wr_stats(const struct wr *w, struct wr_stats *out);
