@@ -1,0 +1,164 @@
+/*
+ * writer.h: executes the writes of worker RESULTs (design.md "Data flow"
+ * 4-6).  Prefix wr_.
+ *
+ * A submitted result is a list of writes W (ipc/ipc.h, read with
+ * ipc_result_write()).  They run in order over the shared struct
+ * kapi_multi, one request at a time, stopping at the first failure.
+ * Results of different keys run concurrently; results of one key run one
+ * after the other, in the order submitted.
+ *
+ * Per write:
+ *  - fence: the fence function is called before EVERY request; false stops
+ *    the result at once, nothing more is sent, outcome WR_FENCED.
+ *  - no-op suppression: a write whose result would equal the cached object
+ *    (the owner's lookup function reads the caches) is not sent and counts
+ *    as skipped; see wr_noop() for the exact rules.
+ *  - tolerate: a failure listed in the write's "tolerate" (AlreadyExists,
+ *    NotFound, Conflict) counts as success.
+ *  - events (op "event") are best effort: a failed event is logged and the
+ *    result goes on.
+ *
+ * Ops: create = POST, update = PUT, update_status = PUT .../status, patch
+ * = PATCH (merge, json, strategic), apply = server-side apply PATCH with
+ * fieldManager "sympozium" and force, delete = DELETE with
+ * propagationPolicy, event = POST of the event object.  The name of
+ * update, update_status and apply defaults to the object's metadata.name,
+ * the namespace of every op to the object's metadata.namespace.
+ *
+ * No threads, no blocking, no time: wr_submit() only queues; progress
+ * (fence checks, no-op checks, sending the next request, completion
+ * callbacks) happens in wr_run(), which the owner's loop calls after each
+ * kapi_multi_perform(); wr_has_ready() tells the loop not to sleep.
+ */
+#ifndef WRITER_H
+#define WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "common/kapi.h"
+#include "common/kapi_err.h"
+#include "ipc/ipc.h"
+
+#define WR_FIELD_MANAGER "sympozium"
+
+struct wr;
+
+enum wr_outcome {
+	WR_OK,     /* every write succeeded, was tolerated or skipped */
+	WR_FENCED, /* the fence said no before a request: stopped */
+	WR_FAILED, /* a write failed (rc, message): stopped there */
+};
+
+/* The outcome of one result, borrowed for the callback. */
+struct wr_report {
+	enum wr_outcome outcome;
+	const char *key;     /* the result's key */
+	enum kapi_rc rc;     /* WR_FAILED: the failure, else KAPI_OK */
+	long code;           /* WR_FAILED: HTTP status (0: none) */
+	const char *message; /* WR_FAILED: why; "" otherwise */
+	size_t failed;       /* WR_FAILED, WR_FENCED: index of the write */
+	size_t sent;         /* requests sent (events included) */
+	size_t skipped;      /* writes not sent: no-op */
+	size_t tolerated;    /* failures counted as success */
+	size_t event_errors; /* failed events (logged only) */
+};
+
+/*
+ * Cached state of res/ns/name (ns "" for cluster-scoped): returns 1 and
+ * sets *json to the cached compact JSON text (borrowed; used before the
+ * writer returns), 0 when the kind is cached and synced and the object is
+ * absent, -1 when the cache cannot tell (kind not cached, not synced).
+ */
+typedef int wr_lookup_fn(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json);
+/* True while this supervisor may write (it leads, within its renew
+ * deadline). */
+typedef bool wr_fence_fn(void *arg);
+/* A result is finished. */
+typedef void wr_done_fn(
+        void *arg, uint64_t token, const struct wr_report *rep);
+
+struct wr_conf {
+	wr_lookup_fn *lookup; /* NULL: never skip */
+	wr_fence_fn *fence;   /* NULL: always allowed */
+	wr_done_fn *on_done;  /* may be NULL */
+	void *arg;            /* given to the three */
+};
+
+/* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
+ * frees with wr_free(). */
+struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
+
+/* Cancels requests in flight (a request already sent may still take
+ * effect) and frees everything without callbacks.  NULL is fine. */
+void wr_free(struct wr *w);
+
+/*
+ * Queues the writes of res (a RESULT read with ipc_result_read(): its
+ * writes array is referenced, res->key copied; the message may be freed
+ * afterwards) under res->key with the caller's token (given back to
+ * on_done).  Never calls back.  Returns 0, or -1 when res has no key.
+ */
+int wr_submit(struct wr *w, const struct ipc_result *res, uint64_t token);
+
+/* Advances every result that can move: sends next requests, completes
+ * finished results (on_done).  Returns the number of results not finished
+ * (queued, waiting for a request, or ready). */
+size_t wr_run(struct wr *w);
+
+/* True when wr_run() has work to do now (the loop must not sleep). */
+bool wr_has_ready(const struct wr *w);
+
+/* Results not finished. */
+size_t wr_pending(const struct wr *w);
+
+/* Counters since creation. */
+struct wr_stats {
+	uint64_t results; /* finished results */
+	uint64_t sent;    /* requests sent */
+	uint64_t skipped; /* no-op writes not sent */
+	uint64_t tolerated;
+	uint64_t failed; /* results ended WR_FAILED */
+	uint64_t fenced; /* results ended WR_FENCED */
+	uint64_t event_errors;
+};
+void wr_stats(const struct wr *w, struct wr_stats *out);
+
+/* ---- pure helpers (exposed for tests) ---- */
+
+/*
+ * Whether a failure rc is listed in tolerate (IPC_TOL_* bits):
+ * KAPI_EEXISTS ~ AlreadyExists, KAPI_ENOTFOUND ~ NotFound, KAPI_ECONFLICT
+ * ~ Conflict.  KAPI_OK is always "tolerated".
+ */
+bool wr_tolerated(unsigned tolerate, enum kapi_rc rc);
+
+/*
+ * Whether write wr would leave the cached object unchanged, so it need not
+ * be sent.  cached is the cached object (borrowed, NULL: absent), known
+ * tells whether the cache can tell (false: never a no-op).  Rules:
+ *  - update: desired and cached equal once both drop metadata
+ *    resourceVersion, managedFields, uid, creationTimestamp, generation,
+ *    selfLink, deletionTimestamp, deletionGracePeriodSeconds, and the
+ *    top-level apiVersion, kind and status (a PUT of the main resource
+ *    does not change status: our kinds have the status subresource);
+ *  - update_status: desired "status" equals cached "status" (absent =
+ *    null);
+ *  - create: cached exists, AlreadyExists is tolerated and the objects are
+ *    equal as for update (then the server would change nothing);
+ *  - patch (merge; strategic when the patch holds no array and no "$"
+ *    directive, where it behaves as merge): cached exists and the patched
+ *    copy equals cached as for update, status included;
+ *  - delete: the object is absent from a synced cache and NotFound is
+ *    tolerated;
+ *  - apply, json patch, event: never (apply: managedFields are stripped
+ *    from the cache, so fields the apply would remove cannot be known).
+ */
+bool wr_noop(const struct ipc_write *wr, json_object *cached, bool known);
+
+#endif
