@@ -23,7 +23,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: sympozium-worker --controller NAME --socket "
-	                "PATH [--log-format text|json] [-v]\n");
+	                "PATH [--log-format text|json] [-v]\n"
+	                "       sympozium-worker --list-controllers\n");
 	exit(2);
 }
 
@@ -35,6 +36,7 @@ main(int argc, char **argv)
 	        {"socket", required_argument, NULL, 's'},
 	        {"log-format", required_argument, NULL, 'f'},
 	        {"verbose", no_argument, NULL, 'v'},
+	        {"list-controllers", no_argument, NULL, 'L'},
 	        {NULL, 0, NULL, 0},
 	};
 	const char *controller = NULL, *path = NULL;
@@ -53,6 +55,7 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'v': verbose++; break;
+		case 'L': rec_list(stdout); return (0);
 		default: usage();
 		}
 	}

@@ -10,6 +10,7 @@
 #define RECONCILE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -51,6 +52,8 @@ void rec_verdict(struct rec_out *out, enum ipc_verdict v, int64_t after_ms,
  * symbol: a NULL-terminated array the production binary does not define,
  * so test controllers are not reachable from a production worker). */
 const struct reconciler *rec_find(const char *name);
+/* Prints the name of every reconciler this binary has, one per line. */
+void rec_list(FILE *out);
 extern const struct reconciler *const rec_extra[] __attribute__((weak));
 
 #endif

@@ -41,6 +41,17 @@ rec_find(const char *name)
 }
 
 void
+rec_list(FILE *out)
+{
+	for (size_t i = 0; builtin[i] != NULL; i++) {
+		fprintf(out, "%s\n", builtin[i]->name);
+	}
+	for (size_t i = 0; rec_extra != NULL && rec_extra[i] != NULL; i++) {
+		fprintf(out, "%s\n", rec_extra[i]->name);
+	}
+}
+
+void
 rec_write(struct rec_out *out, json_object *write)
 {
 	ipc_result_add_write(out->result, write);

@@ -1,0 +1,54 @@
+/*
+ * config.h: bin/sympoziumd's command line (design.md "Contracts"; issue 4
+ * deliverables 4, 5 and 8), parsed into one struct.  Pure: no I/O but the
+ * message of --help.  Prefix cfg_.
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CFG_MAX_WORKERS 16 /* --workers entries */
+
+struct cfg_workers {
+	char name[64];
+	int n;
+};
+
+struct sup_config {
+	const char *kubeconfig;   /* --kubeconfig; NULL: KUBECONFIG, in-cluster */
+	bool leader_elect;        /* --leader-elect */
+	const char *le_namespace; /* --leader-election-namespace */
+	const char *le_id;        /* --leader-election-id (Lease name) */
+	int64_t lease_ms, renew_ms, retry_ms; /* --leader-elect-* */
+	const char *metrics_addr; /* --metrics-bind-address (issue 6) */
+	const char *probe_addr;   /* --health-probe-bind-address (issue 6) */
+	const char *health_socket; /* --health-socket (issue 6) */
+	const char *runtime_dir;  /* --runtime-dir */
+	const char *worker_binary; /* --worker-binary */
+	const char *controllers;  /* --controllers LIST (default: all the
+	                           * worker binary offers) */
+	struct cfg_workers workers[CFG_MAX_WORKERS]; /* --workers NAME=N */
+	size_t nworkers;
+	int64_t reconcile_ms;     /* --reconcile-timeout */
+	int64_t shutdown_ms;      /* --shutdown-grace */
+	const char *log_format;   /* --log-format text|json */
+	int verbose;              /* -v */
+	bool help;                /* --help */
+};
+
+/* Defaults, then argv.  Returns 0, or -1 with a one-line message in err
+ * (unknown flag, bad duration, bad NAME=N, inconsistent lease timing).
+ * Strings point into argv. */
+int cfg_parse(int argc, char **argv, struct sup_config *c, char *err,
+        size_t errlen);
+
+/* The number of worker processes for controller name (default 1). */
+int cfg_workers_for(const struct sup_config *c, const char *name);
+
+/* The --help text. */
+const char *cfg_usage(void);
+
+#endif

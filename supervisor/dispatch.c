@@ -1,0 +1,323 @@
+/*
+ * dispatch.c: the supervisor's data flow (design.md steps 2 to 5).  A
+ * cache change enqueues the object (primary kinds) or its controller owner
+ * (child kinds); an idle worker gets the next ready key in one WORK with
+ * the object and its children; a RESULT's writes go to the writer, and
+ * the verdict becomes a queue action once they are done; a key lost with
+ * its worker is requeued with backoff (or held back when quarantined);
+ * view requests are answered from the caches, or from the API server for
+ * what the caches do not hold.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "supervisor/cache.h"
+#include "supervisor/restart.h"
+#include "supervisor/sup.h"
+
+static struct sup_ctl *
+find_ctl(struct sup *s, const char *name, size_t *idx)
+{
+	for (size_t i = 0; i < s->nctls; i++) {
+		if (strcmp(s->ctls[i].spec->name, name) == 0) {
+			if (idx != NULL) {
+				*idx = i;
+			}
+			return (&s->ctls[i]);
+		}
+	}
+	return (NULL);
+}
+
+static void
+enqueue_owner(struct sup *s, struct sup_ctl *c, const char *child_key,
+        const struct inf_owner *o, int64_t now)
+{
+	const char *sl = strchr(child_key, '/');
+	char key[600];
+
+	if (o == NULL || o->name == NULL || o->kind == NULL ||
+	        strcmp(o->kind, c->spec->watches[0].kind) != 0) {
+		return;
+	}
+	if (sl != NULL) {
+		snprintf(key, sizeof(key), "%.*s/%s", (int)(sl - child_key),
+		        child_key, o->name);
+	} else {
+		snprintf(key, sizeof(key), "%s", o->name);
+	}
+	queue_add(c->q, key, now);
+	(void)s;
+}
+
+void
+sup_on_change(void *arg, size_t kind, enum inf_change change,
+        const char *key, const struct inf_owner *old_owner,
+        const struct inf_owner *new_owner)
+{
+	struct sup *s = arg;
+	struct sup_ctl *c = &s->ctls[s->kind_ctl[kind]];
+	enum ctrl_role role = c->spec->watches[kind - c->first_kind].role;
+	int64_t now = timefmt_now_ms_mono();
+
+	(void)change;
+	if (role == CTRL_PRIMARY) {
+		queue_add(c->q, key, now);
+	} else if (role == CTRL_CHILD) {
+		enqueue_owner(s, c, key, old_owner, now);
+		enqueue_owner(s, c, key, new_owner, now);
+	}
+}
+
+struct resync {
+	struct queue *q;
+	int64_t now;
+};
+
+static int
+resync_one(void *arg, const struct cache_item *it)
+{
+	struct resync *r = arg;
+
+	queue_add(r->q, it->key, r->now);
+	return (0);
+}
+
+void
+sup_resync(struct sup *s, int64_t now)
+{
+	for (size_t i = 0; i < s->nctls; i++) {
+		struct resync r = {s->ctls[i].q, now};
+
+		cache_list(inf_cache(s->inf, s->ctls[i].first_kind), NULL, NULL,
+		        resync_one, &r);
+	}
+}
+
+struct children {
+	struct cache *cache;
+	json_object *arr;
+};
+
+static int
+add_child(void *arg, const struct cache_item *it)
+{
+	struct children *ch = arg;
+	json_object *o = jx_parse(it->json, it->json_len, 0, NULL, 0);
+
+	if (o != NULL) {
+		json_object_array_add(ch->arr, o);
+	}
+	return (0);
+}
+
+/* The WORK body for key of controller c. */
+static json_object *
+work_body(struct sup *s, struct sup_ctl *c, const char *key, int64_t now)
+{
+	struct cache *primary = inf_cache(s->inf, c->first_kind);
+	struct cache_item it;
+	struct ipc_work w = {.key = key,
+	        .attempt = queue_num_requeues(c->q, key),
+	        .now_ms = timefmt_now_us_real() / 1000};
+	struct children ch = {.arr = json_object_new_array()};
+
+	if (cache_lookup(primary, key, &it) == 0) {
+		w.object = jx_parse(it.json, it.json_len, 0, NULL, 0);
+		char *uid = xstrdup(it.uid);
+		for (size_t i = 1; i < c->spec->nwatches; i++) {
+			if (c->spec->watches[i].role != CTRL_CHILD) {
+				continue;
+			}
+			ch.cache = inf_cache(s->inf, c->first_kind + i);
+			cache_by_owner(ch.cache, uid, add_child, &ch);
+		}
+		free(uid);
+	}
+	w.children = ch.arr;
+	(void)now;
+	return (ipc_work_new(&w));
+}
+
+void
+sup_dispatch(struct sup *s, int64_t now)
+{
+	if (s->stopping || !sup_leading(s, now)) {
+		return;
+	}
+	for (size_t i = 0; i < s->nctls; i++) {
+		struct sup_ctl *c = &s->ctls[i];
+
+		queue_tick(c->q, now);
+		while (wk_idle(s->pool, c->spec->name) > 0) {
+			const char *k = queue_get(c->q, now, NULL);
+			if (k == NULL) {
+				break;
+			}
+			char *key = xstrdup(k);
+			json_object *body = work_body(s, c, key, now);
+			if (wk_dispatch(s->pool, c->spec->name, key, body, now) !=
+			        0) {
+				queue_done(c->q, key, now);
+				queue_add(c->q, key, now);
+				free(key);
+				break;
+			}
+			free(key);
+		}
+	}
+}
+
+static enum queue_verdict
+verdict_of(enum ipc_verdict v)
+{
+	switch (v) {
+	case IPC_V_DONE:
+		return (QUEUE_SUCCESS);
+	case IPC_V_REQUEUE:
+		return (QUEUE_REQUEUE);
+	case IPC_V_REQUEUE_AFTER:
+		return (QUEUE_REQUEUE_AFTER);
+	case IPC_V_TERMINAL:
+		return (QUEUE_TERMINAL);
+	default:
+		return (QUEUE_ERROR);
+	}
+}
+
+void
+sup_on_result(void *arg, const char *controller, struct wk_worker *w,
+        const struct ipc_msg *msg)
+{
+	struct sup *s = arg;
+	int64_t now = timefmt_now_ms_mono();
+	struct ipc_result r;
+	size_t idx;
+	struct sup_ctl *c = find_ctl(s, controller, &idx);
+
+	(void)w;
+	if (c == NULL || ipc_result_read(msg, &r) != 0) {
+		return;
+	}
+	if ((uint32_t)r.epoch != s->epoch || !sup_leading(s, now)) {
+		log_info("%s: dropping the result for %s from epoch %lld",
+		        controller, r.key, (long long)r.epoch);
+		queue_done(c->q, r.key, now);
+		return;
+	}
+	if (r.verdict == IPC_V_ERROR || r.verdict == IPC_V_TERMINAL) {
+		log_warnx("%s: %s: %s", controller, r.key, r.message);
+	}
+	if (r.nwrites == 0) {
+		queue_finish(c->q, r.key, verdict_of(r.verdict), r.after_ms, now);
+		return;
+	}
+	s->pend = xreallocarray(s->pend, s->npend + 1, sizeof(*s->pend));
+	s->pend[s->npend] = (struct sup_pending){.token = ++s->next_token,
+	        .ctl = idx, .key = xstrdup(r.key),
+	        .verdict = verdict_of(r.verdict), .after_ms = r.after_ms};
+	s->npend++;
+	wr_submit(s->wr, &r, s->next_token);
+}
+
+void
+sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
+{
+	struct sup *s = arg;
+	int64_t now = timefmt_now_ms_mono();
+
+	for (size_t i = 0; i < s->npend; i++) {
+		struct sup_pending *p = &s->pend[i];
+		if (p->token != token) {
+			continue;
+		}
+		struct queue *q = s->ctls[p->ctl].q;
+		if (rep->outcome == WR_OK) {
+			queue_finish(q, p->key, p->verdict, p->after_ms, now);
+		} else if (rep->outcome == WR_FENCED) {
+			queue_done(q, p->key, now);
+		} else {
+			log_warnx("%s: %s: write %zu failed: %s",
+			        s->ctls[p->ctl].spec->name, p->key, rep->failed,
+			        rep->message);
+			queue_finish(q, p->key, QUEUE_ERROR, 0, now);
+		}
+		free(p->key);
+		s->pend[i] = s->pend[--s->npend];
+		return;
+	}
+}
+
+void
+sup_on_lost(void *arg, const char *controller, const char *key,
+        const char *cause, bool quarantined)
+{
+	struct sup *s = arg;
+	int64_t now = timefmt_now_ms_mono();
+	struct sup_ctl *c = find_ctl(s, controller, NULL);
+
+	if (c == NULL) {
+		return;
+	}
+	if (!quarantined) {
+		log_warnx("%s: %s lost with its worker (%s); requeued",
+		        controller, key, cause);
+		queue_finish(c->q, key, QUEUE_ERROR, 0, now);
+		return;
+	}
+	int64_t until = quarantine_until(wk_quarantine(s->pool, controller),
+	        key);
+	log_error("%s: %s quarantined: it killed its worker %d times in a "
+	          "row (last: %s)",
+	        controller, key,
+	        quarantine_deaths(wk_quarantine(s->pool, controller), key),
+	        cause);
+	queue_done(c->q, key, now);
+	queue_forget(c->q, key);
+	queue_add_after(c->q, key, until > now ? until - now : 600000, now);
+}
+
+void
+sup_on_idle(void *arg, const char *controller)
+{
+	(void)arg;
+	(void)controller;
+}
+
+int
+sup_lookup(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json)
+{
+	struct sup *s = arg;
+
+	for (size_t i = 0; i < s->nkinds; i++) {
+		const struct kapi_res *r = &s->kinds[i].res;
+		if (s->kinds[i].selector != NULL ||
+		        strcmp(r->group, res->group) != 0 ||
+		        strcmp(r->version, res->version) != 0 ||
+		        strcmp(r->plural, res->plural) != 0) {
+			continue;
+		}
+		if (!inf_synced(s->inf, i)) {
+			return (-1);
+		}
+		*json = cache_get(inf_cache(s->inf, i), ns, name);
+		return (*json != NULL ? 1 : 0);
+	}
+	return (-1);
+}
+
+bool
+sup_may_write(void *arg)
+{
+	struct sup *s = arg;
+
+	return (sup_leading(s, timefmt_now_ms_mono()));
+}

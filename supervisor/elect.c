@@ -1,0 +1,160 @@
+/*
+ * elect.c: runs the Lease state machine (lease.c) over the supervisor's
+ * API connection: one request at a time, GET / POST / PUT of
+ * coordination.k8s.io/v1 leases, answers classified for the state machine.
+ * Becoming leader bumps the epoch given to workers and re-enqueues every
+ * primary object; losing the lease stops dispatch and writes at once
+ * (fencing: sup_leading() is asked before every dispatch and every write).
+ * Without --leader-elect this process leads from the start, epoch 1.
+ */
+#include <string.h>
+
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "supervisor/sup.h"
+
+static const struct kapi_res leases = {
+        "coordination.k8s.io", "v1", "leases", true};
+
+static enum lease_result
+classify(const struct kapi_resp *resp)
+{
+	switch (resp->err.rc) {
+	case KAPI_OK:
+		return (LEASE_RES_OK);
+	case KAPI_ENOTFOUND:
+		return (LEASE_RES_NOTFOUND);
+	case KAPI_ECONFLICT:
+	case KAPI_EEXISTS:
+		return (LEASE_RES_CONFLICT);
+	default:
+		return (LEASE_RES_ERROR);
+	}
+}
+
+static void
+answered(struct sup *s, struct kapi_resp *resp, bool get)
+{
+	int64_t now = timefmt_now_ms_mono();
+	json_object *obj = resp->err.rc == KAPI_OK
+	        ? jx_parse(resp->body.data, resp->body.len, 0, NULL, 0)
+	        : NULL;
+
+	s->lease_busy = false;
+	if (get) {
+		lease_on_get(s->lease, classify(resp), obj, now);
+	} else {
+		lease_on_write(s->lease, classify(resp), obj, now);
+	}
+	json_object_put(obj);
+	s->lease_at = now;
+}
+
+static void
+get_done(void *arg, struct kapi_resp *resp)
+{
+	answered(arg, resp, true);
+}
+
+static void
+write_done(void *arg, struct kapi_resp *resp)
+{
+	answered(arg, resp, false);
+}
+
+static void
+send_action(struct sup *s, struct lease_action *act)
+{
+	struct kapi_req req = {.res = &leases, .ns = s->cfg.le_namespace,
+	        .name = s->cfg.le_id, .max_retries = -1};
+
+	switch (act->act) {
+	case LEASE_ACT_GET:
+		req.verb = KAPI_GET;
+		kapi_multi_submit(s->m, &req, get_done, s);
+		break;
+	case LEASE_ACT_CREATE:
+		req.verb = KAPI_CREATE;
+		req.name = NULL;
+		req.body = act->body;
+		kapi_multi_submit(s->m, &req, write_done, s);
+		break;
+	case LEASE_ACT_UPDATE:
+		req.verb = KAPI_UPDATE;
+		req.body = act->body;
+		kapi_multi_submit(s->m, &req, write_done, s);
+		break;
+	default:
+		s->lease_at = act->at_ms;
+		if (act->act == LEASE_ACT_DONE) {
+			s->released = true;
+		}
+		return;
+	}
+	s->lease_busy = true;
+}
+
+bool
+sup_leading(struct sup *s, int64_t now)
+{
+	if (s->lease == NULL) {
+		return (!s->stopping || !s->released);
+	}
+	return (lease_is_leader(s->lease, now));
+}
+
+/* Notices a change of leadership. */
+static void
+transition(struct sup *s, int64_t now)
+{
+	bool lead = sup_leading(s, now);
+
+	if (lead == s->leading) {
+		return;
+	}
+	s->leading = lead;
+	if (lead) {
+		s->epoch = s->lease != NULL ? lease_epoch(s->lease) : 1;
+		wk_set_epoch(s->pool, s->epoch);
+		log_info("leading (epoch %u) as %s", s->epoch, s->identity);
+		sup_resync(s, now);
+	} else {
+		log_warnx("not leading any more (epoch %u): dispatch and "
+		          "writes stopped",
+		        s->epoch);
+	}
+}
+
+void
+sup_elect(struct sup *s, int64_t now)
+{
+	struct lease_action act;
+
+	if (s->lease != NULL && !s->lease_busy && now >= s->lease_at &&
+	        !s->released) {
+		lease_next(s->lease, now, timefmt_now_us_real(), &act);
+		send_action(s, &act);
+		lease_action_fini(&act);
+	}
+	transition(s, now);
+}
+
+void
+sup_elect_release(struct sup *s, int64_t now)
+{
+	struct lease_action act;
+
+	if (s->lease == NULL) {
+		s->released = true;
+		return;
+	}
+	lease_release(s->lease, now, timefmt_now_us_real(), &act);
+	if (!s->lease_busy) {
+		send_action(s, &act);
+	} else {
+		s->lease_at = now;
+	}
+	lease_action_fini(&act);
+	transition(s, now);
+}

@@ -1,0 +1,403 @@
+/*
+ * sup.c: the supervisor's set-up, its one poll loop and its shutdown.
+ * Everything runs on one thread: kapi_multi_poll() waits on the API
+ * transfers, the worker sessions and a signalfd (SIGTERM, SIGINT,
+ * SIGCHLD) at once, with a timeout from the earliest timer of the
+ * informer, the queues, the worker pool and the Lease.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/kapi_conf.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "supervisor/sup.h"
+
+#define MAX_FDS 512
+
+static void
+add_kinds(struct sup *s, size_t ci)
+{
+	const struct ctrl_spec *sp = s->ctls[ci].spec;
+
+	s->ctls[ci].first_kind = s->nkinds;
+	s->kinds = xreallocarray(s->kinds, s->nkinds + sp->nwatches,
+	        sizeof(*s->kinds));
+	s->kind_ctl = xreallocarray(s->kind_ctl, s->nkinds + sp->nwatches,
+	        sizeof(*s->kind_ctl));
+	for (size_t i = 0; i < sp->nwatches; i++) {
+		s->kinds[s->nkinds] = (struct inf_kind){.name = sp->watches[i].kind,
+		        .res = sp->watches[i].res,
+		        .selector = sp->watches[i].selector};
+		s->kind_ctl[s->nkinds++] = ci;
+	}
+}
+
+/* The controllers to run: --controllers, else every one in the table that
+ * the worker binary offers (sympozium-worker --list-controllers). */
+static int
+choose_controllers(struct sup *s, char *err, size_t errlen)
+{
+	char cmd[4200], line[128];
+	FILE *p;
+
+	if (s->cfg.controllers != NULL) {
+		char *list = xstrdup(s->cfg.controllers), *save = NULL;
+		for (char *n = strtok_r(list, ",", &save); n != NULL;
+		        n = strtok_r(NULL, ",", &save)) {
+			const struct ctrl_spec *sp = ctrl_find(n);
+			if (sp == NULL) {
+				snprintf(err, errlen, "--controllers: unknown "
+				                      "controller \"%s\"", n);
+				free(list);
+				return (-1);
+			}
+			s->ctls = xreallocarray(s->ctls, s->nctls + 1,
+			        sizeof(*s->ctls));
+			s->ctls[s->nctls++] = (struct sup_ctl){.spec = sp};
+		}
+		free(list);
+		return (0);
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' --list-controllers", s->cfg.worker_binary);
+	if ((p = popen(cmd, "re")) == NULL) {
+		snprintf(err, errlen, "cannot run %s", s->cfg.worker_binary);
+		return (-1);
+	}
+	while (fgets(line, sizeof(line), p) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		const struct ctrl_spec *sp = ctrl_find(line);
+		if (sp != NULL && strcmp(line, "testctl") != 0) {
+			s->ctls = xreallocarray(s->ctls, s->nctls + 1,
+			        sizeof(*s->ctls));
+			s->ctls[s->nctls++] = (struct sup_ctl){.spec = sp};
+		}
+	}
+	pclose(p);
+	return (0);
+}
+
+static int
+runtime_dir(struct sup *s, char *err, size_t errlen)
+{
+	if (s->cfg.runtime_dir != NULL) {
+		snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s",
+		        s->cfg.runtime_dir);
+		if (mkdir(s->runtime_dir, 0700) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "--runtime-dir %s: %s",
+			        s->runtime_dir, strerror(errno));
+			return (-1);
+		}
+		chmod(s->runtime_dir, 0700);
+		return (0);
+	}
+	snprintf(s->runtime_dir, sizeof(s->runtime_dir),
+	        "%s/sympoziumd.XXXXXX",
+	        getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(s->runtime_dir) == NULL) {
+		snprintf(err, errlen, "runtime directory: %s", strerror(errno));
+		return (-1);
+	}
+	s->own_runtime_dir = true;
+	return (0);
+}
+
+static int
+setup_api(struct sup *s, char *err, size_t errlen)
+{
+	struct inf_conf ic = {.on_change = sup_on_change, .arg = s,
+	        .seed = (uint64_t)getpid()};
+	struct wr_conf wc = {.lookup = sup_lookup, .fence = sup_may_write,
+	        .on_done = sup_on_written, .arg = s};
+	char e[512];
+
+	s->conf = kapi_conf_load(s->cfg.kubeconfig, NULL, e, sizeof(e));
+	if (s->conf == NULL) {
+		snprintf(err, errlen, "kubeconfig: %s", e);
+		return (-1);
+	}
+	s->client = kapi_client_new(s->conf, "sympoziumd");
+	/* a Lease request must not outlive the renew deadline */
+	kapi_client_set_timeout(s->client, s->cfg.renew_ms);
+	s->m = kapi_multi_new(s->client);
+	for (size_t i = 0; i < s->nctls; i++) {
+		add_kinds(s, i);
+	}
+	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
+	s->wr = wr_new(s->m, &wc);
+	return (0);
+}
+
+static int
+setup_workers(struct sup *s, char *err, size_t errlen)
+{
+	struct wk_config wc;
+	struct wk_callbacks cb = {sup_on_result, sup_on_view, sup_on_lost,
+	        sup_on_idle};
+	char e[256];
+
+	wk_config_default(&wc);
+	wc.binary = s->cfg.worker_binary;
+	wc.runtime_dir = s->runtime_dir;
+	wc.log_format = s->cfg.log_format;
+	wc.reconcile_ms = s->cfg.reconcile_ms;
+	wc.shutdown_grace_ms = s->cfg.shutdown_ms;
+	s->pool = wk_pool_new(&wc, &cb, s);
+	if (s->pool == NULL) {
+		snprintf(err, errlen, "workers: cannot create the pool");
+		return (-1);
+	}
+	for (size_t i = 0; i < s->nctls; i++) {
+		struct queue_config qc;
+		queue_config_default(&qc);
+		s->ctls[i].q = queue_new(&qc);
+		if (wk_add_controller(s->pool, s->ctls[i].spec->name,
+		            cfg_workers_for(&s->cfg, s->ctls[i].spec->name), e,
+		            sizeof(e)) != 0) {
+			snprintf(err, errlen, "workers: %s", e);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+static int
+setup_lease(struct sup *s, char *err, size_t errlen)
+{
+	char host[64] = "host", uid[37];
+	struct lease_config lc = {.ns = s->cfg.le_namespace,
+	        .name = s->cfg.le_id, .lease_duration_ms = s->cfg.lease_ms,
+	        .renew_deadline_ms = s->cfg.renew_ms,
+	        .retry_period_ms = s->cfg.retry_ms, .release_on_cancel = true,
+	        .seed = (uint64_t)getpid() ^ (uint64_t)timefmt_now_us_real()};
+	char e[256];
+	unsigned char b[16];
+	FILE *f = fopen("/proc/sys/kernel/random/uuid", "re");
+
+	gethostname(host, sizeof(host) - 1);
+	if (f == NULL || fgets(uid, sizeof(uid), f) == NULL) {
+		snprintf(uid, sizeof(uid), "%d", (int)getpid());
+	}
+	if (f != NULL) {
+		fclose(f);
+	}
+	(void)b;
+	uid[strcspn(uid, "\n")] = '\0';
+	snprintf(s->identity, sizeof(s->identity), "%s_%s", host, uid);
+	if (!s->cfg.leader_elect) {
+		return (0);
+	}
+	lc.identity = s->identity;
+	s->lease = lease_new(&lc, e, sizeof(e));
+	if (s->lease == NULL) {
+		snprintf(err, errlen, "leader election: %s", e);
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+setup_signals(struct sup *s, char *err, size_t errlen)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s->sigfd < 0) {
+		snprintf(err, errlen, "signalfd: %s", strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+struct sup *
+sup_new(const struct sup_config *cfg, char *err, size_t errlen)
+{
+	struct sup *s = xcalloc(1, sizeof(*s));
+
+	s->cfg = *cfg;
+	s->sigfd = -1;
+	if (setup_signals(s, err, errlen) != 0 ||
+	        choose_controllers(s, err, errlen) != 0 ||
+	        runtime_dir(s, err, errlen) != 0 ||
+	        setup_api(s, err, errlen) != 0 ||
+	        setup_workers(s, err, errlen) != 0 ||
+	        setup_lease(s, err, errlen) != 0) {
+		sup_free(s);
+		return (NULL);
+	}
+	return (s);
+}
+
+void
+sup_free(struct sup *s)
+{
+	if (s == NULL) {
+		return;
+	}
+	wr_free(s->wr);
+	inf_free(s->inf);
+	if (s->m != NULL) {
+		kapi_multi_free(s->m);
+	}
+	if (s->client != NULL) {
+		kapi_client_free(s->client);
+	}
+	kapi_conf_free(s->conf);
+	wk_free(s->pool);
+	lease_free(s->lease);
+	for (size_t i = 0; i < s->nctls; i++) {
+		queue_free(s->ctls[i].q);
+	}
+	for (size_t i = 0; i < s->npend; i++) {
+		free(s->pend[i].key);
+	}
+	free(s->pend);
+	free(s->ctls);
+	free(s->kinds);
+	free(s->kind_ctl);
+	if (s->sigfd >= 0) {
+		close(s->sigfd);
+	}
+	if (s->own_runtime_dir) {
+		rmdir(s->runtime_dir);
+	}
+	free(s);
+}
+
+static void
+read_signals(struct sup *s, int64_t now)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			wk_reap(s->pool, now);
+		} else if (!s->stopping) {
+			log_info("signal %u: stopping (grace %lld ms)",
+			        si.ssi_signo, (long long)s->cfg.shutdown_ms);
+			s->stopping = true;
+			s->stop_at = now;
+		}
+	}
+}
+
+static bool
+busy(struct sup *s)
+{
+	for (size_t i = 0; i < s->nctls; i++) {
+		if (queue_processing(s->ctls[i].q) > 0) {
+			return (true);
+		}
+	}
+	return (wr_pending(s->wr) > 0);
+}
+
+/* The shutdown sequence; true when everything has stopped. */
+static bool
+shutdown_step(struct sup *s, int64_t now)
+{
+	bool grace_over = now - s->stop_at >= s->cfg.shutdown_ms;
+
+	if (!s->workers_quit && (!busy(s) || grace_over)) {
+		s->workers_quit = true;
+		wk_shutdown(s->pool, now);
+		sup_elect_release(s, now);
+	}
+	if (!s->workers_quit) {
+		return (false);
+	}
+	bool lease_done = s->released || s->lease == NULL ||
+	        now - s->stop_at >= s->cfg.shutdown_ms + s->cfg.renew_ms;
+	return (wk_done(s->pool) && lease_done);
+}
+
+static int64_t
+next_timeout(struct sup *s, int64_t now)
+{
+	int64_t t = now + 1000, d;
+
+	d = inf_next_deadline(s->inf, now);
+	if (d >= 0 && d < t) {
+		t = d;
+	}
+	d = wk_next_deadline(s->pool, now);
+	if (d >= 0 && d < t) {
+		t = d;
+	}
+	for (size_t i = 0; i < s->nctls; i++) {
+		d = queue_next_deadline(s->ctls[i].q, now);
+		if (d >= 0 && d < t) {
+			t = d;
+		}
+		if (queue_len(s->ctls[i].q) > 0 &&
+		        wk_idle(s->pool, s->ctls[i].spec->name) > 0) {
+			t = now;
+		}
+	}
+	if (s->lease != NULL && !s->lease_busy && s->lease_at < t) {
+		t = s->lease_at;
+	}
+	return (t > now ? t - now : 0);
+}
+
+static void
+poll_once(struct sup *s, int64_t now)
+{
+	struct kapi_pollfd fds[MAX_FDS];
+	struct pollfd pf[MAX_FDS];
+	size_t n = wk_fds(s->pool, pf, MAX_FDS - 1);
+	int timeout = (int)next_timeout(s, now);
+
+	fds[0] = (struct kapi_pollfd){s->sigfd, POLLIN, 0};
+	for (size_t i = 0; i < n; i++) {
+		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, POLLIN, 0};
+	}
+	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
+	kapi_multi_perform(s->m);
+	now = timefmt_now_ms_mono();
+	if (fds[0].revents != 0) {
+		read_signals(s, now);
+	}
+	wk_handle_io(s->pool, now);
+}
+
+int
+sup_run(struct sup *s)
+{
+	int64_t now = timefmt_now_ms_mono();
+
+	log_info("starting %zu controller(s), %zu watch(es), runtime %s",
+	        s->nctls, s->nkinds, s->runtime_dir);
+	if (wk_start(s->pool, now) != 0) {
+		log_warnx("some workers did not start; retrying with backoff");
+	}
+	for (;;) {
+		now = timefmt_now_ms_mono();
+		inf_tick(s->inf, now);
+		wk_tick(s->pool, now);
+		sup_elect(s, now);
+		sup_dispatch(s, now);
+		wr_run(s->wr);
+		if (s->stopping && shutdown_step(s, now)) {
+			break;
+		}
+		poll_once(s, now);
+	}
+	log_info("stopped");
+	return (0);
+}

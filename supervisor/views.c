@@ -1,0 +1,193 @@
+/*
+ * views.c: answers workers' view requests (design.md step 4).  get and
+ * list come from the caches of the kinds the controllers watch; what no
+ * cache holds (an object of another kind, a Secret's metadata, a pod's
+ * log) is read from the API server asynchronously, on the loop's multi
+ * handle, and answered when it arrives.  Secret values never leave the
+ * supervisor: only metadata, type and key names.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "supervisor/cache.h"
+#include "supervisor/sup.h"
+
+struct live {
+	struct sup *s;
+	struct wk_worker *w;
+	uint64_t ticket;
+	int64_t id;
+	enum ipc_view_what what;
+	struct kapi_res res;
+	char *strs[3];
+};
+
+static void
+reply(struct wk_worker *w, uint64_t ticket, int64_t id,
+        enum ipc_view_status st, json_object *obj, json_object *items,
+        const char *text, const char *msg)
+{
+	struct ipc_view_reply r = {.id = id, .status = st, .object = obj,
+	        .items = items, .text = text, .message = msg};
+
+	wk_view_reply(w, ticket, ipc_view_reply_new(&r));
+}
+
+/* The informer kind caching res without a selector, or -1. */
+static int
+full_cache(struct sup *s, const struct ipc_res *res)
+{
+	for (size_t i = 0; i < s->nkinds; i++) {
+		const struct kapi_res *r = &s->kinds[i].res;
+		if (s->kinds[i].selector == NULL &&
+		        strcmp(r->group, res->group) == 0 &&
+		        strcmp(r->version, res->version) == 0 &&
+		        strcmp(r->plural, res->plural) == 0 &&
+		        inf_synced(s->inf, i)) {
+			return ((int)i);
+		}
+	}
+	return (-1);
+}
+
+static int
+add_item(void *arg, const struct cache_item *it)
+{
+	json_object *o = jx_parse(it->json, it->json_len, 0, NULL, 0);
+
+	if (o != NULL) {
+		json_object_array_add(arg, o);
+	}
+	return (0);
+}
+
+/* Only the metadata, type and key names of a Secret. */
+static json_object *
+secret_meta(json_object *secret)
+{
+	json_object *out = json_object_new_object();
+	json_object *keys = json_object_new_array();
+	json_object *md = NULL;
+
+	json_object_deep_copy(json_object_object_get(secret, "metadata"), &md,
+	        NULL);
+	json_object_object_add(out, "metadata", md);
+	const char *type = jx_get_str(secret, "type");
+	if (type != NULL) {
+		json_object_object_add(out, "type", json_object_new_string(type));
+	}
+	json_object *data = json_object_object_get(secret, "data");
+	if (data != NULL && json_object_is_type(data, json_type_object)) {
+		json_object_object_foreach(data, k, v)
+		{
+			(void)v;
+			json_object_array_add(keys, json_object_new_string(k));
+		}
+	}
+	json_object_object_add(out, "keys", keys);
+	return (out);
+}
+
+static void
+live_done(void *arg, struct kapi_resp *resp)
+{
+	struct live *l = arg;
+	json_object *obj = NULL;
+
+	if (resp->err.rc == KAPI_ENOTFOUND) {
+		reply(l->w, l->ticket, l->id, IPC_VS_NOT_FOUND, NULL, NULL, NULL,
+		        NULL);
+	} else if (resp->err.rc != KAPI_OK) {
+		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
+		        resp->err.message != NULL ? resp->err.message
+		                                  : "API error");
+	} else if (l->what == IPC_VIEW_POD_LOG) {
+		reply(l->w, l->ticket, l->id, IPC_VS_OK, NULL, NULL,
+		        buf_str(&resp->body), NULL);
+	} else if ((obj = jx_parse(resp->body.data, resp->body.len, 0, NULL,
+	                    0)) == NULL) {
+		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
+		        "undecodable answer");
+	} else if (l->what == IPC_VIEW_SECRET_META) {
+		reply(l->w, l->ticket, l->id, IPC_VS_OK, secret_meta(obj), NULL,
+		        NULL, NULL);
+	} else {
+		reply(l->w, l->ticket, l->id, IPC_VS_OK, json_object_get(obj),
+		        NULL, NULL, NULL);
+	}
+	json_object_put(obj);
+	for (size_t i = 0; i < 3; i++) {
+		free(l->strs[i]);
+	}
+	free(l);
+}
+
+static const struct kapi_res secrets = {"", "v1", "secrets", true};
+
+/* Reads what the caches cannot answer from the API server. */
+static void
+live(struct sup *s, struct wk_worker *w, uint64_t ticket,
+        const struct ipc_view_req *req)
+{
+	struct live *l = xcalloc(1, sizeof(*l));
+	struct kapi_req kr = {.verb = KAPI_GET};
+
+	*l = (struct live){.s = s, .w = w, .ticket = ticket, .id = req->id,
+	        .what = req->what};
+	l->strs[0] = req->namespace ? xstrdup(req->namespace) : NULL;
+	l->strs[1] = req->name ? xstrdup(req->name) : NULL;
+	l->strs[2] = req->container ? xstrdup(req->container) : NULL;
+	kr.ns = l->strs[0];
+	kr.name = l->strs[1];
+	if (req->what == IPC_VIEW_POD_LOG) {
+		kr.verb = KAPI_LOG;
+		kr.log.container = l->strs[2];
+		kr.log.tail_lines = req->tail_lines;
+	} else if (req->what == IPC_VIEW_SECRET_META) {
+		kr.res = &secrets;
+	} else {
+		l->res = (struct kapi_res){req->res.group, req->res.version,
+		        req->res.plural, req->res.namespaced};
+		kr.res = &l->res;
+	}
+	kapi_multi_submit(s->m, &kr, live_done, l);
+}
+
+void
+sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
+        const struct ipc_msg *msg)
+{
+	struct sup *s = arg;
+	struct ipc_view_req req;
+	int k;
+
+	if (ipc_view_req_read(msg, &req) != 0) {
+		return;
+	}
+	k = req.has_res ? full_cache(s, &req.res) : -1;
+	if (req.what == IPC_VIEW_LIST && k >= 0) {
+		json_object *items = json_object_new_array();
+		if (cache_list(inf_cache(s->inf, (size_t)k), req.namespace,
+		            req.label_selector, add_item, items) < 0) {
+			json_object_put(items);
+			reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
+			        "bad label selector");
+			return;
+		}
+		reply(w, ticket, req.id, IPC_VS_OK, NULL, items, NULL, NULL);
+	} else if (req.what == IPC_VIEW_GET && k >= 0) {
+		json_object *o = cache_get_obj(inf_cache(s->inf, (size_t)k),
+		        req.namespace != NULL ? req.namespace : "", req.name);
+		reply(w, ticket, req.id, o != NULL ? IPC_VS_OK : IPC_VS_NOT_FOUND,
+		        o, NULL, NULL, NULL);
+	} else if (req.what == IPC_VIEW_LIST) {
+		reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
+		        "list of a kind the supervisor does not cache");
+	} else {
+		live(s, w, ticket, &req);
+	}
+}
