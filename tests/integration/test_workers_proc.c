@@ -1,6 +1,7 @@
 /*
- * test_workers.c: the worker process pool (supervisor/workers.c) with real
- * processes.  The test runs its own poll loop (the pool's descriptors, a
+ * test_workers_proc.c: the worker process pool (supervisor/workers.c)
+ * with real processes.  The test runs its own poll loop (the pool's
+ * descriptors, a
  * signalfd for SIGCHLD, wk_tick at the pool's deadlines) and drives
  * workers whose behaviour per WORK is chosen by the object's annotation
  * testctl.sympozium.ai/action (ok, error, sleep:MS, hang, segv, abort,
@@ -8,7 +9,7 @@
  *
  * The worker binary is $WORKER_TEST_BIN when set, else
  * $BIN/tests/sympozium-worker-test when it exists, else this very program:
- * started as `test_workers --controller NAME --socket PATH` it acts as a
+ * started as `test_workers_proc --controller NAME --socket PATH` it acts as a
  * small fake worker speaking the protocol through ipc_sock (fake_worker()).
  * Every wait is bounded; processes are only ever signalled by pid.
  */
