@@ -138,11 +138,14 @@ wk_pool_new(
 	struct wk_pool *p = xcalloc(1, sizeof(*p));
 
 	p->cfg = *cfg;
-	p->cfg.binary = xstrdup(cfg->binary != NULL ? cfg->binary : "");
-	p->cfg.runtime_dir
+	p->binary = xstrdup(cfg->binary != NULL ? cfg->binary : "");
+	p->runtime_dir
 	        = xstrdup(cfg->runtime_dir != NULL ? cfg->runtime_dir : ".");
-	p->cfg.log_format
+	p->log_format
 	        = cfg->log_format != NULL ? xstrdup(cfg->log_format) : NULL;
+	p->cfg.binary = p->binary;
+	p->cfg.runtime_dir = p->runtime_dir;
+	p->cfg.log_format = p->log_format;
 	p->cfg.env = NULL;
 	p->env = build_env(cfg->env);
 	if (cb != NULL) {
