@@ -1,0 +1,478 @@
+/*
+ * test_informer.c: supervisor/informer.c against a spawned bin/kubesim:
+ * the cache converges to the server's state for label-selected ConfigMaps
+ * (unrelated ones never cached), change callbacks (adds, updates, deletes,
+ * controller-owner changes), a watch closed by the server is resumed with
+ * no LIST, and a forced 410 costs exactly one LIST per kind (counted in
+ * kubesim's --request-log).  Our own small loop drives the multi handle.
+ * Every wait is bounded (WAIT_MS).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/kapi_conf.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "supervisor/informer.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/testutil.h"
+
+#define WAIT_MS 15000
+#define TOKEN   "inf-test-token"
+
+static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
+static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_SA = { "", "v1", "serviceaccounts", true };
+
+static struct ksim *K;
+static char kc_path[64], log_path[64];
+static struct kapi_conf *CONF;
+static struct kapi_client *C;
+
+/* What the callbacks saw. */
+struct seen {
+	int adds, updates, deletes, synced;
+	char last_key[128];
+	char old_owner[64], new_owner[64];
+};
+
+static void
+on_change(void *arg, size_t kind, enum inf_change ch, const char *key,
+        const struct inf_owner *oo, const struct inf_owner *no)
+{
+	struct seen *s = arg;
+
+	(void)kind;
+	if (ch == INF_ADD) {
+		s->adds++;
+	} else if (ch == INF_UPDATE) {
+		s->updates++;
+	} else {
+		s->deletes++;
+	}
+	snprintf(s->last_key, sizeof(s->last_key), "%s", key);
+	snprintf(s->old_owner, sizeof(s->old_owner), "%s",
+	        oo->uid != NULL ? oo->uid : "");
+	snprintf(s->new_owner, sizeof(s->new_owner), "%s",
+	        no->uid != NULL ? no->uid : "");
+}
+
+static void
+on_synced(void *arg, size_t kind)
+{
+	(void)kind;
+	((struct seen *)arg)->synced++;
+}
+
+typedef bool cond_fn(void *arg);
+
+/* Runs the loop until cond(arg) holds or WAIT_MS pass.  */
+static bool
+pump(struct kapi_multi *m, struct inf *in, cond_fn *cond, void *arg)
+{
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+
+	for (;;) {
+		int64_t now = timefmt_now_ms_mono();
+		int64_t dl = inf_next_deadline(in, now);
+		int64_t t = dl - now;
+
+		if (cond(arg)) {
+			return (true);
+		}
+		if (now >= end) {
+			return (false);
+		}
+		kapi_multi_poll(m, NULL, 0, (int)(t < 50 ? t : 50));
+		kapi_multi_perform(m);
+		inf_tick(in, timefmt_now_ms_mono());
+	}
+}
+
+static void
+make_ns(const char *ns)
+{
+	json_object *o = json_object_new_object();
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	jx_setv(o, json_object_new_string(ns), "metadata", "name", NULL);
+	assert_int_equal(kapi_create(C, &R_NS, NULL, o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	kapi_err_fini(&e);
+}
+
+static void
+make_obj(const struct kapi_res *r, const char *ns, const char *name,
+        const char *label)
+{
+	json_object *o = json_object_new_object();
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	jx_setv(o, json_object_new_string(name), "metadata", "name", NULL);
+	if (label != NULL) {
+		jx_setv(o, json_object_new_string(label), "metadata", "labels",
+		        "app", NULL);
+	}
+	assert_int_equal(kapi_create(C, r, ns, o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	kapi_err_fini(&e);
+}
+
+static void
+del_obj(const struct kapi_res *r, const char *ns, const char *name)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	assert_int_equal(kapi_delete(C, r, ns, name, NULL, NULL, &e), KAPI_OK);
+	kapi_err_fini(&e);
+}
+
+static void
+admin(const char *path)
+{
+	struct ksim_resp *r;
+	const char *hdr[] = { "Authorization: Bearer " TOKEN, NULL };
+
+	r = ksim_request(ksim_url(K), "POST", path, NULL, NULL, hdr, 0);
+	assert_int_equal(r->code, 200);
+	ksim_resp_free(r);
+}
+
+/* LIST requests in the request log whose path contains frag. */
+static int
+count_lists(const char *frag)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096];
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "\"verb\":\"list\"") != NULL
+		        && strstr(line, frag) != NULL) {
+			n++;
+		}
+	}
+	fclose(f);
+	return (n);
+}
+
+/* ---- fixture ---- */
+
+struct fx {
+	struct kapi_multi *m;
+	struct inf *in;
+	struct seen seen;
+};
+
+static void
+fx_start(struct fx *f, const struct inf_kind *kinds, size_t n)
+{
+	struct inf_conf conf = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	conf.on_change = on_change;
+	conf.on_synced = on_synced;
+	conf.arg = &f->seen;
+	conf.seed = 42;
+	f->m = kapi_multi_new(C);
+	f->in = inf_new(f->m, kinds, n, &conf);
+	assert_non_null(f->in);
+}
+
+static void
+fx_stop(struct fx *f)
+{
+	inf_free(f->in);
+	kapi_multi_free(f->m);
+}
+
+static bool
+all_synced(void *arg)
+{
+	return (inf_all_synced(((struct fx *)arg)->in));
+}
+
+struct want {
+	struct fx *f;
+	size_t kind;
+	const char *ns, *name;
+	bool present;
+};
+
+static bool
+cached(void *arg)
+{
+	struct want *w = arg;
+	struct cache *c = inf_cache(w->f->in, w->kind);
+
+	return ((cache_get(c, w->ns, w->name) != NULL) == w->present);
+}
+
+static void
+wait_cached(struct fx *f, size_t kind, const char *ns, const char *name,
+        bool present)
+{
+	struct want w = { f, kind, ns, name, present };
+
+	assert_true(pump(f->m, f->in, cached, &w));
+}
+
+/* The cache holds exactly the server's selected objects, same RVs. */
+static void
+assert_converged(struct fx *f, size_t kind, const char *ns)
+{
+	struct kapi_list_opts o = { .label_selector = "app=sym" };
+	struct kapi_err e = KAPI_ERR_INIT;
+	json_object *items = NULL;
+	struct cache *c = inf_cache(f->in, kind);
+	size_t n;
+
+	assert_int_equal(
+	        kapi_list_all(C, &R_CM, ns, &o, &items, NULL, &e), KAPI_OK);
+	n = json_object_array_length(items);
+	assert_int_equal(cache_count(c), n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i);
+		char key[256];
+		struct cache_item ci;
+
+		snprintf(key, sizeof(key), "%s/%s", ns,
+		        jx_get_str(it, "metadata.name"));
+		assert_int_equal(cache_lookup(c, key, &ci), 0);
+		assert_string_equal(
+		        ci.rv, jx_get_str(it, "metadata.resourceVersion"));
+	}
+	json_object_put(items);
+	kapi_err_fini(&e);
+}
+
+static bool
+updated(void *arg)
+{
+	return (((struct fx *)arg)->seen.updates > 0);
+}
+
+/* ---- tests ---- */
+
+static void
+test_converge(void **state)
+{
+	struct inf_kind k = { "configmaps", R_CM, "app=sym", "inf1" };
+	struct fx f;
+	struct kapi_err e = KAPI_ERR_INIT;
+	json_object *o;
+
+	(void)state;
+	make_ns("inf1");
+	make_obj(&R_CM, "inf1", "a", "sym");
+	make_obj(&R_CM, "inf1", "b", "sym");
+	make_obj(&R_CM, "inf1", "other", "else");
+	make_obj(&R_CM, "inf1", "plain", NULL);
+	fx_start(&f, &k, 1);
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	assert_int_equal(f.seen.synced, 1);
+	assert_int_equal(f.seen.adds, 2);
+	assert_null(cache_get(inf_cache(f.in, 0), "inf1", "other"));
+	assert_null(cache_get(inf_cache(f.in, 0), "inf1", "plain"));
+
+	make_obj(&R_CM, "inf1", "c", "sym");
+	make_obj(&R_CM, "inf1", "d", "nope");
+	wait_cached(&f, 0, "inf1", "c", true);
+	assert_int_equal(f.seen.adds, 3);
+
+	/* Owner change: b gets a controller ownerReference. */
+	assert_int_equal(kapi_get(C, &R_CM, "inf1", "b", &o, &e), KAPI_OK);
+	jx_setv(o,
+	        testutil_json("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	                      "\"name\":\"a\",\"uid\":\"u-123\","
+	                      "\"controller\":true}]",
+	                0),
+	        "metadata", "ownerReferences", NULL);
+	assert_int_equal(kapi_update(C, &R_CM, "inf1", o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	assert_true(pump(f.m, f.in, updated, &f));
+	assert_string_equal(f.seen.last_key, "inf1/b");
+	assert_string_equal(f.seen.old_owner, "");
+	assert_string_equal(f.seen.new_owner, "u-123");
+
+	/* Delete: callback with the old owner. */
+	del_obj(&R_CM, "inf1", "b");
+	wait_cached(&f, 0, "inf1", "b", false);
+	assert_int_equal(f.seen.deletes, 1);
+	assert_string_equal(f.seen.last_key, "inf1/b");
+	assert_string_equal(f.seen.old_owner, "u-123");
+	assert_converged(&f, 0, "inf1");
+	kapi_err_fini(&e);
+	fx_stop(&f);
+}
+
+static bool
+rewatched(void *arg)
+{
+	struct fx *f = arg;
+	struct inf_stats st;
+
+	inf_stats(f->in, 0, &st);
+	return (st.watch_restarts >= 1 && st.watches >= 2);
+}
+
+static void
+test_close_watches(void **state)
+{
+	struct inf_kind k = { "configmaps", R_CM, "app=sym", "inf2" };
+	struct fx f;
+	struct inf_stats st;
+	int lists;
+
+	(void)state;
+	make_ns("inf2");
+	make_obj(&R_CM, "inf2", "a", "sym");
+	fx_start(&f, &k, 1);
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	wait_cached(&f, 0, "inf2", "a", true);
+	/* Let the watch be established and not "very short". */
+	ksim_sleep_ms(1100);
+	kapi_multi_perform(f.m);
+	lists = count_lists("/namespaces/inf2/configmaps");
+	assert_int_equal(lists, 1);
+	admin("/_kubesim/close-watches");
+	assert_true(pump(f.m, f.in, rewatched, &f));
+	make_obj(&R_CM, "inf2", "b", "sym");
+	wait_cached(&f, 0, "inf2", "b", true);
+	assert_int_equal(count_lists("/namespaces/inf2/configmaps"), lists);
+	inf_stats(f.in, 0, &st);
+	assert_int_equal(st.lists, 1);
+	assert_int_equal(st.relists, 0);
+	assert_true(st.objects == 2);
+	assert_converged(&f, 0, "inf2");
+	fx_stop(&f);
+}
+
+static bool
+relisted(void *arg)
+{
+	struct fx *f = arg;
+	struct inf_stats a, b;
+
+	inf_stats(f->in, 0, &a);
+	inf_stats(f->in, 1, &b);
+	return (a.relists >= 1 && b.relists >= 1
+	        && cache_get(inf_cache(f->in, 0), "inf3", "late") != NULL);
+}
+
+static void
+test_expired_relist(void **state)
+{
+	struct inf_kind k[] = {
+		{ "configmaps", R_CM, "app=sym", "inf3" },
+		{ "serviceaccounts", R_SA, NULL, "inf3" },
+	};
+	struct fx f;
+	int cm, sa;
+
+	(void)state;
+	make_ns("inf3");
+	make_ns("inf3-other");
+	make_obj(&R_CM, "inf3", "a", "sym");
+	make_obj(&R_CM, "inf3", "gone", "sym");
+	make_obj(&R_SA, "inf3", "sa1", NULL);
+	fx_start(&f, k, 2);
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	wait_cached(&f, 0, "inf3", "gone", true);
+	cm = count_lists("/namespaces/inf3/configmaps");
+	sa = count_lists("/namespaces/inf3/serviceaccounts");
+	assert_int_equal(cm, 1);
+	assert_int_equal(sa, 1);
+	/* Move the server's RV past the informer's, then forget history. */
+	make_obj(&R_CM, "inf3-other", "x", NULL);
+	admin("/_kubesim/compact");
+	admin("/_kubesim/close-watches");
+	make_obj(&R_CM, "inf3", "late", "sym");
+	del_obj(&R_CM, "inf3", "gone");
+	assert_true(pump(f.m, f.in, relisted, &f));
+	wait_cached(&f, 0, "inf3", "gone", false);
+	assert_int_equal(count_lists("/namespaces/inf3/configmaps"), cm + 1);
+	assert_int_equal(
+	        count_lists("/namespaces/inf3/serviceaccounts"), sa + 1);
+	assert_converged(&f, 0, "inf3");
+	assert_true(f.seen.deletes >= 1);
+	fx_stop(&f);
+}
+
+static void
+test_bad_kind(void **state)
+{
+	struct inf_kind k = { "cm", R_CM, "app in (x)", NULL };
+	struct inf_kind k2 = { "", R_CM, NULL, NULL };
+	struct kapi_multi *m = kapi_multi_new(C);
+
+	(void)state;
+	assert_null(inf_new(m, &k, 1, NULL));
+	assert_null(inf_new(m, &k2, 1, NULL));
+	kapi_multi_free(m);
+}
+
+static int
+group_setup(void **state)
+{
+	char err[256];
+	const char *args[] = { "--tls", "--token", TOKEN, "--write-kubeconfig",
+		kc_path, "--request-log", log_path, "--controllers", "none",
+		NULL };
+
+	(void)state;
+	snprintf(kc_path, sizeof(kc_path), "/tmp/inf-kubesim-%d.yaml",
+	        (int)getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/inf-kubesim-%d.log",
+	        (int)getpid());
+	K = ksim_start(args);
+	if (K == NULL) {
+		return (-1);
+	}
+	CONF = kapi_conf_load(kc_path, NULL, err, sizeof(err));
+	if (CONF == NULL) {
+		fprintf(stderr, "kapi_conf_load: %s\n", err);
+		return (-1);
+	}
+	C = kapi_client_new(CONF, "test_informer/0");
+	kapi_client_set_timeout(C, WAIT_MS);
+	return (0);
+}
+
+static int
+group_teardown(void **state)
+{
+	int rc;
+
+	(void)state;
+	kapi_client_free(C);
+	kapi_conf_free(CONF);
+	rc = ksim_stop(K);
+	unlink(kc_path);
+	unlink(log_path);
+	return (rc == 0 ? 0 : -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_converge),
+		cmocka_unit_test(test_close_watches),
+		cmocka_unit_test(test_expired_relist),
+		cmocka_unit_test(test_bad_kind),
+	};
+
+	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
+}

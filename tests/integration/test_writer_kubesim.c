@@ -1,0 +1,490 @@
+/*
+ * test_writer_kubesim.c: supervisor/writer.c against a spawned bin/kubesim:
+ * create, update, update_status, patch and delete executed in order;
+ * tolerated AlreadyExists / NotFound; stop at the first failure; a no-op
+ * update is not sent (no PUT in the request log); a false fence sends
+ * nothing; a failed event does not fail the result; results of one key run
+ * in submit order.  Every wait is bounded (WAIT_MS).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/kapi_conf.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "supervisor/writer.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/testutil.h"
+
+#define WAIT_MS 15000
+#define TOKEN   "wr-test-token"
+
+static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
+static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+
+static struct ksim *K;
+static char kc_path[64], log_path[64];
+static struct kapi_conf *CONF;
+static struct kapi_client *C;
+
+static void
+make_ns(const char *ns)
+{
+	json_object *o = json_object_new_object();
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	jx_setv(o, json_object_new_string(ns), "metadata", "name", NULL);
+	assert_int_equal(kapi_create(C, &R_NS, NULL, o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	kapi_err_fini(&e);
+}
+
+static void
+make_obj(const struct kapi_res *r, const char *ns, const char *name,
+        const char *label)
+{
+	json_object *o = json_object_new_object();
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	jx_setv(o, json_object_new_string(name), "metadata", "name", NULL);
+	if (label != NULL) {
+		jx_setv(o, json_object_new_string(label), "metadata", "labels",
+		        "app", NULL);
+	}
+	assert_int_equal(kapi_create(C, r, ns, o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	kapi_err_fini(&e);
+}
+
+static const struct ipc_res I_CM = { "", "v1", "configmaps", true };
+static const struct ipc_res I_POD = { "", "v1", "pods", true };
+static const struct ipc_res I_EV = { "", "v1", "events", true };
+
+struct fx {
+	struct kapi_multi *m;
+	struct wr *w;
+	bool fence_ok;
+	const char *cached_json; /* lookup answer for every object */
+	int lookup_rc;
+	int done;
+	struct wr_report rep;
+	char msg[256];
+	uint64_t order[8];
+};
+
+static int
+lookup(void *arg, const struct ipc_res *res, const char *ns, const char *name,
+        const char **json)
+{
+	struct fx *f = arg;
+
+	(void)res;
+	(void)ns;
+	(void)name;
+	*json = f->cached_json;
+	return (f->lookup_rc);
+}
+
+static bool
+fence(void *arg)
+{
+	return (((struct fx *)arg)->fence_ok);
+}
+
+static void
+on_done(void *arg, uint64_t token, const struct wr_report *rep)
+{
+	struct fx *f = arg;
+
+	if (f->done < 8) {
+		f->order[f->done] = token;
+	}
+	f->done++;
+	f->rep = *rep;
+	snprintf(f->msg, sizeof(f->msg), "%s", rep->message);
+	f->rep.message = f->msg;
+	f->rep.key = NULL;
+}
+
+static void
+fx_start(struct fx *f)
+{
+	struct wr_conf c = { lookup, fence, on_done, f };
+
+	memset(f, 0, sizeof(*f));
+	f->fence_ok = true;
+	f->lookup_rc = -1;
+	f->m = kapi_multi_new(C);
+	f->w = wr_new(f->m, &c);
+}
+
+static void
+fx_stop(struct fx *f)
+{
+	wr_free(f->w);
+	kapi_multi_free(f->m);
+}
+
+/* Submits the writes (taken) as one result and runs until n results are
+ * done. */
+static void
+run(struct fx *f, json_object *writes, uint64_t token, int n)
+{
+	json_object *res = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
+	struct ipc_result r;
+	struct ipc_msg msg;
+	struct buf b = BUF_INIT;
+	char err[128];
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+
+	for (size_t i = 0; i < json_object_array_length(writes); i++) {
+		ipc_result_add_write(res,
+		        json_object_get(json_object_array_get_idx(writes, i)));
+	}
+	json_object_put(writes);
+	assert_int_equal(ipc_encode(IPC_RESULT, 1, res, &b), 0);
+	assert_int_equal(
+	        ipc_decode(b.data, b.len, 0, &msg, err, sizeof(err)), 0);
+	assert_int_equal(ipc_result_read(&msg, &r), 0);
+	assert_int_equal(wr_submit(f->w, &r, token), 0);
+	ipc_msg_fini(&msg);
+	json_object_put(res);
+	buf_fini(&b);
+	while (f->done < n && timefmt_now_ms_mono() < end) {
+		wr_run(f->w);
+		if (f->done >= n) {
+			break;
+		}
+		kapi_multi_poll(f->m, NULL, 0, wr_has_ready(f->w) ? 0 : 50);
+		kapi_multi_perform(f->m);
+	}
+	assert_true(f->done >= n);
+}
+
+static json_object *
+cm(const char *ns, const char *name, const char *val)
+{
+	json_object *o = json_object_new_object();
+
+	jx_setv(o, json_object_new_string("v1"), "apiVersion", NULL);
+	jx_setv(o, json_object_new_string("ConfigMap"), "kind", NULL);
+	jx_setv(o, json_object_new_string(name), "metadata", "name", NULL);
+	jx_setv(o, json_object_new_string(ns), "metadata", "namespace", NULL);
+	jx_setv(o, json_object_new_string(val), "data", "k", NULL);
+	return (o);
+}
+
+static json_object *
+W(enum ipc_op op, const struct ipc_res *r, const char *ns, const char *name,
+        json_object *obj, unsigned tol)
+{
+	json_object *w = ipc_write_new(op, r, ns, name, obj);
+
+	if (tol != 0) {
+		ipc_write_set_tolerate(w, tol);
+	}
+	return (w);
+}
+
+static const char *
+data_k(const char *ns, const char *name)
+{
+	static char v[64];
+	json_object *o = NULL;
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	v[0] = '\0';
+	if (kapi_get(C, &R_CM, ns, name, &o, &e) == KAPI_OK) {
+		snprintf(v, sizeof(v), "%s", jx_get_str(o, "data.k"));
+	} else {
+		snprintf(v, sizeof(v), "<%s>", kapi_rc_name(e.rc));
+	}
+	json_object_put(o);
+	kapi_err_fini(&e);
+	return (v);
+}
+
+/* Request log lines of this method whose path contains frag. */
+static int
+count_method(const char *method, const char *frag)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[4096], m[64];
+	int n = 0;
+
+	snprintf(m, sizeof(m), "\"method\":\"%s\"", method);
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, m) != NULL && strstr(line, frag) != NULL) {
+			n++;
+		}
+	}
+	fclose(f);
+	return (n);
+}
+
+static void
+test_ops(void **state)
+{
+	struct fx f;
+	json_object *ws = json_object_new_array(), *pod;
+
+	(void)state;
+	make_ns("wr1");
+	make_obj(&R_CM, "wr1", "upd", NULL);
+	make_obj(&R_CM, "wr1", "pat", NULL);
+	make_obj(&R_CM, "wr1", "del", NULL);
+	pod = testutil_json(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	        "\"metadata\":{\"name\":\"p\",\"namespace\":\"wr1\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"c\","
+	        "\"image\":\"busybox\"}]}}",
+	        0);
+	fx_start(&f);
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr1", NULL, cm("wr1", "new", "1"),
+	                0));
+	json_object_array_add(ws,
+	        W(IPC_OP_UPDATE, &I_CM, "wr1", "upd", cm("wr1", "upd", "2"),
+	                0));
+	json_object_array_add(ws,
+	        ipc_write_patch_new(&I_CM, "wr1", "pat",
+	                testutil_json("{\"data\":{\"k\":\"3\"}}", 0),
+	                IPC_PATCH_MERGE));
+	json_object_array_add(
+	        ws, W(IPC_OP_DELETE, &I_CM, "wr1", "del", NULL, 0));
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_POD, "wr1", NULL, json_object_get(pod),
+	                0));
+	jx_setv(pod, testutil_json("{\"phase\":\"Running\"}", 0), "status",
+	        NULL);
+	json_object_array_add(
+	        ws, W(IPC_OP_UPDATE_STATUS, &I_POD, "wr1", "p", pod, 0));
+	json_object_array_add(ws,
+	        W(IPC_OP_APPLY, &I_CM, "wr1", "app", cm("wr1", "app", "4"),
+	                0));
+	run(&f, ws, 7, 1);
+	assert_int_equal(f.order[0], 7);
+	assert_int_equal(f.rep.outcome, WR_OK);
+	assert_int_equal(f.rep.sent, 7);
+	assert_int_equal(f.rep.skipped, 0);
+	assert_string_equal(data_k("wr1", "new"), "1");
+	assert_string_equal(data_k("wr1", "upd"), "2");
+	assert_string_equal(data_k("wr1", "pat"), "3");
+	assert_string_equal(data_k("wr1", "del"), "<NotFound>");
+	assert_string_equal(data_k("wr1", "app"), "4");
+	{
+		json_object *o = NULL;
+		struct kapi_err e = KAPI_ERR_INIT;
+
+		assert_int_equal(
+		        kapi_get(C, &kapi_res_pods, "wr1", "p", &o, &e),
+		        KAPI_OK);
+		assert_string_equal(jx_get_str(o, "status.phase"), "Running");
+		json_object_put(o);
+		kapi_err_fini(&e);
+	}
+	fx_stop(&f);
+}
+
+static void
+test_tolerate_and_stop(void **state)
+{
+	struct fx f;
+	json_object *ws;
+
+	(void)state;
+	make_ns("wr2");
+	make_obj(&R_CM, "wr2", "exists", NULL);
+	fx_start(&f);
+	ws = json_object_new_array();
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr2", NULL, cm("wr2", "exists", "x"),
+	                IPC_TOL_ALREADY_EXISTS));
+	json_object_array_add(ws,
+	        W(IPC_OP_DELETE, &I_CM, "wr2", "absent", NULL,
+	                IPC_TOL_NOT_FOUND));
+	run(&f, ws, 1, 1);
+	assert_int_equal(f.rep.outcome, WR_OK);
+	assert_int_equal(f.rep.tolerated, 2);
+	assert_int_equal(f.rep.sent, 2);
+
+	ws = json_object_new_array();
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr2", NULL, cm("wr2", "exists", "x"),
+	                0));
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr2", NULL, cm("wr2", "after", "y"),
+	                0));
+	run(&f, ws, 2, 2);
+	assert_int_equal(f.rep.outcome, WR_FAILED);
+	assert_int_equal(f.rep.rc, KAPI_EEXISTS);
+	assert_int_equal(f.rep.failed, 0);
+	assert_int_equal(f.rep.sent, 1);
+	assert_true(f.msg[0] != '\0');
+	assert_string_equal(data_k("wr2", "after"), "<NotFound>");
+	fx_stop(&f);
+}
+
+static void
+test_noop_and_fence(void **state)
+{
+	struct fx f;
+	json_object *ws, *cur = NULL;
+	struct kapi_err e = KAPI_ERR_INIT;
+	int puts, all;
+
+	(void)state;
+	make_ns("wr3");
+	make_obj(&R_CM, "wr3", "same", NULL);
+	assert_int_equal(kapi_get(C, &R_CM, "wr3", "same", &cur, &e), KAPI_OK);
+	fx_start(&f);
+	f.lookup_rc = 1;
+	f.cached_json = json_object_to_json_string(cur);
+	ws = json_object_new_array();
+	json_object_array_add(ws,
+	        W(IPC_OP_UPDATE, &I_CM, "wr3", "same", json_object_get(cur),
+	                0));
+	puts = count_method("PUT", "/namespaces/wr3/");
+	run(&f, ws, 1, 1);
+	assert_int_equal(f.rep.outcome, WR_OK);
+	assert_int_equal(f.rep.skipped, 1);
+	assert_int_equal(f.rep.sent, 0);
+	assert_int_equal(count_method("PUT", "/namespaces/wr3/"), puts);
+
+	f.lookup_rc = -1;
+	f.fence_ok = false;
+	all = count_method("POST", "/namespaces/wr3/")
+	        + count_method("DELETE", "/namespaces/wr3/");
+	ws = json_object_new_array();
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr3", NULL, cm("wr3", "fenced", "1"),
+	                0));
+	json_object_array_add(
+	        ws, W(IPC_OP_DELETE, &I_CM, "wr3", "same", NULL, 0));
+	run(&f, ws, 2, 2);
+	assert_int_equal(f.rep.outcome, WR_FENCED);
+	assert_int_equal(f.rep.sent, 0);
+	assert_int_equal(count_method("POST", "/namespaces/wr3/")
+	                + count_method("DELETE", "/namespaces/wr3/"),
+	        all);
+	assert_string_equal(data_k("wr3", "fenced"), "<NotFound>");
+	json_object_put(cur);
+	kapi_err_fini(&e);
+	fx_stop(&f);
+}
+
+static void
+test_event_and_order(void **state)
+{
+	struct fx f;
+	json_object *ws, *ev;
+
+	(void)state;
+	make_ns("wr4");
+	fx_start(&f);
+	ev = testutil_json("{\"apiVersion\":\"v1\",\"kind\":\"Event\","
+	                   "\"metadata\":{\"name\":\"e1\",\"namespace\":"
+	                   "\"no-such-ns\"},\"involvedObject\":{\"kind\":"
+	                   "\"ConfigMap\",\"name\":\"x\"},\"reason\":\"R\","
+	                   "\"message\":\"m\",\"type\":\"Normal\"}",
+	        0);
+	ws = json_object_new_array();
+	json_object_array_add(
+	        ws, W(IPC_OP_EVENT, &I_EV, "no-such-ns", NULL, ev, 0));
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr4", NULL, cm("wr4", "o", "1"), 0));
+	/* Same key, submitted before the first finished: runs after it. */
+	{
+		json_object *ws2 = json_object_new_array();
+
+		json_object_array_add(ws2,
+		        W(IPC_OP_UPDATE, &I_CM, "wr4", "o",
+		                cm("wr4", "o", "2"), 0));
+		json_object *res
+		        = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
+		struct ipc_result r;
+
+		ipc_result_add_write(res,
+		        json_object_get(json_object_array_get_idx(ws2, 0)));
+		json_object_put(ws2);
+		memset(&r, 0, sizeof(r));
+		r.key = "ns/key";
+		r.writes = json_object_object_get(res, "writes");
+		r.nwrites = 1;
+		run(&f, ws, 1, 0);
+		assert_int_equal(wr_submit(f.w, &r, 2), 0);
+		json_object_put(res);
+	}
+	run(&f, json_object_new_array(), 3, 3);
+	assert_int_equal(f.order[0], 1);
+	assert_int_equal(f.order[1], 2);
+	assert_int_equal(f.order[2], 3);
+	assert_string_equal(data_k("wr4", "o"), "2");
+	fx_stop(&f);
+}
+
+static int
+group_setup(void **state)
+{
+	char err[256];
+	const char *args[] = { "--tls", "--token", TOKEN, "--write-kubeconfig",
+		kc_path, "--request-log", log_path, "--controllers", "none",
+		NULL };
+
+	(void)state;
+	snprintf(kc_path, sizeof(kc_path), "/tmp/wr-kubesim-%d.yaml",
+	        (int)getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/wr-kubesim-%d.log",
+	        (int)getpid());
+	K = ksim_start(args);
+	if (K == NULL) {
+		return (-1);
+	}
+	CONF = kapi_conf_load(kc_path, NULL, err, sizeof(err));
+	if (CONF == NULL) {
+		fprintf(stderr, "kapi_conf_load: %s\n", err);
+		return (-1);
+	}
+	C = kapi_client_new(CONF, "test_writer_kubesim/0");
+	kapi_client_set_timeout(C, WAIT_MS);
+	return (0);
+}
+
+static int
+group_teardown(void **state)
+{
+	int rc;
+
+	(void)state;
+	kapi_client_free(C);
+	kapi_conf_free(CONF);
+	rc = ksim_stop(K);
+	unlink(kc_path);
+	unlink(log_path);
+	return (rc == 0 ? 0 : -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_tolerate_and_stop),
+		cmocka_unit_test(test_noop_and_fence),
+		cmocka_unit_test(test_event_and_order),
+	};
+
+	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
+}
