@@ -125,7 +125,9 @@ setup_api(struct sup *s, char *err, size_t errlen)
 		snprintf(err, errlen, "kubeconfig: %s", e);
 		return (-1);
 	}
-	s->client = kapi_client_new(s->conf, "sympoziumd");
+	char ua[200];
+	snprintf(ua, sizeof(ua), "sympoziumd/0.1 %s", s->identity);
+	s->client = kapi_client_new(s->conf, ua);
 	/* a Lease request must not outlive the renew deadline */
 	kapi_client_set_timeout(s->client, s->cfg.renew_ms);
 	s->m = kapi_multi_new(s->client);
@@ -180,7 +182,6 @@ setup_lease(struct sup *s, char *err, size_t errlen)
 	        .retry_period_ms = s->cfg.retry_ms, .release_on_cancel = true,
 	        .seed = (uint64_t)getpid() ^ (uint64_t)timefmt_now_us_real()};
 	char e[256];
-	unsigned char b[16];
 	FILE *f = fopen("/proc/sys/kernel/random/uuid", "re");
 
 	gethostname(host, sizeof(host) - 1);
@@ -190,7 +191,6 @@ setup_lease(struct sup *s, char *err, size_t errlen)
 	if (f != NULL) {
 		fclose(f);
 	}
-	(void)b;
 	uid[strcspn(uid, "\n")] = '\0';
 	snprintf(s->identity, sizeof(s->identity), "%s_%s", host, uid);
 	if (!s->cfg.leader_elect) {
@@ -234,9 +234,9 @@ sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 	if (setup_signals(s, err, errlen) != 0 ||
 	        choose_controllers(s, err, errlen) != 0 ||
 	        runtime_dir(s, err, errlen) != 0 ||
+	        setup_lease(s, err, errlen) != 0 ||
 	        setup_api(s, err, errlen) != 0 ||
-	        setup_workers(s, err, errlen) != 0 ||
-	        setup_lease(s, err, errlen) != 0) {
+	        setup_workers(s, err, errlen) != 0) {
 		sup_free(s);
 		return (NULL);
 	}
@@ -351,6 +351,9 @@ next_timeout(struct sup *s, int64_t now)
 	}
 	if (s->lease != NULL && !s->lease_busy && s->lease_at < t) {
 		t = s->lease_at;
+	}
+	if (wr_has_ready(s->wr)) {
+		t = now;
 	}
 	return (t > now ? t - now : 0);
 }
