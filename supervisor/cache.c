@@ -19,6 +19,7 @@
 
 #include "common/jsonx.h"
 #include "common/log.h"
+#include "common/strhash.h"
 #include "common/xmalloc.h"
 #include "supervisor/cache.h"
 #include "supervisor/labelsel.h"
@@ -72,23 +73,11 @@ struct cache {
 
 /* ---- hash tables ---- */
 
-static uint64_t
-hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return (h);
-}
-
 /* Slot holding key, or the empty slot where it would go. */
 static size_t
 tab_slot(const struct tab *t, const char *key)
 {
-	size_t mask = t->cap - 1, i = hash(key) & mask;
+	size_t mask = t->cap - 1, i = strhash(key) & mask;
 
 	while (t->slot[i] != NULL && strcmp(t->keyof(t->slot[i]), key) != 0) {
 		i = (i + 1) & mask;
@@ -150,7 +139,7 @@ tab_del(struct tab *t, const char *key)
 	t->slot[i] = NULL;
 	t->n--;
 	for (j = (i + 1) & mask; t->slot[j] != NULL; j = (j + 1) & mask) {
-		k = hash(t->keyof(t->slot[j])) & mask;
+		k = strhash(t->keyof(t->slot[j])) & mask;
 		/* Move j back to i unless its home k lies in (i, j]. */
 		if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) {
 			continue;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/backoff.h"
+#include "common/strhash.h"
 #include "common/xmalloc.h"
 
 struct item {
@@ -66,19 +67,6 @@ struct queue {
 
 /* ---- hash table ---- */
 
-/* FNV-1a, 64 bits. */
-static uint64_t
-hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return (h);
-}
-
 /* The slot holding key, or the empty slot where it would go. */
 static size_t
 find_slot(const struct queue *q, const char *key, uint64_t h)
@@ -101,7 +89,7 @@ lookup(const struct queue *q, const char *key)
 	if (key == NULL) {
 		return (NULL);
 	}
-	return (q->tab[find_slot(q, key, hash_str(key))]);
+	return (q->tab[find_slot(q, key, strhash(key))]);
 }
 
 static void
@@ -125,7 +113,7 @@ tab_grow(struct queue *q)
 static struct item *
 intern(struct queue *q, const char *key)
 {
-	uint64_t h = hash_str(key);
+	uint64_t h = strhash(key);
 	size_t i = find_slot(q, key, h);
 	struct item *it;
 

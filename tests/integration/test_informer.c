@@ -371,6 +371,19 @@ relisted(void *arg)
 	        && cache_get(inf_cache(f->in, 0), "inf3", "late") != NULL);
 }
 
+struct lists_goal {
+	int cm, sa;
+};
+
+static bool
+lists_reached(void *arg)
+{
+	struct lists_goal *g = arg;
+
+	return (count_lists("/namespaces/inf3/configmaps") >= g->cm &&
+	        count_lists("/namespaces/inf3/serviceaccounts") >= g->sa);
+}
+
 static void
 test_expired_relist(void **state)
 {
@@ -403,14 +416,10 @@ test_expired_relist(void **state)
 	assert_true(pump(f.m, f.in, relisted, &f));
 	wait_cached(&f, 0, "inf3", "gone", false);
 	/* relists counts a relist when it is decided; its LIST goes out
-	 * after one backoff delay (up to 1.6 s) */
-	for (int i = 0; i < 100 &&
-	        (count_lists("/namespaces/inf3/configmaps") < cm + 1 ||
-	                count_lists("/namespaces/inf3/serviceaccounts") <
-	                        sa + 1);
-	        i++) {
-		ksim_sleep_ms(50);
-	}
+	 * after one backoff delay (up to 1.6 s): keep the informer running
+	 * until both LISTs are in the request log, or the wait ends */
+	struct lists_goal goal = {cm + 1, sa + 1};
+	pump(f.m, f.in, lists_reached, &goal);
 	assert_int_equal(count_lists("/namespaces/inf3/configmaps"), cm + 1);
 	assert_int_equal(
 	        count_lists("/namespaces/inf3/serviceaccounts"), sa + 1);

@@ -17,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/strhash.h"
 #include "common/xmalloc.h"
 #include "tests/kubesim/kres.h"
 
@@ -197,20 +198,6 @@ lower(const char *s)
 		*p = (char)tolower((unsigned char)*p);
 	}
 	return (l);
-}
-
-/* 64-bit FNV-1a. */
-static uint64_t
-fnv(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return (h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1119,7 +1106,7 @@ storage_hash(const struct kres *r)
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *s = xasprintf("%s/%s/%s", r->group, r->version, r->kind);
-	uint64_t h = fnv(s, strlen(s));
+	uint64_t h = strhash_n(s, strlen(s));
 	char out[13];
 	int i;
 
@@ -1373,7 +1360,7 @@ root_add(const struct kres_reg *reg, json_object *paths, const char *gvpath)
 	}
 	s = jx_to_string(doc);
 	url = xasprintf("/openapi/v3/%s?hash=%016llX", gvpath,
-	        (unsigned long long)fnv(s, strlen(s)));
+	        (unsigned long long)strhash_n(s, strlen(s)));
 	o = json_object_new_object();
 	add_str(o, "serverRelativeURL", url);
 	json_object_object_add(paths, gvpath, o);

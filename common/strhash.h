@@ -1,0 +1,16 @@
+/*
+ * strhash.h: one string hash for every hash table and content hash in
+ * the project: 64-bit FNV-1a.  Prefix strhash.
+ */
+#ifndef STRHASH_H
+#define STRHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* FNV-1a over n bytes of p. */
+uint64_t strhash_n(const void *p, size_t n);
+/* FNV-1a over a NUL-terminated string. */
+uint64_t strhash(const char *s);
+
+#endif
