@@ -1,0 +1,320 @@
+/*
+ * kobj.c: object building, ownership, writes and the shared helpers of
+ * spec 0.3 for the reconcilers.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/jsonx.h"
+#include "workers/kobj.h"
+
+#define SY "sympozium.ai", "v1alpha1"
+
+const struct ipc_res kobj_configmaps = {"", "v1", "configmaps", true};
+const struct ipc_res kobj_secrets = {"", "v1", "secrets", true};
+const struct ipc_res kobj_services = {"", "v1", "services", true};
+const struct ipc_res kobj_serviceaccounts = {"", "v1", "serviceaccounts", true};
+const struct ipc_res kobj_pods = {"", "v1", "pods", true};
+const struct ipc_res kobj_pvcs = {"", "v1", "persistentvolumeclaims", true};
+const struct ipc_res kobj_deployments = {"apps", "v1", "deployments", true};
+const struct ipc_res kobj_jobs = {"batch", "v1", "jobs", true};
+const struct ipc_res kobj_roles = {
+        "rbac.authorization.k8s.io", "v1", "roles", true};
+const struct ipc_res kobj_rolebindings = {
+        "rbac.authorization.k8s.io", "v1", "rolebindings", true};
+const struct ipc_res kobj_clusterroles = {
+        "rbac.authorization.k8s.io", "v1", "clusterroles", false};
+const struct ipc_res kobj_clusterrolebindings = {
+        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
+const struct ipc_res kobj_networkpolicies = {
+        "networking.k8s.io", "v1", "networkpolicies", true};
+const struct ipc_res kobj_agentruns = {SY, "agentruns", true};
+const struct ipc_res kobj_instances = {SY, "sympoziuminstances", true};
+const struct ipc_res kobj_personapacks = {SY, "personapacks", true};
+const struct ipc_res kobj_skillpacks = {SY, "skillpacks", true};
+const struct ipc_res kobj_schedules = {SY, "sympoziumschedules", true};
+const struct ipc_res kobj_mcpservers = {SY, "mcpservers", true};
+const struct ipc_res kobj_policies = {SY, "sympoziumpolicies", true};
+const struct ipc_res kobj_configs = {SY, "sympoziumconfigs", true};
+
+json_object *
+kobj_new(const char *api_version, const char *kind, const char *ns,
+        const char *name)
+{
+	json_object *o = json_object_new_object();
+	json_object *md = json_object_new_object();
+
+	json_object_object_add(o, "apiVersion",
+	        json_object_new_string(api_version));
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	json_object_object_add(md, "name", json_object_new_string(name));
+	if (ns != NULL) {
+		json_object_object_add(md, "namespace", json_object_new_string(ns));
+	}
+	json_object_object_add(o, "metadata", md);
+	return (o);
+}
+
+static const char *
+meta_str(json_object *o, const char *key)
+{
+	const char *s = jx_get_str(json_object_object_get(o, "metadata"), key);
+
+	return (s != NULL ? s : "");
+}
+
+const char *
+kobj_name(json_object *o)
+{
+	return (meta_str(o, "name"));
+}
+
+const char *
+kobj_ns(json_object *o)
+{
+	return (meta_str(o, "namespace"));
+}
+
+const char *
+kobj_uid(json_object *o)
+{
+	return (meta_str(o, "uid"));
+}
+
+static const char *
+map_get(json_object *o, const char *map, const char *key)
+{
+	json_object *v = jx_getv(o, "metadata", map, key, NULL);
+
+	return (v != NULL && json_object_is_type(v, json_type_string)
+	                ? json_object_get_string(v)
+	                : NULL);
+}
+
+const char *
+kobj_label(json_object *o, const char *key)
+{
+	return (map_get(o, "labels", key));
+}
+
+const char *
+kobj_annotation(json_object *o, const char *key)
+{
+	return (map_get(o, "annotations", key));
+}
+
+void
+kobj_set_label(json_object *o, const char *key, const char *value)
+{
+	jx_setv(o, json_object_new_string(value), "metadata", "labels", key,
+	        NULL);
+}
+
+void
+kobj_set_annotation(json_object *o, const char *key, const char *value)
+{
+	jx_setv(o, json_object_new_string(value), "metadata", "annotations",
+	        key, NULL);
+}
+
+void
+kobj_set_owner(json_object *child, json_object *owner)
+{
+	json_object *refs = jx_getv(child, "metadata", "ownerReferences", NULL);
+	json_object *out = json_object_new_array();
+	json_object *r = json_object_new_object();
+
+	for (size_t i = 0; refs != NULL &&
+	        json_object_is_type(refs, json_type_array) &&
+	        i < json_object_array_length(refs);
+	        i++) {
+		json_object *e = json_object_array_get_idx(refs, i);
+		bool ctl = false;
+		jx_get_bool(e, "controller", &ctl);
+		if (!ctl) {
+			json_object_array_add(out, json_object_get(e));
+		}
+	}
+	json_object_object_add(r, "apiVersion", json_object_new_string(
+	        jx_get_str(owner, "apiVersion") ?: ""));
+	json_object_object_add(r, "kind", json_object_new_string(
+	        jx_get_str(owner, "kind") ?: ""));
+	json_object_object_add(r, "name", json_object_new_string(
+	        kobj_name(owner)));
+	json_object_object_add(r, "uid", json_object_new_string(
+	        kobj_uid(owner)));
+	json_object_object_add(r, "controller", json_object_new_boolean(1));
+	json_object_object_add(r, "blockOwnerDeletion",
+	        json_object_new_boolean(1));
+	json_object_array_add(out, r);
+	jx_setv(child, out, "metadata", "ownerReferences", NULL);
+}
+
+bool
+kobj_owned_by(json_object *child, json_object *owner)
+{
+	json_object *refs = jx_getv(child, "metadata", "ownerReferences", NULL);
+
+	for (size_t i = 0; refs != NULL &&
+	        json_object_is_type(refs, json_type_array) &&
+	        i < json_object_array_length(refs);
+	        i++) {
+		json_object *e = json_object_array_get_idx(refs, i);
+		bool ctl = false;
+		const char *uid = jx_get_str(e, "uid");
+		if (jx_get_bool(e, "controller", &ctl) == 0 && ctl &&
+		        uid != NULL && strcmp(uid, kobj_uid(owner)) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+json_object *
+kobj_child(json_object *children, const char *kind, const char *name)
+{
+	for (size_t i = 0; children != NULL &&
+	        json_object_is_type(children, json_type_array) &&
+	        i < json_object_array_length(children);
+	        i++) {
+		json_object *c = json_object_array_get_idx(children, i);
+		const char *k = jx_get_str(c, "kind");
+		if (k != NULL && strcmp(k, kind) == 0 &&
+		        strcmp(kobj_name(c), name) == 0) {
+			return (c);
+		}
+	}
+	return (NULL);
+}
+
+static void
+add(struct rec_out *out, enum ipc_op op, const struct ipc_res *res,
+        json_object *obj, unsigned tolerate)
+{
+	json_object *w = ipc_write_new(op, res, kobj_ns(obj)[0] ? kobj_ns(obj)
+	                                                       : NULL,
+	        op == IPC_OP_CREATE ? NULL : kobj_name(obj), obj);
+
+	if (tolerate != 0) {
+		ipc_write_set_tolerate(w, tolerate);
+	}
+	rec_write(out, w);
+}
+
+void
+kobj_create(struct rec_out *out, const struct ipc_res *res, json_object *obj,
+        bool tolerate_exists)
+{
+	add(out, IPC_OP_CREATE, res, obj,
+	        tolerate_exists ? IPC_TOL_ALREADY_EXISTS : 0);
+}
+
+void
+kobj_update(struct rec_out *out, const struct ipc_res *res, json_object *obj)
+{
+	add(out, IPC_OP_UPDATE, res, obj, 0);
+}
+
+void
+kobj_update_status(struct rec_out *out, const struct ipc_res *res,
+        json_object *obj)
+{
+	add(out, IPC_OP_UPDATE_STATUS, res, obj, 0);
+}
+
+void
+kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
+        const char *ns, const char *name, json_object *patch, bool status)
+{
+	json_object *w = ipc_write_patch_new(res, ns, name, patch,
+	        IPC_PATCH_MERGE);
+
+	if (status) {
+		json_object_object_add(w, "subresource",
+		        json_object_new_string("status"));
+	}
+	rec_write(out, w);
+}
+
+void
+kobj_delete(struct rec_out *out, const struct ipc_res *res, const char *ns,
+        const char *name, bool tolerate_missing)
+{
+	json_object *w = ipc_write_new(IPC_OP_DELETE, res, ns, name, NULL);
+
+	ipc_write_set_propagation(w, "Background");
+	if (tolerate_missing) {
+		ipc_write_set_tolerate(w, IPC_TOL_NOT_FOUND);
+	}
+	rec_write(out, w);
+}
+
+static const char *const providers[] = {"anthropic", "azure-openai",
+        "bedrock", "lm-studio", "ollama", "openai", NULL};
+
+const char *
+kobj_resolve_provider(json_object *inst)
+{
+	json_object *refs = jx_get(inst, "spec.authRefs");
+	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
+	        ? json_object_array_length(refs)
+	        : 0;
+	const char *url = jx_get_str(inst, "spec.agents.default.baseURL");
+
+	for (size_t i = 0; i < n; i++) {
+		const char *p = jx_get_str(json_object_array_get_idx(refs, i),
+		        "provider");
+		if (p != NULL && p[0] != '\0') {
+			return (p);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *s = jx_get_str(json_object_array_get_idx(refs, i),
+		        "secret");
+		for (size_t j = 0; s != NULL && providers[j] != NULL; j++) {
+			if (strstr(s, providers[j]) != NULL) {
+				return (providers[j]);
+			}
+		}
+	}
+	if (url != NULL && url[0] != '\0') {
+		if (strstr(url, "ollama") || strstr(url, ":11434")) {
+			return ("ollama");
+		}
+		if (strstr(url, "lm-studio") || strstr(url, ":1234")) {
+			return ("lm-studio");
+		}
+		return ("custom");
+	}
+	return ("openai");
+}
+
+const char *
+kobj_resolve_auth_secret(json_object *inst)
+{
+	json_object *refs = jx_get(inst, "spec.authRefs");
+	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
+	        ? json_object_array_length(refs)
+	        : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = jx_get_str(json_object_array_get_idx(refs, i),
+		        "secret");
+		while (s != NULL && (*s == ' ' || *s == '\t')) {
+			s++;
+		}
+		if (s != NULL && s[0] != '\0') {
+			return (s);
+		}
+	}
+	return ("");
+}
+
+void
+kobj_image(char *out, size_t len, const char *registry, const char *name,
+        const char *tag)
+{
+	snprintf(out, len, "%s/%s:%s",
+	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY, name,
+	        tag != NULL && tag[0] ? tag : "latest");
+}

@@ -1,0 +1,83 @@
+/*
+ * kobj.h: the building blocks every reconciler uses: Kubernetes objects
+ * (new child objects, controller ownerReferences, labels), the writes a
+ * reconciler answers with, the resources it names, and the helpers shared
+ * by several Sympozium reconcilers (spec sympozium-controllers.md 0.2,
+ * 0.3).  Pure.  Prefix kobj_.
+ */
+#ifndef KOBJ_H
+#define KOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "ipc/ipc.h"
+#include "workers/reconcile.h"
+
+/* Resources (group, version, plural, namespaced). */
+extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
+        kobj_serviceaccounts, kobj_pods, kobj_pvcs, kobj_deployments,
+        kobj_jobs, kobj_roles, kobj_rolebindings, kobj_clusterroles,
+        kobj_clusterrolebindings, kobj_networkpolicies, kobj_agentruns,
+        kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
+        kobj_mcpservers, kobj_policies, kobj_configs;
+
+#define KOBJ_SYSTEM_NS    "sympozium-system"
+#define KOBJ_REGISTRY     "ghcr.io/sympozium-ai/sympozium"
+#define KOBJ_MANAGED_BY   "app.kubernetes.io/managed-by"
+
+/* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
+ * ns may be NULL (cluster-scoped).  Caller puts. */
+json_object *kobj_new(const char *api_version, const char *kind,
+        const char *ns, const char *name);
+
+/* Borrowed metadata strings of o ("" when missing). */
+const char *kobj_name(json_object *o);
+const char *kobj_ns(json_object *o);
+const char *kobj_uid(json_object *o);
+/* A label or annotation value (NULL when missing). */
+const char *kobj_label(json_object *o, const char *key);
+const char *kobj_annotation(json_object *o, const char *key);
+
+void kobj_set_label(json_object *o, const char *key, const char *value);
+void kobj_set_annotation(json_object *o, const char *key, const char *value);
+
+/* Makes owner the controller of child, as SetControllerReference does:
+ * ownerReferences = [{apiVersion, kind, name, uid, controller: true,
+ * blockOwnerDeletion: true}] (other references kept, a previous
+ * controller reference replaced). */
+void kobj_set_owner(json_object *child, json_object *owner);
+/* Whether child's controller reference names owner's uid. */
+bool kobj_owned_by(json_object *child, json_object *owner);
+
+/* The child of that kind and name in a WORK's children array, or NULL.
+ * Borrowed. */
+json_object *kobj_child(json_object *children, const char *kind,
+        const char *name);
+
+/* Writes (appended to out; obj and patch taken). */
+void kobj_create(struct rec_out *out, const struct ipc_res *res,
+        json_object *obj, bool tolerate_exists);
+void kobj_update(struct rec_out *out, const struct ipc_res *res,
+        json_object *obj);
+void kobj_update_status(struct rec_out *out, const struct ipc_res *res,
+        json_object *obj);
+void kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
+        const char *ns, const char *name, json_object *patch,
+        bool status);
+void kobj_delete(struct rec_out *out, const struct ipc_res *res,
+        const char *ns, const char *name, bool tolerate_missing);
+
+/* spec 0.3 resolveProvider(instance): borrowed static or instance
+ * string. */
+const char *kobj_resolve_provider(json_object *instance);
+/* spec 0.3 resolveAuthSecret(instance): "" when none (borrowed). */
+const char *kobj_resolve_auth_secret(json_object *instance);
+/* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
+ * the defaults (KOBJ_REGISTRY, "latest"). */
+void kobj_image(char *out, size_t len, const char *registry,
+        const char *name, const char *tag);
+
+#endif
