@@ -224,16 +224,10 @@ kobj_update_status(struct rec_out *out, const struct ipc_res *res,
 
 void
 kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
-        const char *ns, const char *name, json_object *patch, bool status)
+        const char *ns, const char *name, json_object *patch)
 {
-	json_object *w = ipc_write_patch_new(res, ns, name, patch,
-	        IPC_PATCH_MERGE);
-
-	if (status) {
-		json_object_object_add(w, "subresource",
-		        json_object_new_string("status"));
-	}
-	rec_write(out, w);
+	rec_write(out, ipc_write_patch_new(res, ns, name, patch,
+	                       IPC_PATCH_MERGE));
 }
 
 void

@@ -65,8 +65,7 @@ void kobj_update(struct rec_out *out, const struct ipc_res *res,
 void kobj_update_status(struct rec_out *out, const struct ipc_res *res,
         json_object *obj);
 void kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
-        const char *ns, const char *name, json_object *patch,
-        bool status);
+        const char *ns, const char *name, json_object *patch);
 void kobj_delete(struct rec_out *out, const struct ipc_res *res,
         const char *ns, const char *name, bool tolerate_missing);
 
