@@ -120,7 +120,7 @@ struct ksim_api {
 	struct ksim *k;
 	struct kapi_conf *conf;          /* loaded from kubeconfig */
 	struct kapi_client *c;           /* uses conf */
-	char dir[KSIM_PATH_MAX];         /* fresh /tmp/ksim-XXXXXX */
+	char dir[32];                    /* fresh /tmp/ksim-XXXXXX */
 	char kubeconfig[KSIM_PATH_MAX];  /* dir/kubeconfig */
 	char request_log[KSIM_PATH_MAX]; /* dir/requests.log */
 };
@@ -137,6 +137,10 @@ int ksim_api_start(struct ksim_api *a, const char *const *extra_args,
  * files and the directory, and zeroes *a.  Returns ksim_stop()'s status
  * (0 for a clean exit), or -1 when a was not started. */
 int ksim_api_stop(struct ksim_api *a);
+/* A cmocka group teardown (the library itself does not use cmocka):
+ * ksim_api_stop() of the ksim_api *state points to (the group setup sets
+ * it).  Returns 0 when kubesim exited cleanly, else -1. */
+int ksim_api_teardown(void **state);
 
 /* Counts the lines of kubesim's request log whose "verb" ("list",
  * "update", ...) or "method" ("PUT", ...) equals verb, whose "path"
