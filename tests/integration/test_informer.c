@@ -34,10 +34,7 @@ static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SA = { "", "v1", "serviceaccounts", true };
 
-static struct ksim *K;
-static char kc_path[64], log_path[64];
-static struct kapi_conf *CONF;
-static struct kapi_client *C;
+static struct ksim_api A;
 
 /* What the callbacks saw. */
 struct seen {
@@ -106,7 +103,7 @@ make_ns(const char *ns)
 	struct kapi_err e = KAPI_ERR_INIT;
 
 	jx_setv(o, json_object_new_string(ns), "metadata", "name", NULL);
-	assert_int_equal(kapi_create(C, &R_NS, NULL, o, NULL, &e), KAPI_OK);
+	assert_int_equal(kapi_create(A.c, &R_NS, NULL, o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	kapi_err_fini(&e);
 }
@@ -123,7 +120,7 @@ make_obj(const struct kapi_res *r, const char *ns, const char *name,
 		jx_setv(o, json_object_new_string(label), "metadata", "labels",
 		        "app", NULL);
 	}
-	assert_int_equal(kapi_create(C, r, ns, o, NULL, &e), KAPI_OK);
+	assert_int_equal(kapi_create(A.c, r, ns, o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	kapi_err_fini(&e);
 }
@@ -133,7 +130,8 @@ del_obj(const struct kapi_res *r, const char *ns, const char *name)
 {
 	struct kapi_err e = KAPI_ERR_INIT;
 
-	assert_int_equal(kapi_delete(C, r, ns, name, NULL, NULL, &e), KAPI_OK);
+	assert_int_equal(
+	        kapi_delete(A.c, r, ns, name, NULL, NULL, &e), KAPI_OK);
 	kapi_err_fini(&e);
 }
 
@@ -143,7 +141,7 @@ admin(const char *path)
 	struct ksim_resp *r;
 	const char *hdr[] = { "Authorization: Bearer " TOKEN, NULL };
 
-	r = ksim_request(ksim_url(K), "POST", path, NULL, NULL, hdr, 0);
+	r = ksim_request(ksim_url(A.k), "POST", path, NULL, NULL, hdr, 0);
 	assert_int_equal(r->code, 200);
 	ksim_resp_free(r);
 }
@@ -152,18 +150,9 @@ admin(const char *path)
 static int
 count_lists(const char *frag)
 {
-	FILE *f = fopen(log_path, "r");
-	char line[4096];
-	int n = 0;
+	int n = ksim_count_log(A.request_log, "list", frag, NULL);
 
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strstr(line, "\"verb\":\"list\"") != NULL
-		        && strstr(line, frag) != NULL) {
-			n++;
-		}
-	}
-	fclose(f);
+	assert_true(n >= 0);
 	return (n);
 }
 
@@ -185,7 +174,7 @@ fx_start(struct fx *f, const struct inf_kind *kinds, size_t n)
 	conf.on_synced = on_synced;
 	conf.arg = &f->seen;
 	conf.seed = 42;
-	f->m = kapi_multi_new(C);
+	f->m = kapi_multi_new(A.c);
 	f->in = inf_new(f->m, kinds, n, &conf);
 	assert_non_null(f->in);
 }
@@ -239,7 +228,7 @@ assert_converged(struct fx *f, size_t kind, const char *ns)
 	size_t n;
 
 	assert_int_equal(
-	        kapi_list_all(C, &R_CM, ns, &o, &items, NULL, &e), KAPI_OK);
+	        kapi_list_all(A.c, &R_CM, ns, &o, &items, NULL, &e), KAPI_OK);
 	n = json_object_array_length(items);
 	assert_int_equal(cache_count(c), n);
 	for (size_t i = 0; i < n; i++) {
@@ -292,14 +281,15 @@ test_converge(void **state)
 	assert_int_equal(f.seen.adds, 3);
 
 	/* Owner change: b gets a controller ownerReference. */
-	assert_int_equal(kapi_get(C, &R_CM, "inf1", "b", &o, &e), KAPI_OK);
+	assert_int_equal(kapi_get(A.c, &R_CM, "inf1", "b", &o, &e), KAPI_OK);
 	jx_setv(o,
 	        testutil_json("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
 	                      "\"name\":\"a\",\"uid\":\"u-123\","
 	                      "\"controller\":true}]",
 	                0),
 	        "metadata", "ownerReferences", NULL);
-	assert_int_equal(kapi_update(C, &R_CM, "inf1", o, NULL, &e), KAPI_OK);
+	assert_int_equal(
+	        kapi_update(A.c, &R_CM, "inf1", o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	assert_true(pump(f.m, f.in, updated, &f));
 	assert_string_equal(f.seen.last_key, "inf1/b");
@@ -380,8 +370,8 @@ lists_reached(void *arg)
 {
 	struct lists_goal *g = arg;
 
-	return (count_lists("/namespaces/inf3/configmaps") >= g->cm &&
-	        count_lists("/namespaces/inf3/serviceaccounts") >= g->sa);
+	return (count_lists("/namespaces/inf3/configmaps") >= g->cm
+	        && count_lists("/namespaces/inf3/serviceaccounts") >= g->sa);
 }
 
 static void
@@ -418,7 +408,7 @@ test_expired_relist(void **state)
 	/* relists counts a relist when it is decided; its LIST goes out
 	 * after one backoff delay (up to 1.6 s): keep the informer running
 	 * until both LISTs are in the request log, or the wait ends */
-	struct lists_goal goal = {cm + 1, sa + 1};
+	struct lists_goal goal = { cm + 1, sa + 1 };
 	pump(f.m, f.in, lists_reached, &goal);
 	assert_int_equal(count_lists("/namespaces/inf3/configmaps"), cm + 1);
 	assert_int_equal(
@@ -433,7 +423,7 @@ test_bad_kind(void **state)
 {
 	struct inf_kind k = { "cm", R_CM, "app in (x)", NULL };
 	struct inf_kind k2 = { "", R_CM, NULL, NULL };
-	struct kapi_multi *m = kapi_multi_new(C);
+	struct kapi_multi *m = kapi_multi_new(A.c);
 
 	(void)state;
 	assert_null(inf_new(m, &k, 1, NULL));
@@ -444,42 +434,11 @@ test_bad_kind(void **state)
 static int
 group_setup(void **state)
 {
-	char err[256];
-	const char *args[] = { "--tls", "--token", TOKEN, "--write-kubeconfig",
-		kc_path, "--request-log", log_path, "--controllers", "none",
-		NULL };
+	const char *args[]
+	        = { "--tls", "--token", TOKEN, "--controllers", "none", NULL };
 
-	(void)state;
-	snprintf(kc_path, sizeof(kc_path), "/tmp/inf-kubesim-%d.yaml",
-	        (int)getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/inf-kubesim-%d.log",
-	        (int)getpid());
-	K = ksim_start(args);
-	if (K == NULL) {
-		return (-1);
-	}
-	CONF = kapi_conf_load(kc_path, NULL, err, sizeof(err));
-	if (CONF == NULL) {
-		fprintf(stderr, "kapi_conf_load: %s\n", err);
-		return (-1);
-	}
-	C = kapi_client_new(CONF, "test_informer/0");
-	kapi_client_set_timeout(C, WAIT_MS);
-	return (0);
-}
-
-static int
-group_teardown(void **state)
-{
-	int rc;
-
-	(void)state;
-	kapi_client_free(C);
-	kapi_conf_free(CONF);
-	rc = ksim_stop(K);
-	unlink(kc_path);
-	unlink(log_path);
-	return (rc == 0 ? 0 : -1);
+	*state = &A;
+	return (ksim_api_start(&A, args, "test_informer/0", WAIT_MS));
 }
 
 int
@@ -492,5 +451,5 @@ main(void)
 		cmocka_unit_test(test_bad_kind),
 	};
 
-	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
+	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));
 }

@@ -46,10 +46,7 @@ static const struct kapi_res R_CRD
 static const struct kapi_res R_SKILL
         = { "sympozium.ai", "v1alpha1", "skillpacks", true };
 
-static struct ksim *K;
-static char kc_path[64];
-static struct kapi_conf *CONF;
-static struct kapi_client *C;
+static struct ksim_api A;
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -97,7 +94,7 @@ create_ok(const struct kapi_res *res, const char *ns, json_object *obj)
 {
 	struct kapi_err err = KAPI_ERR_INIT;
 
-	expect_rc(kapi_create(C, res, ns, obj, NULL, &err), KAPI_OK, &err);
+	expect_rc(kapi_create(A.c, res, ns, obj, NULL, &err), KAPI_OK, &err);
 	kapi_err_fini(&err);
 	json_object_put(obj);
 }
@@ -126,7 +123,7 @@ get_ok(const struct kapi_res *res, const char *ns, const char *name)
 	struct kapi_err err = KAPI_ERR_INIT;
 	json_object *o = NULL;
 
-	expect_rc(kapi_get(C, res, ns, name, &o, &err), KAPI_OK, &err);
+	expect_rc(kapi_get(A.c, res, ns, name, &o, &err), KAPI_OK, &err);
 	kapi_err_fini(&err);
 	return (o);
 }
@@ -136,7 +133,7 @@ get_rc(const struct kapi_res *res, const char *ns, const char *name)
 {
 	struct kapi_err err = KAPI_ERR_INIT;
 	json_object *o = NULL;
-	enum kapi_rc rc = kapi_get(C, res, ns, name, &o, &err);
+	enum kapi_rc rc = kapi_get(A.c, res, ns, name, &o, &err);
 
 	json_object_put(o);
 	kapi_err_fini(&err);
@@ -150,8 +147,8 @@ patch_ok(const struct kapi_res *res, const char *ns, const char *name,
 	struct kapi_err err = KAPI_ERR_INIT;
 	json_object *o = NULL;
 
-	expect_rc(kapi_patch(C, res, ns, name, type, patch, manager, false, &o,
-	                  &err),
+	expect_rc(kapi_patch(A.c, res, ns, name, type, patch, manager, false,
+	                  &o, &err),
 	        KAPI_OK, &err);
 	kapi_err_fini(&err);
 	return (o);
@@ -170,7 +167,7 @@ wait_for(const struct kapi_res *res, const char *ns, const char *name,
 	bool done;
 
 	for (;;) {
-		rc = kapi_get(C, res, ns, name, &o, &err);
+		rc = kapi_get(A.c, res, ns, name, &o, &err);
 		done = want == NULL
 		        ? rc == KAPI_ENOTFOUND
 		        : rc == KAPI_OK && strcmp(str(o, path), want) == 0;
@@ -215,42 +212,10 @@ upstream(const char *rel)
 static int
 group_setup(void **state)
 {
-	char err[256];
-	const char *args[] = { "--tls", "--token", TOKEN, "--write-kubeconfig",
-		kc_path, NULL };
+	const char *args[] = { "--tls", "--token", TOKEN, NULL };
 
-	(void)state;
-	snprintf(kc_path, sizeof(kc_path), "/tmp/kapi-kubesim-%d.yaml",
-	        (int)getpid());
-	K = ksim_start(args);
-	if (K == NULL) {
-		return (-1);
-	}
-	CONF = kapi_conf_load(kc_path, NULL, err, sizeof(err));
-	if (CONF == NULL) {
-		fprintf(stderr, "kapi_conf_load: %s\n", err);
-		return (-1);
-	}
-	C = kapi_client_new(CONF, "test_kapi_kubesim/0");
-	kapi_client_set_timeout(C, WAIT_MS);
-	return (0);
-}
-
-static int
-group_teardown(void **state)
-{
-	int rc;
-
-	(void)state;
-	kapi_client_free(C);
-	kapi_conf_free(CONF);
-	rc = ksim_stop(K);
-	unlink(kc_path);
-	if (rc != 0) {
-		fprintf(stderr, "kubesim exit status %d\n", rc);
-		return (-1);
-	}
-	return (0);
+	*state = &A;
+	return (ksim_api_start(&A, args, "test_kapi_kubesim/0", WAIT_MS));
 }
 
 /* ---- get, list, create, update ----------------------------------------- */
@@ -280,7 +245,7 @@ test_create(void **state)
 	(void)state;
 	make_ns("kapi-create");
 	in = cm("c1", "\"app\":\"x\"", "\"k\":\"v\"");
-	expect_rc(kapi_create(C, &R_CM, "kapi-create", in, &out, &err),
+	expect_rc(kapi_create(A.c, &R_CM, "kapi-create", in, &out, &err),
 	        KAPI_OK, &err);
 	assert_string_equal(str(out, "metadata.namespace"), "kapi-create");
 	assert_non_null(jx_get_str(out, "metadata.uid"));
@@ -288,7 +253,7 @@ test_create(void **state)
 	assert_non_null(jx_get_str(out, "metadata.creationTimestamp"));
 	json_object_put(out);
 	out = NULL;
-	expect_rc(kapi_create(C, &R_CM, "kapi-create", in, &out, &err),
+	expect_rc(kapi_create(A.c, &R_CM, "kapi-create", in, &out, &err),
 	        KAPI_EEXISTS, &err);
 	assert_int_equal(err.code, 409);
 	assert_string_equal(err.reason, "AlreadyExists");
@@ -319,19 +284,20 @@ test_list_selector_and_pages(void **state)
 		        cm(name, i % 2 ? "\"tier\":\"a\"" : "\"tier\":\"b\"",
 		                "\"i\":\"x\""));
 	}
-	expect_rc(kapi_list(C, &R_CM, "kapi-list", &o, &list, &err), KAPI_OK,
+	expect_rc(kapi_list(A.c, &R_CM, "kapi-list", &o, &list, &err), KAPI_OK,
 	        &err);
 	assert_int_equal(count_items(list), 3);
 	assert_string_equal(str(list, "kind"), "ConfigMapList");
 	json_object_put(list);
 	list = NULL;
 	o = (struct kapi_list_opts) { .limit = 2 };
-	expect_rc(kapi_list(C, &R_CM, "kapi-list", &o, &list, &err), KAPI_OK,
+	expect_rc(kapi_list(A.c, &R_CM, "kapi-list", &o, &list, &err), KAPI_OK,
 	        &err);
 	assert_int_equal(count_items(list), 2);
 	assert_non_null(jx_get_str(list, "metadata.continue"));
 	json_object_put(list);
-	expect_rc(kapi_list_all(C, &R_CM, "kapi-list", &o, &items, &rv, &err),
+	expect_rc(
+	        kapi_list_all(A.c, &R_CM, "kapi-list", &o, &items, &rv, &err),
 	        KAPI_OK, &err);
 	assert_int_equal((int)json_object_array_length(items), 7);
 	assert_non_null(rv);
@@ -339,7 +305,8 @@ test_list_selector_and_pages(void **state)
 	json_object_put(items);
 	free(rv);
 	o.label_selector = "tier!=a";
-	expect_rc(kapi_list_all(C, &R_CM, "kapi-list", &o, &items, NULL, &err),
+	expect_rc(
+	        kapi_list_all(A.c, &R_CM, "kapi-list", &o, &items, NULL, &err),
 	        KAPI_OK, &err);
 	assert_int_equal((int)json_object_array_length(items), 4);
 	json_object_put(items);
@@ -359,15 +326,15 @@ test_update_conflict(void **state)
 	o = get_ok(&R_CM, "kapi-update", "u");
 	stale = xstrdup(str(o, "metadata.resourceVersion"));
 	jx_set_path(o, "data.k", json_object_new_string("2"));
-	expect_rc(kapi_update(C, &R_CM, "kapi-update", o, &out, &err), KAPI_OK,
-	        &err);
+	expect_rc(kapi_update(A.c, &R_CM, "kapi-update", o, &out, &err),
+	        KAPI_OK, &err);
 	assert_string_equal(str(out, "data.k"), "2");
 	assert_string_not_equal(str(out, "metadata.resourceVersion"), stale);
 	json_object_put(out);
 	out = NULL;
 	/* o still carries the old resourceVersion. */
 	jx_set_path(o, "data.k", json_object_new_string("3"));
-	expect_rc(kapi_update(C, &R_CM, "kapi-update", o, &out, &err),
+	expect_rc(kapi_update(A.c, &R_CM, "kapi-update", o, &out, &err),
 	        KAPI_ECONFLICT, &err);
 	assert_int_equal(err.code, 409);
 	assert_string_equal(err.reason, "Conflict");
@@ -412,8 +379,8 @@ test_update_status(void **state)
 	jx_set_path(sp, "status.phase", json_object_new_string("Ready"));
 	jx_set_path(sp, "status.skillCount", json_object_new_int(2));
 	jx_set_path(sp, "spec.version", json_object_new_string("9.9.9"));
-	expect_rc(
-	        kapi_update_status(C, &R_SKILL, "kapi-status", sp, &out, &err),
+	expect_rc(kapi_update_status(
+	                  A.c, &R_SKILL, "kapi-status", sp, &out, &err),
 	        KAPI_OK, &err);
 	/* The status endpoint takes status only. */
 	assert_string_equal(str(out, "status.phase"), "Ready");
@@ -423,14 +390,14 @@ test_update_status(void **state)
 	json_object_put(out);
 	out = NULL;
 	/* A stale status update conflicts like any other. */
-	expect_rc(
-	        kapi_update_status(C, &R_SKILL, "kapi-status", sp, &out, &err),
+	expect_rc(kapi_update_status(
+	                  A.c, &R_SKILL, "kapi-status", sp, &out, &err),
 	        KAPI_ECONFLICT, &err);
 	json_object_put(sp);
 	/* The main resource ignores status. */
 	sp = get_ok(&R_SKILL, "kapi-status", "code-review-sample");
 	jx_set_path(sp, "status.phase", json_object_new_string("Broken"));
-	expect_rc(kapi_update(C, &R_SKILL, "kapi-status", sp, &out, &err),
+	expect_rc(kapi_update(A.c, &R_SKILL, "kapi-status", sp, &out, &err),
 	        KAPI_OK, &err);
 	assert_string_equal(str(out, "status.phase"), "Ready");
 	json_object_put(out);
@@ -481,7 +448,7 @@ test_patch_json(void **state)
 	o = NULL;
 	/* A failed test operation changes nothing. */
 	assert_int_not_equal(
-	        kapi_patch(C, &R_CM, "kapi-jsonp", "j", KAPI_PATCH_JSON,
+	        kapi_patch(A.c, &R_CM, "kapi-jsonp", "j", KAPI_PATCH_JSON,
 	                "[{\"op\":\"test\",\"path\":\"/data/x\","
 	                "\"value\":\"0\"},{\"op\":\"remove\","
 	                "\"path\":\"/data/x\"}]",
@@ -545,9 +512,9 @@ test_patch_strategic_on_cr_refused(void **state)
 	json_object *o = NULL;
 
 	(void)state;
-	expect_rc(kapi_patch(C, &R_SKILL, "kapi-status", "code-review-sample",
-	                  KAPI_PATCH_STRATEGIC, "{\"spec\":{}}", NULL, false,
-	                  &o, &err),
+	expect_rc(kapi_patch(A.c, &R_SKILL, "kapi-status",
+	                  "code-review-sample", KAPI_PATCH_STRATEGIC,
+	                  "{\"spec\":{}}", NULL, false, &o, &err),
 	        KAPI_EBADREQUEST, &err);
 	assert_int_equal(err.code, 415);
 	assert_null(o);
@@ -589,7 +556,7 @@ delete_rc(const char *ns, const char *name, const struct kapi_delete_opts *o,
         json_object **out)
 {
 	struct kapi_err err = KAPI_ERR_INIT;
-	enum kapi_rc rc = kapi_delete(C, &R_CM, ns, name, o, out, &err);
+	enum kapi_rc rc = kapi_delete(A.c, &R_CM, ns, name, o, out, &err);
 
 	kapi_err_fini(&err);
 	return (rc);
@@ -782,7 +749,7 @@ list_rv(const char *ns)
 	json_object *list = NULL;
 	char *rv;
 
-	expect_rc(kapi_list(C, &R_CM, ns, NULL, &list, &err), KAPI_OK, &err);
+	expect_rc(kapi_list(A.c, &R_CM, ns, NULL, &list, &err), KAPI_OK, &err);
 	rv = xstrdup(str(list, "metadata.resourceVersion"));
 	json_object_put(list);
 	kapi_err_fini(&err);
@@ -803,7 +770,7 @@ test_watch_multi(void **state)
 	rv = list_rv("kapi-watch");
 	r.list.resource_version = rv;
 	r.list.timeout_seconds = 20;
-	ws.m = kapi_multi_new(C);
+	ws.m = kapi_multi_new(A.c);
 	assert_true(
 	        kapi_multi_watch(ws.m, &r, watch_data, watch_done, &ws) > 0);
 	write_next(&ws);
@@ -853,23 +820,23 @@ test_log(void **state)
 	                "\"kubesim.sympozium.ai/run-duration\":\"60s\""));
 	wait_for(&kapi_res_pods, "kapi-log", "hello", "status.phase",
 	        "Running");
-	expect_rc(kapi_log(C, "kapi-log", "hello", NULL, &text, &err), KAPI_OK,
-	        &err);
+	expect_rc(kapi_log(A.c, "kapi-log", "hello", NULL, &text, &err),
+	        KAPI_OK, &err);
 	assert_string_equal(text, "hello\nworld\n");
 	free(text);
 	text = NULL;
 	lo.tail_lines = 1;
-	expect_rc(kapi_log(C, "kapi-log", "hello", &lo, &text, &err), KAPI_OK,
-	        &err);
+	expect_rc(kapi_log(A.c, "kapi-log", "hello", &lo, &text, &err),
+	        KAPI_OK, &err);
 	assert_string_equal(text, "world\n");
 	free(text);
 	text = NULL;
 	lo = (struct kapi_log_opts) { .container = "nope" };
-	expect_rc(kapi_log(C, "kapi-log", "hello", &lo, &text, &err),
+	expect_rc(kapi_log(A.c, "kapi-log", "hello", &lo, &text, &err),
 	        KAPI_EBADREQUEST, &err);
 	assert_int_equal(err.code, 400);
 	assert_null(text);
-	expect_rc(kapi_log(C, "kapi-log", "missing", NULL, &text, &err),
+	expect_rc(kapi_log(A.c, "kapi-log", "missing", NULL, &text, &err),
 	        KAPI_ENOTFOUND, &err);
 	kapi_err_fini(&err);
 }
@@ -885,7 +852,7 @@ test_log_waiting(void **state)
 	make_ns("kapi-logw");
 	create_ok(&kapi_res_pods, "kapi-logw",
 	        pod("slow", "\"kubesim.sympozium.ai/start-delay\":\"60s\""));
-	expect_rc(kapi_log(C, "kapi-logw", "slow", NULL, &text, &err),
+	expect_rc(kapi_log(A.c, "kapi-logw", "slow", NULL, &text, &err),
 	        KAPI_EBADREQUEST, &err);
 	assert_int_equal(err.code, 400);
 	assert_string_equal(err.reason, "BadRequest");
@@ -901,7 +868,8 @@ static enum kapi_rc
 get_with(void (*tweak)(struct kapi_conf *), struct kapi_err *err)
 {
 	char e[256];
-	struct kapi_conf *conf = kapi_conf_load(kc_path, NULL, e, sizeof(e));
+	struct kapi_conf *conf
+	        = kapi_conf_load(A.kubeconfig, NULL, e, sizeof(e));
 	struct kapi_client *c;
 	json_object *o = NULL;
 	enum kapi_rc rc;
@@ -951,10 +919,10 @@ test_tls_ca_and_token(void **state)
 	struct kapi_err err = KAPI_ERR_INIT;
 
 	(void)state;
-	assert_int_equal(strncmp(CONF->server, "https://127.0.0.1:", 18), 0);
-	assert_non_null(CONF->ca_pem);
-	assert_false(CONF->insecure);
-	assert_string_equal(CONF->token, TOKEN);
+	assert_int_equal(strncmp(A.conf->server, "https://127.0.0.1:", 18), 0);
+	assert_non_null(A.conf->ca_pem);
+	assert_false(A.conf->insecure);
+	assert_string_equal(A.conf->token, TOKEN);
 	expect_rc(get_with(keep, &err), KAPI_OK, &err);
 	/* The server's certificate is not trusted without the CA. */
 	expect_rc(get_with(no_ca, &err), KAPI_ETRANSPORT, &err);
@@ -997,5 +965,5 @@ main(void)
 		cmocka_unit_test(test_unauthorized),
 	};
 
-	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
+	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));
 }

@@ -33,10 +33,7 @@
 static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 
-static struct ksim *K;
-static char kc_path[64], log_path[64];
-static struct kapi_conf *CONF;
-static struct kapi_client *C;
+static struct ksim_api A;
 
 static void
 make_ns(const char *ns)
@@ -45,7 +42,7 @@ make_ns(const char *ns)
 	struct kapi_err e = KAPI_ERR_INIT;
 
 	jx_setv(o, json_object_new_string(ns), "metadata", "name", NULL);
-	assert_int_equal(kapi_create(C, &R_NS, NULL, o, NULL, &e), KAPI_OK);
+	assert_int_equal(kapi_create(A.c, &R_NS, NULL, o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	kapi_err_fini(&e);
 }
@@ -62,7 +59,7 @@ make_obj(const struct kapi_res *r, const char *ns, const char *name,
 		jx_setv(o, json_object_new_string(label), "metadata", "labels",
 		        "app", NULL);
 	}
-	assert_int_equal(kapi_create(C, r, ns, o, NULL, &e), KAPI_OK);
+	assert_int_equal(kapi_create(A.c, r, ns, o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	kapi_err_fini(&e);
 }
@@ -125,7 +122,7 @@ fx_start(struct fx *f)
 	memset(f, 0, sizeof(*f));
 	f->fence_ok = true;
 	f->lookup_rc = -1;
-	f->m = kapi_multi_new(C);
+	f->m = kapi_multi_new(A.c);
 	f->w = wr_new(f->m, &c);
 }
 
@@ -205,7 +202,7 @@ data_k(const char *ns, const char *name)
 	struct kapi_err e = KAPI_ERR_INIT;
 
 	v[0] = '\0';
-	if (kapi_get(C, &R_CM, ns, name, &o, &e) == KAPI_OK) {
+	if (kapi_get(A.c, &R_CM, ns, name, &o, &e) == KAPI_OK) {
 		snprintf(v, sizeof(v), "%s", jx_get_str(o, "data.k"));
 	} else {
 		snprintf(v, sizeof(v), "<%s>", kapi_rc_name(e.rc));
@@ -219,18 +216,9 @@ data_k(const char *ns, const char *name)
 static int
 count_method(const char *method, const char *frag)
 {
-	FILE *f = fopen(log_path, "r");
-	char line[4096], m[64];
-	int n = 0;
+	int n = ksim_count_log(A.request_log, method, frag, NULL);
 
-	snprintf(m, sizeof(m), "\"method\":\"%s\"", method);
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strstr(line, m) != NULL && strstr(line, frag) != NULL) {
-			n++;
-		}
-	}
-	fclose(f);
+	assert_true(n >= 0);
 	return (n);
 }
 
@@ -289,7 +277,7 @@ test_ops(void **state)
 		struct kapi_err e = KAPI_ERR_INIT;
 
 		assert_int_equal(
-		        kapi_get(C, &kapi_res_pods, "wr1", "p", &o, &e),
+		        kapi_get(A.c, &kapi_res_pods, "wr1", "p", &o, &e),
 		        KAPI_OK);
 		assert_string_equal(jx_get_str(o, "status.phase"), "Running");
 		json_object_put(o);
@@ -348,7 +336,8 @@ test_noop_and_fence(void **state)
 	(void)state;
 	make_ns("wr3");
 	make_obj(&R_CM, "wr3", "same", NULL);
-	assert_int_equal(kapi_get(C, &R_CM, "wr3", "same", &cur, &e), KAPI_OK);
+	assert_int_equal(
+	        kapi_get(A.c, &R_CM, "wr3", "same", &cur, &e), KAPI_OK);
 	fx_start(&f);
 	f.lookup_rc = 1;
 	f.cached_json = json_object_to_json_string(cur);
@@ -438,42 +427,11 @@ test_event_and_order(void **state)
 static int
 group_setup(void **state)
 {
-	char err[256];
-	const char *args[] = { "--tls", "--token", TOKEN, "--write-kubeconfig",
-		kc_path, "--request-log", log_path, "--controllers", "none",
-		NULL };
+	const char *args[]
+	        = { "--tls", "--token", TOKEN, "--controllers", "none", NULL };
 
-	(void)state;
-	snprintf(kc_path, sizeof(kc_path), "/tmp/wr-kubesim-%d.yaml",
-	        (int)getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/wr-kubesim-%d.log",
-	        (int)getpid());
-	K = ksim_start(args);
-	if (K == NULL) {
-		return (-1);
-	}
-	CONF = kapi_conf_load(kc_path, NULL, err, sizeof(err));
-	if (CONF == NULL) {
-		fprintf(stderr, "kapi_conf_load: %s\n", err);
-		return (-1);
-	}
-	C = kapi_client_new(CONF, "test_writer_kubesim/0");
-	kapi_client_set_timeout(C, WAIT_MS);
-	return (0);
-}
-
-static int
-group_teardown(void **state)
-{
-	int rc;
-
-	(void)state;
-	kapi_client_free(C);
-	kapi_conf_free(CONF);
-	rc = ksim_stop(K);
-	unlink(kc_path);
-	unlink(log_path);
-	return (rc == 0 ? 0 : -1);
+	*state = &A;
+	return (ksim_api_start(&A, args, "test_writer_kubesim/0", WAIT_MS));
 }
 
 int
@@ -486,5 +444,5 @@ main(void)
 		cmocka_unit_test(test_event_and_order),
 	};
 
-	return (cmocka_run_group_tests(tests, group_setup, group_teardown));
+	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));
 }

@@ -3,7 +3,9 @@
  * (fork/exec with a stdout pipe, a thread that copies later stdout lines to
  * stderr), one-shot libcurl requests and watch streams (one thread per
  * watch running a curl easy transfer whose write callback fills a
- * mutex-protected buffer and signals a condition variable).
+ * mutex-protected buffer and signals a condition variable), the ksim_api
+ * fixture (temporary directory, kubeconfig, request log, kapi client) and
+ * request-log counting.
  */
 #include "tests/lib/ksim.h"
 
@@ -26,12 +28,15 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/kapi_conf.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 
 #define START_TIMEOUT_MS 10000
 #define STOP_TIMEOUT_MS  5000
 #define DEFAULT_REQ_MS   15000
+#define API_MAX_EXTRA    56
 
 struct ksim {
 	pid_t pid;
@@ -787,4 +792,154 @@ ksim_watch_close(struct ksim_watch *w)
 	free(w->error);
 	free(w->url);
 	free(w);
+}
+
+/* The ksim_api fixture. */
+
+static void
+api_remove_files(struct ksim_api *a)
+{
+	unlink(a->kubeconfig);
+	unlink(a->request_log);
+	rmdir(a->dir);
+}
+
+/* Fills the paths of a fresh directory; 0 or -1. */
+static int
+api_make_dir(struct ksim_api *a)
+{
+	snprintf(a->dir, sizeof(a->dir), "/tmp/ksim-XXXXXX");
+	if (mkdtemp(a->dir) == NULL) {
+		fprintf(stderr, "ksim: mkdtemp %s: %s\n", a->dir,
+		        strerror(errno));
+		return (-1);
+	}
+	snprintf(
+	        a->kubeconfig, sizeof(a->kubeconfig), "%s/kubeconfig", a->dir);
+	snprintf(a->request_log, sizeof(a->request_log), "%s/requests.log",
+	        a->dir);
+	return (0);
+}
+
+static struct ksim *
+api_start_server(struct ksim_api *a, const char *const *extra)
+{
+	const char *args[4 + API_MAX_EXTRA + 1] = { "--write-kubeconfig",
+		a->kubeconfig, "--request-log", a->request_log };
+	int n = 4;
+
+	for (; extra != NULL && *extra != NULL; extra++) {
+		if (n == 4 + API_MAX_EXTRA) {
+			fprintf(stderr, "ksim: more than %d extra args\n",
+			        API_MAX_EXTRA);
+			return (NULL);
+		}
+		args[n++] = *extra;
+	}
+	args[n] = NULL;
+	return (ksim_start(args));
+}
+
+int
+ksim_api_start(struct ksim_api *a, const char *const *extra_args,
+        const char *user_agent, long timeout_ms)
+{
+	char err[256] = "";
+
+	memset(a, 0, sizeof(*a));
+	if (api_make_dir(a) != 0) {
+		memset(a, 0, sizeof(*a));
+		return (-1);
+	}
+	if ((a->k = api_start_server(a, extra_args)) == NULL) {
+		ksim_api_stop(a);
+		return (-1);
+	}
+	a->conf = kapi_conf_load(a->kubeconfig, NULL, err, sizeof(err));
+	if (a->conf == NULL) {
+		fprintf(stderr, "ksim: kapi_conf_load %s: %s\n", a->kubeconfig,
+		        err);
+		ksim_api_stop(a);
+		return (-1);
+	}
+	a->c = kapi_client_new(a->conf, user_agent);
+	kapi_client_set_timeout(a->c, timeout_ms);
+	return (0);
+}
+
+int
+ksim_api_stop(struct ksim_api *a)
+{
+	int rc;
+
+	if (a->dir[0] == '\0') {
+		return (-1);
+	}
+	if (a->c != NULL) {
+		kapi_client_free(a->c);
+	}
+	if (a->conf != NULL) {
+		kapi_conf_free(a->conf);
+	}
+	rc = ksim_stop(a->k);
+	if (rc > 0) {
+		fprintf(stderr, "ksim: kubesim exit status %d\n", rc);
+	}
+	api_remove_files(a);
+	memset(a, 0, sizeof(*a));
+	return (rc);
+}
+
+int
+ksim_api_teardown(void **state)
+{
+	return (ksim_api_stop(*state) == 0 ? 0 : -1);
+}
+
+/* NULL filters match anything; a missing field matches only NULL. */
+static bool
+log_line_matches(
+        json_object *l, const char *verb, const char *path, const char *ua)
+{
+	const char *v = jx_get_str(l, "verb"), *m = jx_get_str(l, "method");
+	const char *p = jx_get_str(l, "path"), *u = jx_get_str(l, "userAgent");
+
+	if (verb != NULL && !(v != NULL && strcmp(v, verb) == 0)
+	        && !(m != NULL && strcmp(m, verb) == 0)) {
+		return (false);
+	}
+	if (path != NULL && (p == NULL || strstr(p, path) == NULL)) {
+		return (false);
+	}
+	return (ua == NULL || (u != NULL && strstr(u, ua) != NULL));
+}
+
+int
+ksim_count_log(const char *request_log, const char *verb,
+        const char *path_fragment, const char *user_agent_fragment)
+{
+	FILE *f = fopen(request_log, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int n = 0;
+
+	if (f == NULL) {
+		fprintf(stderr, "ksim: request log %s: %s\n", request_log,
+		        strerror(errno));
+		return (-1);
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_object *l = jx_parse(line, (size_t)len, 0, NULL, 0);
+
+		if (json_object_is_type(l, json_type_object)
+		        && log_line_matches(
+		                l, verb, path_fragment, user_agent_fragment)) {
+			n++;
+		}
+		json_object_put(l);
+	}
+	free(line);
+	fclose(f);
+	return (n);
 }

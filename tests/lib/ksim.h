@@ -5,6 +5,10 @@
  * in time: requests time out, a watch read takes a timeout, stopping the
  * server kills it after 5 s.
  *
+ * ksim_api is the usual fixture on top: kubesim writing a kubeconfig and a
+ * request log into a fresh temporary directory, and a kapi client
+ * configured from that kubeconfig.
+ *
  * The binary is $KUBESIM, else "bin/kubesim" (relative to the cwd).
  * Functions that can fail return NULL or -1 after printing the reason on
  * stderr; they never call cmocka, so the library suits any test.
@@ -21,6 +25,10 @@
 
 struct ksim;
 struct ksim_watch;
+struct kapi_conf;
+struct kapi_client;
+
+#define KSIM_PATH_MAX 128
 
 /* One HTTP answer.  Strings are NUL-terminated and never NULL. */
 struct ksim_resp {
@@ -105,5 +113,42 @@ char *ksim_watch_body(struct ksim_watch *w);
 char *ksim_watch_error(struct ksim_watch *w);
 /* Cancels the transfer, joins the thread and frees w (NULL is fine). */
 void ksim_watch_close(struct ksim_watch *w);
+
+/* A kubesim and a kapi client talking to it.  All fields are owned by the
+ * fixture (set by ksim_api_start(), freed by ksim_api_stop()). */
+struct ksim_api {
+	struct ksim *k;
+	struct kapi_conf *conf;          /* loaded from kubeconfig */
+	struct kapi_client *c;           /* uses conf */
+	char dir[32];                    /* fresh /tmp/ksim-XXXXXX */
+	char kubeconfig[KSIM_PATH_MAX];  /* dir/kubeconfig */
+	char request_log[KSIM_PATH_MAX]; /* dir/requests.log */
+};
+
+/* Creates a unique directory under /tmp, starts kubesim with
+ * --write-kubeconfig and --request-log into it followed by extra_args
+ * (NULL-terminated, at most 56, may be NULL), loads the kubeconfig and
+ * makes a client with user_agent ("<prog>/<version>") and timeout_ms.
+ * Returns 0 (release with ksim_api_stop()), or -1 with the reason on
+ * stderr and nothing left behind (*a zeroed). */
+int ksim_api_start(struct ksim_api *a, const char *const *extra_args,
+        const char *user_agent, long timeout_ms);
+/* Frees the client and the configuration, stops kubesim, removes the
+ * files and the directory, and zeroes *a.  Returns ksim_stop()'s status
+ * (0 for a clean exit), or -1 when a was not started. */
+int ksim_api_stop(struct ksim_api *a);
+/* A cmocka group teardown (the library itself does not use cmocka):
+ * ksim_api_stop() of the ksim_api *state points to (the group setup sets
+ * it).  Returns 0 when kubesim exited cleanly, else -1. */
+int ksim_api_teardown(void **state);
+
+/* Counts the lines of kubesim's request log whose "verb" ("list",
+ * "update", ...) or "method" ("PUT", ...) equals verb, whose "path"
+ * contains path_fragment and whose "userAgent" contains
+ * user_agent_fragment.  A NULL filter matches every line; lines that are
+ * not JSON objects are skipped.  Returns the count, or -1 when the file
+ * cannot be read (reason on stderr). */
+int ksim_count_log(const char *request_log, const char *verb,
+        const char *path_fragment, const char *user_agent_fragment);
 
 #endif
