@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# make-run.sh: what `make run` does until the operator exists (issue 4):
-# starts bin/kubesim on 127.0.0.1 with a kubeconfig, applies the upstream
-# Sympozium CRDs and samples with the real kubectl, prints how to reach it,
-# and keeps it running in the foreground until Ctrl-C.
+# make-run.sh: what `make run` does: starts bin/kubesim on 127.0.0.1 with a
+# kubeconfig, applies the upstream Sympozium CRDs and samples with the real
+# kubectl, then runs bin/sympoziumd against it in the foreground (it runs
+# every controller the worker binary offers) until Ctrl-C stops both.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BIN=${BIN:-bin}
@@ -50,7 +50,9 @@ cat <<MSG
 kubesim is serving $url
   export KUBECONFIG=$kc
   kubectl get agentruns,sympoziuminstances,personapacks -A
-The operator (bin/sympoziumd) is not built yet (issue 4), so nothing
-reconciles these objects.  Ctrl-C stops kubesim.
+Starting the operator (bin/sympoziumd); Ctrl-C stops it and kubesim.
 MSG
-wait "$pid"
+"$BIN/sympoziumd" --kubeconfig "$kc" --runtime-dir "$dir/run" &
+op=$!
+trap 'kill -TERM "$op" 2>/dev/null; wait "$op"; exit 0' INT TERM
+wait "$op"
