@@ -194,8 +194,8 @@ build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
 		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd $(LDLIBS_ALL)
 
-# run: until the operator exists (issue 4), starts kubesim with the upstream
-# CRDs and samples applied and keeps it in the foreground.
+# run: starts kubesim with the upstream CRDs and samples applied and runs
+# the operator against it in the foreground.
 run: deps
 	@$(MAKE) --no-print-directory all
 	@BIN=$(BIN) tests/kubesim/make-run.sh
