@@ -29,6 +29,8 @@ static const struct ctrl_watch instance[] = {
         {"Deployment", APPS("deployments"), "sympozium.ai/instance",
                 CTRL_CHILD},
         {"Service", CORE("services"), "sympozium.ai/instance", CTRL_CHILD},
+        /* the active-run count is a view list */
+        {"AgentRun", SYMP("agentruns"), NULL, CTRL_READ},
 };
 
 static const struct ctrl_watch personapack[] = {

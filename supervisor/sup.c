@@ -139,6 +139,24 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	return (0);
 }
 
+/* The only environment workers get: the settings reconcilers read
+ * (images, telemetry), when set here. */
+static void
+worker_env(struct sup *s)
+{
+	static const char *const pass[] = {"SYMPOZIUM_IMAGE_REGISTRY",
+	        "SYMPOZIUM_IMAGE_TAG", "OTEL_EXPORTER_OTLP_ENDPOINT", NULL};
+	size_t n = 0;
+
+	for (size_t i = 0; pass[i] != NULL; i++) {
+		const char *v = getenv(pass[i]);
+		if (v != NULL && n < SUP_MAX_ENV - 1) {
+			s->env[n++] = xasprintf("%s=%s", pass[i], v);
+		}
+	}
+	s->env[n] = NULL;
+}
+
 static int
 setup_workers(struct sup *s, char *err, size_t errlen)
 {
@@ -148,6 +166,8 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 	char e[256];
 
 	wk_config_default(&wc);
+	worker_env(s);
+	wc.env = (const char *const *)s->env;
 	wc.binary = s->cfg.worker_binary;
 	wc.runtime_dir = s->runtime_dir;
 	wc.log_format = s->cfg.log_format;
@@ -270,6 +290,9 @@ sup_free(struct sup *s)
 	free(s->ctls);
 	free(s->kinds);
 	free(s->kind_ctl);
+	for (size_t i = 0; i < SUP_MAX_ENV && s->env[i] != NULL; i++) {
+		free(s->env[i]);
+	}
 	if (s->sigfd >= 0) {
 		close(s->sigfd);
 	}

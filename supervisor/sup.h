@@ -21,6 +21,8 @@
 #include "supervisor/workers.h"
 #include "supervisor/writer.h"
 
+#define SUP_MAX_ENV 8
+
 /* One running controller. */
 struct sup_ctl {
 	const struct ctrl_spec *spec;
@@ -68,6 +70,7 @@ struct sup {
 	bool workers_quit; /* wk_shutdown called */
 	char runtime_dir[4096];
 	bool own_runtime_dir;
+	char *env[SUP_MAX_ENV]; /* workers' environment, NULL-ended */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive
