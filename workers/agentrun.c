@@ -868,7 +868,8 @@ save_memory(struct ctx *c, const char *log)
 	if (view_get(c->in->view, &kobj_configmaps, c->ns, name, &cm, err,
 	            sizeof(err))
 	        == 0) {
-		const char *old = jx_get_str(cm, "data.MEMORY.md");
+		json_object *o = jx_getv(cm, "data", "MEMORY.md", NULL);
+		const char *old = o != NULL ? json_object_get_string(o) : NULL;
 		if (old == NULL || strcmp(old, mem) != 0) {
 			jx_setv(cm, json_object_new_string(mem), "data",
 			        "MEMORY.md", NULL);

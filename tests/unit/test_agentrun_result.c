@@ -64,8 +64,8 @@ test_bad_or_unterminated(void **state)
 	struct agentrun_result r;
 
 	(void)state;
-	agentrun_result_parse("__SYMPOZIUM_RESULT__{not json__SYMPOZIUM_END__",
-	        &r);
+	agentrun_result_parse(
+	        "__SYMPOZIUM_RESULT__{not json__SYMPOZIUM_END__", &r);
 	assert_null(r.result);
 	assert_null(r.error);
 	agentrun_result_fini(&r);
@@ -89,8 +89,9 @@ test_window(void **state)
 
 	(void)state;
 	buf_init(&b);
-	buf_puts(&b, "__SYMPOZIUM_RESULT__{\"response\":\"far\"}"
-	             "__SYMPOZIUM_END__\n");
+	buf_puts(&b,
+	        "__SYMPOZIUM_RESULT__{\"response\":\"far\"}"
+	        "__SYMPOZIUM_END__\n");
 	for (int i = 0; i < 80; i++) {
 		buf_printf(&b, "line %d\n", i);
 	}
@@ -109,10 +110,12 @@ test_quota_fallback(void **state)
 	struct buf b;
 
 	(void)state;
-	agentrun_result_parse("ok\nError:   Rate Limit\t exceeded\nfine\n", &r);
+	agentrun_result_parse(
+	        "ok\nError:   Rate Limit\t exceeded\nfine\n", &r);
 	assert_string_equal(r.error, "Error: Rate Limit exceeded");
 	agentrun_result_fini(&r);
-	agentrun_result_parse("got (429) once\nlater status code: 429 x\n", &r);
+	agentrun_result_parse(
+	        "got (429) once\nlater status code: 429 x\n", &r);
 	assert_string_equal(r.error, "later status code: 429 x");
 	agentrun_result_fini(&r);
 	agentrun_result_parse("all good\n", &r);
@@ -152,12 +155,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_result_and_usage),
-	        cmocka_unit_test(test_error_status),
-	        cmocka_unit_test(test_bad_or_unterminated),
-	        cmocka_unit_test(test_window),
-	        cmocka_unit_test(test_quota_fallback),
-	        cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_result_and_usage),
+		cmocka_unit_test(test_error_status),
+		cmocka_unit_test(test_bad_or_unterminated),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_quota_fallback),
+		cmocka_unit_test(test_memory),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
