@@ -1,0 +1,1151 @@
+/*
+ * agentrun.c: the AgentRun reconciler (spec 1.2-1.10, 1.14-1.16): the
+ * top-level dispatch, finalizer, the Pending path (policy, SA, input
+ * ConfigMap, skills, mirrors, RBAC, Job), the Running path (Job counters,
+ * the agent container, log result, timeout), the Completed path (cluster
+ * RBAC cleanup, finalizer, history pruning) and the Delete path.  The Job
+ * itself is built by agentrun_job.c and logs are parsed by
+ * agentrun_result.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/duration.h"
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "workers/agentrun.h"
+#include "workers/agentrun_job.h"
+#include "workers/agentrun_result.h"
+#include "workers/kobj.h"
+#include "workers/view.h"
+
+#define AGENT_SA "sympozium-agent"
+
+/* One reconcile. */
+struct ctx {
+	const struct rec_in *in;
+	struct rec_out *out;
+	json_object *run;    /* in->object, borrowed */
+	json_object *status; /* the status being written, owned */
+	const char *name, *ns;
+};
+
+static const char *
+spec_str(struct ctx *c, const char *path)
+{
+	const char *s
+	        = jx_get_str(json_object_object_get(c->run, "spec"), path);
+
+	return (s != NULL ? s : "");
+}
+
+static const char *
+st_str(struct ctx *c, const char *key)
+{
+	const char *s = jx_get_str(c->status, key);
+
+	return (s != NULL ? s : "");
+}
+
+static void
+st_set(struct ctx *c, const char *key, const char *value)
+{
+	json_object_object_add(c->status, key, json_object_new_string(value));
+}
+
+static void
+st_now(struct ctx *c, const char *key)
+{
+	char ts[TIMEFMT_RFC3339_LEN];
+
+	timefmt_rfc3339(c->in->now_ms / 1000, ts);
+	st_set(c, key, ts);
+}
+
+/* Emits the status when it differs from the cached one. */
+static void
+flush_status(struct ctx *c)
+{
+	json_object *old = json_object_object_get(c->run, "status");
+	json_object *obj;
+
+	if (old != NULL && jx_equal(old, c->status)) {
+		return;
+	}
+	if (old == NULL && json_object_object_length(c->status) == 0) {
+		return;
+	}
+	obj = NULL;
+	json_object_deep_copy(c->run, &obj, NULL);
+	json_object_object_add(obj, "status", json_object_get(c->status));
+	kobj_update_status(c->out, &kobj_agentruns, obj);
+}
+
+static void fail_run(struct ctx *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* spec 1.10 failRun. */
+static void
+fail_run(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	st_set(c, "phase", "Failed");
+	st_now(c, "completedAt");
+	st_set(c, "error", msg);
+	log_debug("agentrun %s/%s: failed: %s", c->ns, c->name, msg);
+}
+
+static json_object *
+usage_json(const struct agentrun_result *r)
+{
+	json_object *u = json_object_new_object();
+
+	json_object_object_add(
+	        u, "inputTokens", json_object_new_int64(r->input_tokens));
+	json_object_object_add(
+	        u, "outputTokens", json_object_new_int64(r->output_tokens));
+	json_object_object_add(
+	        u, "totalTokens", json_object_new_int64(r->total_tokens));
+	json_object_object_add(
+	        u, "toolCalls", json_object_new_int64(r->tool_calls));
+	json_object_object_add(
+	        u, "durationMs", json_object_new_int64(r->duration_ms));
+	return (u);
+}
+
+/* spec 1.10 succeedRun. */
+static void
+succeed_run(struct ctx *c, const struct agentrun_result *r)
+{
+	st_set(c, "phase", "Succeeded");
+	st_now(c, "completedAt");
+	st_set(c, "result", r->result != NULL ? r->result : "");
+	if (r->has_usage) {
+		json_object_object_add(c->status, "tokenUsage", usage_json(r));
+	} else {
+		json_object_object_del(c->status, "tokenUsage");
+	}
+}
+
+static bool
+has_finalizer(json_object *run)
+{
+	json_object *f = jx_getv(run, "metadata", "finalizers", NULL);
+
+	for (size_t i = 0; f != NULL && json_object_is_type(f, json_type_array)
+	        && i < json_object_array_length(f);
+	        i++) {
+		const char *s = json_object_get_string(
+		        json_object_array_get_idx(f, i));
+		if (s != NULL && strcmp(s, AGENTRUN_FINALIZER) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Full Update adding the finalizer (spec 1.2 step 4). */
+static void
+add_finalizer(struct ctx *c)
+{
+	json_object *obj = NULL;
+	json_object *f;
+
+	json_object_deep_copy(c->run, &obj, NULL);
+	f = jx_getv(obj, "metadata", "finalizers", NULL);
+	if (f == NULL || !json_object_is_type(f, json_type_array)) {
+		f = json_object_new_array();
+		jx_setv(obj, f, "metadata", "finalizers", NULL);
+	}
+	json_object_array_add(f, json_object_new_string(AGENTRUN_FINALIZER));
+	json_object_object_del(obj, "status");
+	kobj_update(c->out, &kobj_agentruns, obj);
+}
+
+/* Merge patch removing the finalizer (spec 1.6 step 3, 1.9 step 4). */
+static void
+remove_finalizer(struct ctx *c)
+{
+	json_object *f = jx_getv(c->run, "metadata", "finalizers", NULL);
+	json_object *keep = json_object_new_array();
+	json_object *patch = json_object_new_object();
+
+	for (size_t i = 0; i < json_object_array_length(f); i++) {
+		json_object *e = json_object_array_get_idx(f, i);
+		const char *s = json_object_get_string(e);
+		if (s == NULL || strcmp(s, AGENTRUN_FINALIZER) != 0) {
+			json_object_array_add(keep, json_object_get(e));
+		}
+	}
+	if (json_object_array_length(keep) == 0) {
+		json_object_put(keep);
+		keep = NULL;
+	}
+	jx_setv(patch, keep, "metadata", "finalizers", NULL);
+	kobj_merge_patch(c->out, &kobj_agentruns, c->ns, c->name, patch);
+}
+
+static void
+delete_with(struct ctx *c, const struct ipc_res *res, const char *ns,
+        const char *name, const char *propagation)
+{
+	json_object *w = ipc_write_new(IPC_OP_DELETE, res, ns, name, NULL);
+
+	ipc_write_set_propagation(w, propagation);
+	ipc_write_set_tolerate(w, IPC_TOL_NOT_FOUND);
+	rec_write(c->out, w);
+}
+
+/* Deletes the cluster-scoped skill RBAC of the run (spec 1.9 step 1);
+ * errors are ignored. */
+static void
+delete_cluster_rbac(struct ctx *c)
+{
+	const struct ipc_res *kinds[]
+	        = { &kobj_clusterroles, &kobj_clusterrolebindings };
+	char *sel = xasprintf("sympozium.ai/agent-run=%s,"
+	                      "sympozium.ai/managed-by=sympozium",
+	        c->name);
+
+	for (size_t k = 0; k < 2; k++) {
+		json_object *items = NULL;
+		char err[256];
+		if (view_list(c->in->view, kinds[k], NULL, sel, &items, err,
+		            sizeof(err))
+		        != 0) {
+			log_debug("agentrun %s: %s", c->name, err);
+			continue;
+		}
+		for (size_t i = 0; i < json_object_array_length(items); i++) {
+			delete_with(c, kinds[k], NULL,
+			        kobj_name(json_object_array_get_idx(items, i)),
+			        "Background");
+		}
+		json_object_put(items);
+	}
+	free(sel);
+}
+
+static bool
+terminal(const char *phase)
+{
+	return (strcmp(phase, "Succeeded") == 0
+	        || strcmp(phase, "Failed") == 0);
+}
+
+static int
+by_creation(const void *a, const void *b)
+{
+	json_object *x = *(json_object *const *)a;
+	json_object *y = *(json_object *const *)b;
+	const char *tx = jx_get_str(x, "metadata.creationTimestamp") ?: "";
+	const char *ty = jx_get_str(y, "metadata.creationTimestamp") ?: "";
+	int d = strcmp(tx, ty);
+
+	return (d != 0 ? d : strcmp(kobj_name(x), kobj_name(y)));
+}
+
+/* Deletes the oldest completed runs of the instance beyond the history
+ * limit (spec 1.6 step 4); errors are logged only. */
+static void
+prune_history(struct ctx *c)
+{
+	const char *inst = spec_str(c, "instanceRef");
+	json_object *items = NULL;
+	json_object **done;
+	size_t n = 0, total;
+	char err[256], *sel;
+
+	if (inst[0] == '\0') {
+		return;
+	}
+	sel = xasprintf("sympozium.ai/instance=%s", inst);
+	if (view_list(c->in->view, &kobj_agentruns, c->ns, sel, &items, err,
+	            sizeof(err))
+	        != 0) {
+		log_warnx("agentrun %s: pruning: %s", c->name, err);
+		free(sel);
+		return;
+	}
+	free(sel);
+	total = json_object_array_length(items);
+	done = xcalloc(total + 1, sizeof(*done));
+	for (size_t i = 0; i < total; i++) {
+		json_object *r = json_object_array_get_idx(items, i);
+		if (terminal(jx_get_str(r, "status.phase") ?: "")) {
+			done[n++] = r;
+		}
+	}
+	qsort(done, n, sizeof(*done), by_creation);
+	for (size_t i = 0; n > AGENTRUN_HISTORY && i < n - AGENTRUN_HISTORY;
+	        i++) {
+		kobj_delete(c->out, &kobj_agentruns, c->ns, kobj_name(done[i]),
+		        true);
+	}
+	free(done);
+	json_object_put(items);
+}
+
+/* spec 1.6. */
+static void
+completed(struct ctx *c)
+{
+	delete_cluster_rbac(c);
+	if (st_str(c, "postRunJobName")[0] != '\0') {
+		char *pvc = xasprintf("%s-workspace", c->name);
+		kobj_delete(c->out, &kobj_pvcs, c->ns, pvc, true);
+		free(pvc);
+	}
+	if (has_finalizer(c->run)) {
+		remove_finalizer(c);
+	}
+	prune_history(c);
+	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+}
+
+/* spec 1.9. */
+static void
+deleting(struct ctx *c)
+{
+	if (!has_finalizer(c->run)) {
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		return;
+	}
+	delete_cluster_rbac(c);
+	if (st_str(c, "jobName")[0] != '\0') {
+		delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"),
+		        "Foreground");
+	}
+	if (st_str(c, "deploymentName")[0] != '\0') {
+		delete_with(c, &kobj_deployments, c->ns,
+		        st_str(c, "deploymentName"), "Foreground");
+	}
+	if (st_str(c, "serviceName")[0] != '\0') {
+		delete_with(c, &kobj_services, c->ns, st_str(c, "serviceName"),
+		        "Background");
+	}
+	remove_finalizer(c);
+	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+}
+
+/* Runs view_get; returns 0 (found), 1 (missing) or -1 (the reconcile
+ * ends with an error verdict). */
+static int
+get(struct ctx *c, const struct ipc_res *res, const char *ns, const char *name,
+        json_object **out)
+{
+	char err[256];
+	int rc;
+
+	*out = NULL;
+	if (name == NULL || name[0] == '\0') {
+		return (1);
+	}
+	rc = view_get(c->in->view, res, ns, name, out, err, sizeof(err));
+	if (rc < 0) {
+		rec_verdict(c->out, IPC_V_ERROR, 0, "%s", err);
+	}
+	return (rc);
+}
+
+static int64_t
+int_or(json_object *o, const char *path, int64_t def)
+{
+	int64_t v = def;
+
+	jx_get_int(o, path, &v);
+	return (v);
+}
+
+/* The Running runs of the instance (a list error: -1, check skipped). */
+static int64_t
+running_count(struct ctx *c)
+{
+	char *sel = xasprintf(
+	        "sympozium.ai/instance=%s", spec_str(c, "instanceRef"));
+	json_object *items = NULL;
+	char err[256];
+	int64_t n = 0;
+
+	if (view_list(c->in->view, &kobj_agentruns, c->ns, sel, &items, err,
+	            sizeof(err))
+	        != 0) {
+		free(sel);
+		return (-1);
+	}
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		const char *p = jx_get_str(
+		        json_object_array_get_idx(items, i), "status.phase");
+		n += p != NULL && strcmp(p, "Running") == 0;
+	}
+	json_object_put(items);
+	free(sel);
+	return (n);
+}
+
+/* Depth and concurrency limits of a policy; 0 passes, 1 failed. */
+static int
+check_subagents(struct ctx *c, json_object *sp)
+{
+	int64_t max_depth = int_or(sp, "maxDepth", 3);
+	int64_t max_conc = int_or(sp, "maxConcurrent", 5);
+	json_object *parent = jx_get(c->run, "spec.parent");
+	int64_t depth = int_or(parent, "spawnDepth", 0), n;
+
+	if (parent != NULL && depth > max_depth) {
+		fail_run(c,
+		        "policy validation failed: sub-agent depth %lld "
+		        "exceeds max %lld",
+		        (long long)depth, (long long)max_depth);
+		return (1);
+	}
+	n = running_count(c);
+	if (n >= 0 && n >= max_conc) {
+		fail_run(c,
+		        "policy validation failed: concurrency limit "
+		        "reached: %lld/%lld",
+		        (long long)n, (long long)max_conc);
+		return (1);
+	}
+	return (0);
+}
+
+/* spec 1.3 step 1.  Returns 0 with *inst (caller puts), 1 when the run
+ * failed, -1 on a view error. */
+static int
+validate(struct ctx *c, json_object **inst)
+{
+	const char *ref = spec_str(c, "instanceRef");
+	const char *pref;
+	json_object *pol = NULL, *sp;
+	int rc = get(c, &kobj_instances, c->ns, ref, inst);
+
+	if (rc != 0) {
+		if (rc == 1) {
+			fail_run(c,
+			        "policy validation failed: instance \"%s\" "
+			        "not found: sympoziuminstances.sympozium.ai "
+			        "\"%s\" not found",
+			        ref, ref);
+		}
+		return (rc);
+	}
+	pref = jx_get_str(*inst, "spec.policyRef");
+	if (pref == NULL || pref[0] == '\0') {
+		return (0);
+	}
+	if ((rc = get(c, &kobj_policies, c->ns, pref, &pol)) != 0) {
+		if (rc == 1) {
+			fail_run(c,
+			        "policy validation failed: policy \"%s\" "
+			        "not found: sympoziumpolicies.sympozium.ai "
+			        "\"%s\" not found",
+			        pref, pref);
+		}
+		return (rc);
+	}
+	sp = jx_get(pol, "spec.subagentPolicy");
+	rc = sp != NULL ? check_subagents(c, sp) : 0;
+	json_object_put(pol);
+	return (rc);
+}
+
+static size_t
+alen(json_object *a)
+{
+	return (a != NULL && json_object_is_type(a, json_type_array)
+	                ? json_object_array_length(a)
+	                : 0);
+}
+
+static size_t
+count_gates(json_object *hooks)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < alen(hooks); i++) {
+		bool g = false;
+		jx_get_bool(json_object_array_get_idx(hooks, i), "gate", &g);
+		n += g;
+	}
+	return (n);
+}
+
+/* Features this build rejects, and the gate checks (spec 1.3 steps 2,
+ * 3, 10; 1.7).  Returns 1 when the run failed. */
+static int
+unsupported(struct ctx *c)
+{
+	json_object *lc = jx_get(c->run, "spec.lifecycle");
+	bool sandbox = false;
+
+	if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
+		fail_run(c,
+		        "gate hook validation failed: preRun hooks cannot "
+		        "be gates");
+	} else if (count_gates(json_object_object_get(lc, "postRun")) > 1) {
+		fail_run(c,
+		        "gate hook validation failed: at most one postRun "
+		        "hook may be a gate");
+	} else if (alen(json_object_object_get(lc, "postRun")) > 0) {
+		fail_run(c,
+		        "lifecycle postRun hooks are not supported by this "
+		        "controller");
+	} else if (jx_get_bool(c->run, "spec.agentSandbox.enabled", &sandbox)
+	                == 0
+	        && sandbox) {
+		fail_run(c,
+		        "agent sandbox backend is not supported by this "
+		        "controller");
+	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
+		fail_run(c, "server mode is not supported by this controller");
+	} else {
+		return (0);
+	}
+	return (1);
+}
+
+/* What the Pending path works out before writing. */
+struct plan {
+	json_object *inst;   /* the instance, owned */
+	json_object *skills; /* effective skill refs, borrowed */
+	json_object *packs;  /* SkillPacks holding the sidecars, owned */
+	struct agentrun_sidecar *sc;
+	size_t nsc;
+	int64_t timeout_s;
+};
+
+static void
+plan_fini(struct plan *p)
+{
+	json_object_put(p->inst);
+	json_object_put(p->packs);
+	free(p->sc);
+}
+
+/* A timeout in seconds from a Go duration, 0 when absent or invalid. */
+static int64_t
+seconds_of(const char *d)
+{
+	int64_t ns = 0;
+
+	if (d == NULL || d[0] == '\0' || duration_parse(d, &ns) != 0
+	        || ns <= 0) {
+		return (0);
+	}
+	return (ns / 1000000000);
+}
+
+/* Skills, timeout inherited from the instance in memory (spec 1.3
+ * step 6). */
+static void
+inherit(struct ctx *c, struct plan *p)
+{
+	json_object *own = jx_get(c->run, "spec.skills");
+	json_object *theirs = jx_get(p->inst, "spec.skills");
+	const char *src = kobj_label(c->run, "sympozium.ai/source");
+
+	p->skills = own;
+	if (alen(own) == 0 && alen(theirs) > 0
+	        && (src == NULL || strcmp(src, "web-proxy") != 0)) {
+		p->skills = theirs;
+	}
+	p->timeout_s = seconds_of(spec_str(c, "timeout"));
+	if (p->timeout_s == 0) {
+		p->timeout_s = seconds_of(
+		        jx_get_str(p->inst, "spec.agents.default.runTimeout"));
+	}
+}
+
+/* The SkillPack of a ref in the run's namespace, else the system one. */
+static int
+find_pack(struct ctx *c, const char *ref, json_object **pack)
+{
+	const char *name
+	        = strncmp(ref, "skillpack-", 10) == 0 ? ref + 10 : ref;
+	int rc = get(c, &kobj_skillpacks, c->ns, name, pack);
+
+	if (rc == 1) {
+		rc = get(c, &kobj_skillpacks, KOBJ_SYSTEM_NS, name, pack);
+	}
+	return (rc);
+}
+
+/* spec 1.3 steps 9 and 11.  Returns -1 on a view error. */
+static int
+resolve_sidecars(struct ctx *c, struct plan *p)
+{
+	size_t n = alen(p->skills);
+
+	p->packs = json_object_new_array();
+	p->sc = xcalloc(n + 1, sizeof(*p->sc));
+	for (size_t i = 0; i < n; i++) {
+		json_object *ref = json_object_array_get_idx(p->skills, i);
+		const char *name = jx_get_str(ref, "skillPackRef");
+		json_object *pack = NULL, *sc;
+		bool server = false;
+		int rc;
+		if (name == NULL || name[0] == '\0') {
+			continue;
+		}
+		if ((rc = find_pack(c, name, &pack)) != 0) {
+			if (rc < 0) {
+				return (-1);
+			}
+			continue;
+		}
+		json_object_array_add(p->packs, pack);
+		sc = jx_get(pack, "spec.sidecar");
+		jx_get_bool(sc, "requiresServer", &server);
+		if (jx_get_str(sc, "image") == NULL
+		        || jx_get_str(sc, "image")[0] == '\0' || server) {
+			continue;
+		}
+		p->sc[p->nsc++] = (struct agentrun_sidecar) {
+			strncmp(name, "skillpack-", 10) == 0 ? name + 10
+			                                     : name,
+			sc, jx_get(ref, "params")
+		};
+	}
+	return (0);
+}
+
+static json_object *
+owned(struct ctx *c, const char *api, const char *kind, const char *name)
+{
+	json_object *o = kobj_new(api, kind, c->ns, name);
+
+	kobj_set_label(o, "sympozium.ai/agent-run", c->name);
+	kobj_set_owner(o, c->run);
+	return (o);
+}
+
+/* spec 1.3 steps 4 and 5. */
+static void
+ensure_sa_and_input(struct ctx *c)
+{
+	json_object *sa = kobj_new("v1", "ServiceAccount", c->ns, AGENT_SA);
+	char *name = xasprintf("%s-input", c->name);
+	json_object *cm = owned(c, "v1", "ConfigMap", name);
+	json_object *data = json_object_new_object();
+
+	kobj_set_label(sa, KOBJ_MANAGED_BY, "sympozium");
+	kobj_create(c->out, &kobj_serviceaccounts, sa, true);
+	json_object_object_add(
+	        data, "task", json_object_new_string(spec_str(c, "task")));
+	json_object_object_add(data, "system-prompt",
+	        json_object_new_string(spec_str(c, "systemPrompt")));
+	json_object_object_add(data, "agent-id",
+	        json_object_new_string(spec_str(c, "agentId")));
+	json_object_object_add(data, "session-key",
+	        json_object_new_string(spec_str(c, "sessionKey")));
+	json_object_object_add(cm, "data", data);
+	kobj_create(c->out, &kobj_configmaps, cm, true);
+	free(name);
+}
+
+/* Mirrors one system ConfigMap into the run's namespace. */
+static int
+mirror_one(struct ctx *c, const char *name)
+{
+	json_object *src = NULL, *dst = NULL, *copy;
+	json_object *data = NULL;
+	int rc = get(c, &kobj_configmaps, KOBJ_SYSTEM_NS, name, &src);
+
+	if (rc == 0) {
+		data = json_object_object_get(src, "data");
+		rc = get(c, &kobj_configmaps, c->ns, name, &dst);
+	}
+	if (rc == 0 && !jx_equal(json_object_object_get(dst, "data"), data)) {
+		json_object_object_add(dst, "data", json_object_get(data));
+		kobj_update(c->out, &kobj_configmaps, json_object_get(dst));
+	} else if (rc == 1 && src != NULL) {
+		copy = owned(c, "v1", "ConfigMap", name);
+		kobj_set_label(
+		        copy, "sympozium.ai/component", "skillpack-mirror");
+		kobj_set_label(copy, "sympozium.ai/managed-by", "sympozium");
+		json_object_object_add(copy, "data", json_object_get(data));
+		kobj_create(c->out, &kobj_configmaps, copy, true);
+	}
+	json_object_put(src);
+	json_object_put(dst);
+	return (rc < 0 ? -1 : 0);
+}
+
+/* spec 1.3 step 13.  Returns -1 on a view error. */
+static int
+mirror_skills(struct ctx *c, struct plan *p)
+{
+	if (strcmp(c->ns, KOBJ_SYSTEM_NS) == 0) {
+		return (0);
+	}
+	for (size_t i = 0; i < alen(p->skills); i++) {
+		json_object *ref = json_object_array_get_idx(p->skills, i);
+		const char *name = jx_get_str(ref, "skillPackRef");
+		if (name == NULL || name[0] == '\0') {
+			name = jx_get_str(ref, "configMapRef");
+		}
+		if (name != NULL && name[0] != '\0'
+		        && mirror_one(c, name) != 0) {
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+static void
+rbac_labels(struct ctx *c, json_object *o, const char *skill,
+        const char *component)
+{
+	kobj_set_label(o, "sympozium.ai/agent-run", c->name);
+	if (skill != NULL) {
+		kobj_set_label(o, "sympozium.ai/skill", skill);
+	}
+	if (component != NULL) {
+		kobj_set_label(o, "sympozium.ai/component", component);
+	}
+	kobj_set_label(o, "sympozium.ai/managed-by", "sympozium");
+}
+
+/* A Role (or ClusterRole) with rules and its binding to the agent SA. */
+static void
+role_pair(struct ctx *c, bool cluster, const char *name, json_object *rules,
+        const char *skill, const char *component)
+{
+	const char *ns = cluster ? NULL : c->ns;
+	json_object *role = kobj_new("rbac.authorization.k8s.io/v1",
+	        cluster ? "ClusterRole" : "Role", ns, name);
+	json_object *bind = kobj_new("rbac.authorization.k8s.io/v1",
+	        cluster ? "ClusterRoleBinding" : "RoleBinding", ns, name);
+	json_object *subj = json_object_new_object();
+	json_object *subjects = json_object_new_array();
+
+	rbac_labels(c, role, skill, component);
+	rbac_labels(c, bind, skill, component);
+	if (!cluster) {
+		kobj_set_owner(role, c->run);
+		kobj_set_owner(bind, c->run);
+	}
+	json_object_object_add(role, "rules", json_object_get(rules));
+	jx_setv(bind, json_object_new_string("rbac.authorization.k8s.io"),
+	        "roleRef", "apiGroup", NULL);
+	jx_setv(bind, json_object_new_string(cluster ? "ClusterRole" : "Role"),
+	        "roleRef", "kind", NULL);
+	jx_setv(bind, json_object_new_string(name), "roleRef", "name", NULL);
+	json_object_object_add(
+	        subj, "kind", json_object_new_string("ServiceAccount"));
+	json_object_object_add(subj, "name", json_object_new_string(AGENT_SA));
+	json_object_object_add(
+	        subj, "namespace", json_object_new_string(c->ns));
+	json_object_array_add(subjects, subj);
+	json_object_object_add(bind, "subjects", subjects);
+	kobj_create(c->out, cluster ? &kobj_clusterroles : &kobj_roles, role,
+	        true);
+	kobj_create(c->out,
+	        cluster ? &kobj_clusterrolebindings : &kobj_rolebindings, bind,
+	        true);
+}
+
+/* spec 1.3 steps 14 and 15. */
+static void
+rbac(struct ctx *c, struct plan *p)
+{
+	json_object *lrules = jx_get(c->run, "spec.lifecycle.rbac");
+
+	for (size_t i = 0; i < p->nsc; i++) {
+		const struct agentrun_sidecar *s = &p->sc[i];
+		char *name
+		        = xasprintf("sympozium-skill-%s-%s", s->pack, c->name);
+		json_object *r = json_object_object_get(s->sidecar, "rbac");
+		json_object *cr
+		        = json_object_object_get(s->sidecar, "clusterRBAC");
+		if (alen(r) > 0) {
+			role_pair(c, false, name, r, s->pack, NULL);
+		}
+		if (alen(cr) > 0) {
+			role_pair(c, true, name, cr, s->pack, NULL);
+		}
+		free(name);
+	}
+	if (alen(lrules) > 0) {
+		char *name = xasprintf("sympozium-lifecycle-%s", c->name);
+		role_pair(c, false, name, lrules, NULL, "lifecycle");
+		free(name);
+	}
+}
+
+/* spec 1.3 steps 17-19. */
+static void
+create_job(struct ctx *c, struct plan *p)
+{
+	bool mem = false;
+	json_object *job;
+	struct agentrun_job_in ji;
+
+	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
+	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
+		kobj_label(p->inst, "sympozium.ai/persona-pack"), mem,
+		p->timeout_s };
+	job = agentrun_job_build(&ji);
+	kobj_set_owner(job, c->run);
+	kobj_create(c->out, &kobj_jobs, job, true);
+	st_set(c, "phase", "Running");
+	st_set(c, "jobName", kobj_name(job));
+	st_now(c, "startedAt");
+	rec_verdict(c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
+}
+
+/* spec 1.3. */
+static void
+pending(struct ctx *c)
+{
+	struct plan p = { 0 };
+	int rc = validate(c, &p.inst);
+
+	if (rc == 0 && unsupported(c) != 0) {
+		rc = 1;
+	}
+	if (rc == 0) {
+		ensure_sa_and_input(c);
+		inherit(c, &p);
+		rc = resolve_sidecars(c, &p);
+	}
+	if (rc == 0) {
+		rc = mirror_skills(c, &p);
+	}
+	if (rc == 0) {
+		rbac(c, &p);
+		create_job(c, &p);
+	}
+	if (rc == 1) {
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	}
+	plan_fini(&p);
+}
+
+/* The agent's log (last AGENTRUN_MEMORY_LINES lines), or NULL. */
+static char *
+agent_log(struct ctx *c)
+{
+	const char *pod = st_str(c, "podName");
+	char *text = NULL;
+	char err[256];
+
+	if (pod[0] == '\0') {
+		return (NULL);
+	}
+	if (view_pod_log(c->in->view, c->ns, pod, "agent",
+	            AGENTRUN_MEMORY_LINES, &text, err, sizeof(err))
+	        != 0) {
+		log_debug("agentrun %s: log: %s", c->name, err);
+		return (NULL);
+	}
+	return (text);
+}
+
+/* Writes the memory block of log into <instance>-memory (spec 1.14);
+ * errors and a missing ConfigMap are ignored. */
+static void
+save_memory(struct ctx *c, const char *log)
+{
+	char *mem = agentrun_result_memory(log);
+	char *name, err[256];
+	json_object *cm = NULL;
+
+	if (mem == NULL) {
+		return;
+	}
+	name = xasprintf("%s-memory", spec_str(c, "instanceRef"));
+	if (view_get(c->in->view, &kobj_configmaps, c->ns, name, &cm, err,
+	            sizeof(err))
+	        == 0) {
+		json_object *o = jx_getv(cm, "data", "MEMORY.md", NULL);
+		const char *old = o != NULL ? json_object_get_string(o) : NULL;
+		if (old == NULL || strcmp(old, mem) != 0) {
+			jx_setv(cm, json_object_new_string(mem), "data",
+			        "MEMORY.md", NULL);
+			kobj_update(
+			        c->out, &kobj_configmaps, json_object_get(cm));
+		}
+	}
+	json_object_put(cm);
+	free(name);
+	free(mem);
+}
+
+/* Reads the log once: result into *r, memory written back. */
+static void
+harvest(struct ctx *c, struct agentrun_result *r)
+{
+	char *log = agent_log(c);
+
+	agentrun_result_parse(log, r);
+	save_memory(c, log);
+	free(log);
+}
+
+/* spec 1.5 step 2: the first pod of the run, used at once. */
+static int
+find_pod(struct ctx *c)
+{
+	char *sel;
+	json_object *items = NULL;
+	char err[256];
+
+	if (st_str(c, "podName")[0] != '\0') {
+		return (0);
+	}
+	sel = xasprintf("sympozium.ai/agent-run=%s", c->name);
+	if (view_list(c->in->view, &kobj_pods, c->ns, sel, &items, err,
+	            sizeof(err))
+	        != 0) {
+		free(sel);
+		rec_verdict(c->out, IPC_V_ERROR, 0, "%s", err);
+		return (-1);
+	}
+	if (json_object_array_length(items) > 0) {
+		st_set(c, "podName",
+		        kobj_name(json_object_array_get_idx(items, 0)));
+	}
+	json_object_put(items);
+	free(sel);
+	return (0);
+}
+
+/* Job succeeded or failed (spec 1.5 steps 4, 5). */
+static void
+job_done(struct ctx *c, bool ok)
+{
+	struct agentrun_result r;
+
+	harvest(c, &r);
+	if (ok || (r.result != NULL && r.error == NULL)) {
+		succeed_run(c, &r);
+	} else {
+		fail_run(c, "%s", r.error != NULL ? r.error : "Job failed");
+	}
+	agentrun_result_fini(&r);
+}
+
+/* The terminated state of the pod's agent container, or NULL.  *pod is
+ * the pod (caller puts). */
+static json_object *
+agent_terminated(json_object *pod)
+{
+	json_object *cs = jx_get(pod, "status.containerStatuses");
+
+	if (alen(jx_get(pod, "spec.containers")) <= 2) {
+		return (NULL);
+	}
+	for (size_t i = 0; i < alen(cs); i++) {
+		json_object *s = json_object_array_get_idx(cs, i);
+		const char *n = jx_get_str(s, "name");
+		if (n != NULL && strcmp(n, "agent") == 0) {
+			return (jx_get(s, "state.terminated"));
+		}
+	}
+	return (NULL);
+}
+
+/* spec 1.5 step 6.  Returns 1 when the run finished, 0 otherwise, -1 on
+ * a view error. */
+static int
+sidecar_aware(struct ctx *c)
+{
+	json_object *pod = NULL, *term;
+	struct agentrun_result r;
+	int64_t code;
+	const char *reason;
+	int rc = get(c, &kobj_pods, c->ns, st_str(c, "podName"), &pod);
+
+	if (rc != 0 || (term = agent_terminated(pod)) == NULL) {
+		json_object_put(pod);
+		return (rc < 0 ? -1 : 0);
+	}
+	code = int_or(term, "exitCode", 0);
+	reason = jx_get_str(term, "reason");
+	harvest(c, &r);
+	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Background");
+	if (code == 0) {
+		succeed_run(c, &r);
+	} else if (r.error != NULL) {
+		fail_run(c, "%s", r.error);
+	} else {
+		fail_run(c, "agent container exited with code %lld%s%s%s",
+		        (long long)code, reason != NULL ? " (" : "",
+		        reason != NULL ? reason : "",
+		        reason != NULL ? ")" : "");
+	}
+	agentrun_result_fini(&r);
+	json_object_put(pod);
+	return (1);
+}
+
+/* The run's timeout in ms: spec.timeout, else (decision: the Job's
+ * deadline came from it) the instance's runTimeout, else 10 minutes.  The
+ * instance is read only when the default would fire. */
+static int64_t
+timeout_ms(struct ctx *c, int64_t elapsed)
+{
+	int64_t s = seconds_of(spec_str(c, "timeout"));
+	json_object *inst = NULL;
+	char err[256];
+
+	if (s > 0) {
+		return (s * 1000);
+	}
+	if (elapsed <= AGENTRUN_TIMEOUT_MS) {
+		return (AGENTRUN_TIMEOUT_MS);
+	}
+	if (view_get(c->in->view, &kobj_instances, c->ns,
+	            spec_str(c, "instanceRef"), &inst, err, sizeof(err))
+	        == 0) {
+		s = seconds_of(
+		        jx_get_str(inst, "spec.agents.default.runTimeout"));
+	}
+	json_object_put(inst);
+	return (s > 0 ? s * 1000 : AGENTRUN_TIMEOUT_MS);
+}
+
+/* Milliseconds since status.startedAt, or -1 when unknown. */
+static int64_t
+since_start(struct ctx *c)
+{
+	int64_t us;
+
+	if (timefmt_parse(st_str(c, "startedAt"), &us) != 0) {
+		return (-1);
+	}
+	return (c->in->now_ms - us / 1000);
+}
+
+/* spec 1.5 step 7.  Returns 1 when the run timed out. */
+static int
+timed_out(struct ctx *c)
+{
+	int64_t elapsed = since_start(c);
+	char *log;
+
+	if (elapsed < 0 || elapsed <= timeout_ms(c, elapsed)) {
+		return (0);
+	}
+	log = agent_log(c);
+	save_memory(c, log);
+	free(log);
+	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Foreground");
+	fail_run(c, "timeout");
+	return (1);
+}
+
+/* spec 1.5 step 1: a Job missing from the cache. */
+static void
+job_missing(struct ctx *c)
+{
+	int64_t elapsed = since_start(c);
+
+	if (elapsed >= 0 && elapsed < AGENTRUN_JOB_GRACE_MS) {
+		rec_verdict(c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS,
+		        "job %s not in the cache yet", st_str(c, "jobName"));
+		return;
+	}
+	fail_run(c, "Job not found");
+	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+}
+
+/* spec 1.5. */
+static void
+running(struct ctx *c)
+{
+	json_object *job
+	        = kobj_child(c->in->children, "Job", st_str(c, "jobName"));
+	int rc;
+
+	if (job == NULL) {
+		job_missing(c);
+		return;
+	}
+	if (find_pod(c) != 0) {
+		return;
+	}
+	if (int_or(job, "status.succeeded", 0) > 0
+	        || int_or(job, "status.failed", 0) > 0) {
+		job_done(c, int_or(job, "status.succeeded", 0) > 0);
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		return;
+	}
+	rc = st_str(c, "podName")[0] != '\0' ? sidecar_aware(c) : 0;
+	if (rc == 0) {
+		rc = timed_out(c);
+	}
+	if (rc == 0) {
+		rec_verdict(
+		        c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
+	} else if (rc == 1) {
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	}
+}
+
+static void
+dispatch(struct ctx *c)
+{
+	const char *phase = st_str(c, "phase");
+
+	if (phase[0] == '\0' || strcmp(phase, "Pending") == 0) {
+		pending(c);
+	} else if (strcmp(phase, "Running") == 0) {
+		running(c);
+	} else if (terminal(phase)) {
+		completed(c);
+	} else if (strcmp(phase, "Serving") == 0
+	        || strcmp(phase, "PostRunning") == 0) {
+		fail_run(c, "phase %s is not supported by this controller",
+		        phase);
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	} else {
+		log_debug("agentrun %s/%s: unknown phase %s", c->ns, c->name,
+		        phase);
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	}
+}
+
+static void
+reconcile(const struct rec_in *in, struct rec_out *out)
+{
+	struct ctx c = { in, out, in->object, NULL, NULL, NULL };
+	json_object *st;
+
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+	if (in->object == NULL) {
+		return;
+	}
+	c.name = kobj_name(in->object);
+	c.ns = kobj_ns(in->object);
+	st = json_object_object_get(in->object, "status");
+	c.status = NULL;
+	if (st != NULL && json_object_is_type(st, json_type_object)) {
+		json_object_deep_copy(st, &c.status, NULL);
+	} else {
+		c.status = json_object_new_object();
+	}
+	if (jx_getv(in->object, "metadata", "deletionTimestamp", NULL)
+	        != NULL) {
+		deleting(&c);
+	} else if (!terminal(st_str(&c, "phase")) && !has_finalizer(c.run)) {
+		add_finalizer(&c);
+	} else {
+		dispatch(&c);
+		flush_status(&c);
+	}
+	json_object_put(c.status);
+}
+
+const struct reconciler agentrun_reconciler = { "agentrun", reconcile };

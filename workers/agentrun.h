@@ -1,0 +1,23 @@
+/*
+ * agentrun.h: the AgentRun reconciler (spec sympozium-controllers.md
+ * section 1): policy checks, the agent ServiceAccount, input ConfigMap,
+ * skill ConfigMap mirrors and skill RBAC, the Job, the phase machine
+ * Pending -> Running -> Succeeded/Failed, the result from the agent's
+ * log, timeout, history pruning, finalizer and deletion.  Prefix
+ * agentrun_.
+ */
+#ifndef AGENTRUN_H
+#define AGENTRUN_H
+
+#include "workers/reconcile.h"
+
+#define AGENTRUN_FINALIZER  "sympozium.ai/agentrun-finalizer"
+#define AGENTRUN_POLL_MS    5000
+#define AGENTRUN_TIMEOUT_MS (10 * 60 * 1000)
+#define AGENTRUN_HISTORY    50
+/* How long after startedAt a missing Job is taken for a cache lag. */
+#define AGENTRUN_JOB_GRACE_MS 30000
+
+extern const struct reconciler agentrun_reconciler; /* "agentrun" */
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * agentrun_job.h: the Job (and its pod template) of a task-mode AgentRun
+ * (spec sympozium-controllers.md 1.12).  Pure: everything it needs comes
+ * in struct agentrun_job_in.  Prefix agentrun_job_.
+ */
+#ifndef AGENTRUN_JOB_H
+#define AGENTRUN_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+/* A resolved skill sidecar (spec 1.3 step 9).  Borrowed. */
+struct agentrun_sidecar {
+	const char *pack;     /* the SkillPack name */
+	json_object *sidecar; /* its spec.sidecar */
+	json_object *params;  /* the skill ref's params (may be NULL) */
+};
+
+struct agentrun_job_in {
+	json_object *run;    /* the AgentRun (borrowed) */
+	json_object *skills; /* effective skill refs (borrowed; may be NULL) */
+	const struct agentrun_sidecar *sidecars; /* task-mode sidecars */
+	size_t nsidecars;
+	const char *persona_pack; /* "" or NULL when none */
+	bool memory_enabled;      /* instance legacy memory */
+	int64_t timeout_s;        /* known timeout in seconds, 0: none */
+};
+
+/* The Job for in->run, without owner reference.  Caller puts. */
+json_object *agentrun_job_build(const struct agentrun_job_in *in);
+
+/* The name of host mount idx of a pack: "host-<pack>-<idx>" lower-cased,
+ * [^a-z0-9] replaced by '-', '-' trimmed at both ends, "host-mount" when
+ * empty, cut to 63 characters.  out must hold 64 bytes. */
+void agentrun_job_host_volume(const char *pack, size_t idx, char out[64]);
+
+#endif
