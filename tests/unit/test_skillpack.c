@@ -1,0 +1,480 @@
+/*
+ * test_skillpack.c: the SkillPack reconciler, JSON in, writes and verdict
+ * out (spec sympozium-controllers.md section 4): gone, finalizer added,
+ * ConfigMap created / replaced / left alone, status written only when it
+ * changes, deletion, invalid skill names and oversized packs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "workers/kobj.h"
+#include "workers/skillpack.h"
+
+#define NOW_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+struct got {
+	struct ipc_msg m;
+	struct ipc_result r;
+	enum ipc_verdict verdict;
+	int64_t after_ms;
+};
+
+static json_object *
+J(const char *text)
+{
+	json_object *o = json_tokener_parse(text);
+
+	assert_non_null(o);
+	return (o);
+}
+
+/* Runs the reconciler; the writes go through encode/decode so they are
+ * checked by the protocol's validation too. */
+static void
+run(const char *obj, const char *children, struct got *g)
+{
+	struct rec_in in = { .key = "ns/code-review", .now_ms = NOW_MS };
+	struct rec_out out = { 0 };
+	struct buf b;
+	char err[256];
+
+	in.object = obj != NULL ? J(obj) : NULL;
+	in.children = J(children != NULL ? children : "[]");
+	out.result = ipc_result_new(in.key, 1, IPC_V_DONE, 0, NULL);
+	out.verdict = IPC_V_ERROR;
+	skillpack_reconciler.reconcile(&in, &out);
+	buf_init(&b);
+	assert_int_equal(ipc_encode(IPC_RESULT, 0, out.result, &b), 0);
+	assert_int_equal(
+	        ipc_decode(b.data, b.len, 0, &g->m, err, sizeof(err)), 0);
+	assert_int_equal(ipc_result_read(&g->m, &g->r), 0);
+	g->verdict = out.verdict;
+	g->after_ms = out.after_ms;
+	buf_fini(&b);
+	json_object_put(out.result);
+	json_object_put(in.object);
+	json_object_put(in.children);
+}
+
+static void
+done(struct got *g)
+{
+	ipc_msg_fini(&g->m);
+}
+
+static struct ipc_write
+W(struct got *g, size_t i) {
+	struct ipc_write w;
+
+	assert_int_equal(ipc_result_write(&g->r, i, &w), 0);
+	return (w);
+}
+
+static void
+assert_json(json_object *got, const char *want)
+{
+	json_object *w = J(want);
+
+	if (!jx_equal(got, w)) {
+		char *s = jx_to_string(got);
+		print_error("got  %s\nwant %s\n", s, want);
+		free(s);
+		json_object_put(w);
+		fail();
+	}
+	json_object_put(w);
+}
+
+#define PACK_MD                                                               \
+	"\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","        \
+	"\"uid\":\"u-1\",\"generation\":3,\"resourceVersion\":\"7\","         \
+	"\"finalizers\":[\"other\",\"sympozium.ai/skillpack-finalizer\"]}"
+#define SPEC                                                                  \
+	"\"spec\":{\"skills\":[{\"name\":\"review-guidelines\","              \
+	"\"description\":\"Guidelines for performing code reviews\","         \
+	"\"content\":\"# Code Review Guidelines\\n- Check\\n\"},"             \
+	"{\"name\":\"plain\",\"content\":\"just text\"}]}"
+#define PACK "{" PACK_MD "," SPEC "}"
+#define DATA                                                                  \
+	"{\"review-guidelines.md\":\"# review-guidelines\\n\\n> Guidelines "  \
+	"for performing code reviews\\n\\n# Code Review Guidelines\\n- "      \
+	"Check\\n\",\"plain.md\":\"just text\"}"
+#define READY_STATUS                                                          \
+	"{\"phase\":\"Ready\",\"configMapName\":\"code-review\","             \
+	"\"skillCount\":2}"
+#define LABELS                                                                \
+	"{\"sympozium.ai/component\":\"skillpack\","                          \
+	"\"sympozium.ai/skillpack\":\"code-review\"}"
+
+static void
+test_gone(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run(NULL, NULL, &g);
+	assert_int_equal(g.r.nwrites, 0);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_finalizer_added(void **state)
+{
+	struct got g;
+	struct ipc_write w;
+
+	(void)state;
+	run("{\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","
+	    "\"uid\":\"u-1\",\"resourceVersion\":\"7\",\"finalizers\":"
+	    "[\"other\"]}," SPEC "}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 1);
+	w = W(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE);
+	assert_string_equal(w.res.plural, "skillpacks");
+	assert_string_equal(w.name, "code-review");
+	assert_json(jx_get(w.object, "metadata.finalizers"),
+	        "[\"other\",\"sympozium.ai/skillpack-finalizer\"]");
+	assert_string_equal(
+	        jx_get_str(w.object, "metadata.resourceVersion"), "7");
+	assert_string_equal(jx_get_str(w.object, "kind"), "SkillPack");
+	assert_string_equal(
+	        jx_get_str(w.object, "apiVersion"), "sympozium.ai/v1alpha1");
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_create(void **state)
+{
+	struct got g;
+	struct ipc_write w;
+
+	(void)state;
+	run(PACK, NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	w = W(&g, 0);
+	assert_int_equal(w.op, IPC_OP_CREATE);
+	assert_string_equal(w.res.plural, "configmaps");
+	assert_string_equal(w.namespace, "ns");
+	assert_string_equal(kobj_name(w.object), "code-review");
+	assert_json(jx_get(w.object, "data"), DATA);
+	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	assert_json(jx_get(w.object, "metadata.ownerReferences"),
+	        "[{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"SkillPack\",\"name\":\"code-review\",\"uid\":\"u-1\","
+	        "\"controller\":true,\"blockOwnerDeletion\":true}]");
+	assert_int_equal(w.tolerate, 0);
+	w = W(&g, 1);
+	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
+	assert_string_equal(w.res.plural, "skillpacks");
+	assert_json(jx_get(w.object, "status"), READY_STATUS);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_duplicates_last_wins(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"a\",\"content\":"
+	    "\"one\"},{\"name\":\"a\",\"description\":\"\",\"content\":"
+	    "\"two\"}]}}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	assert_json(jx_get(W(&g, 0).object, "data"), "{\"a.md\":\"two\"}");
+	assert_json(jx_get(W(&g, 1).object, "status.skillCount"), "2");
+	done(&g);
+}
+
+static void
+test_sample_value(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{" PACK_MD
+	    ",\"spec\":{\"skills\":[{\"name\":\"review-guidelines\","
+	    "\"description\":\"Guidelines for performing code reviews\","
+	    "\"content\":\"# Code Review Guidelines\\n\",\"requires\":"
+	    "{\"tools\":[\"read_file\"]}}]}}",
+	        NULL, &g);
+	json_object *data = jx_get(W(&g, 0).object, "data");
+	assert_string_equal(json_object_get_string(json_object_object_get(
+	                            data, "review-guidelines.md")),
+	        "# review-guidelines\n\n> Guidelines for performing code "
+	        "reviews\n\n# Code Review Guidelines\n");
+	done(&g);
+}
+
+static void
+test_replace_existing(void **state)
+{
+	struct got g;
+	struct ipc_write w;
+
+	(void)state;
+	run("{" PACK_MD "," SPEC ",\"status\":" READY_STATUS "}",
+	        "[{\"metadata\":{\"name\":\"code-review\",\"namespace\":"
+	        "\"ns\","
+	        "\"resourceVersion\":\"4\",\"labels\":{\"extra\":\"x\","
+	        "\"sympozium.ai/skillpack\":\"code-review\"},"
+	        "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
+	        "\"Other\","
+	        "\"name\":\"o\",\"uid\":\"u-9\"},{\"apiVersion\":"
+	        "\"sympozium.ai/v1alpha1\",\"kind\":\"SkillPack\",\"name\":"
+	        "\"code-review\",\"uid\":\"u-1\",\"controller\":true}]},"
+	        "\"data\":{\"stale.md\":\"x\"}}]",
+	        &g);
+	assert_int_equal(g.r.nwrites, 1);
+	w = W(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE);
+	assert_string_equal(w.res.plural, "configmaps");
+	assert_string_equal(w.name, "code-review");
+	assert_json(jx_get(w.object, "data"), DATA);
+	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	assert_int_equal(json_object_array_length(
+	                         jx_get(w.object, "metadata.ownerReferences")),
+	        2);
+	assert_string_equal(
+	        jx_get_str(w.object, "metadata.resourceVersion"), "4");
+	assert_string_equal(jx_get_str(w.object, "kind"), "ConfigMap");
+	done(&g);
+}
+
+static void
+test_steady_state(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{" PACK_MD "," SPEC ",\"status\":" READY_STATUS "}",
+	        "[{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	        "\"code-review\",\"namespace\":\"ns\",\"labels\":" LABELS
+	        "},\"data\":" DATA "}]",
+	        &g);
+	assert_int_equal(g.r.nwrites, 0);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_other_child_kind_ignored(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{" PACK_MD "," SPEC ",\"status\":" READY_STATUS "}",
+	        "[{\"kind\":\"Secret\",\"metadata\":{\"name\":"
+	        "\"code-review\",\"namespace\":\"ns\"}}]",
+	        &g);
+	assert_int_equal(g.r.nwrites, 1);
+	assert_int_equal(W(&g, 0).op, IPC_OP_CREATE);
+	done(&g);
+}
+
+static void
+test_no_skills(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{" PACK_MD ",\"spec\":{\"category\":\"x\"}}", NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	assert_json(jx_get(W(&g, 0).object, "data"), "{}");
+	assert_json(jx_get(W(&g, 1).object, "status"),
+	        "{\"phase\":\"Ready\",\"configMapName\":\"code-review\","
+	        "\"skillCount\":0}");
+	done(&g);
+}
+
+static void
+test_deletion(void **state)
+{
+	struct got g;
+	struct ipc_write w;
+
+	(void)state;
+	run("{\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","
+	    "\"uid\":\"u-1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+	    "\"finalizers\":[\"sympozium.ai/skillpack-finalizer\","
+	    "\"other\"]}," SPEC "}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	w = W(&g, 0);
+	assert_int_equal(w.op, IPC_OP_DELETE);
+	assert_string_equal(w.res.plural, "configmaps");
+	assert_string_equal(w.namespace, "ns");
+	assert_string_equal(w.name, "code-review");
+	assert_int_equal(w.tolerate, IPC_TOL_NOT_FOUND);
+	w = W(&g, 1);
+	assert_int_equal(w.op, IPC_OP_UPDATE);
+	assert_string_equal(w.res.plural, "skillpacks");
+	assert_json(jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_deletion_without_our_finalizer(void **state)
+{
+	struct got g;
+
+	(void)state;
+	run("{\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","
+	    "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"finalizers\":"
+	    "[\"other\"]}," SPEC "}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 0);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_invalid_name(void **state)
+{
+	struct got g;
+	struct ipc_write w;
+	json_object *st;
+
+	(void)state;
+	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"ok\",\"content\":"
+	    "\"x\"},{\"name\":\"bad name\",\"content\":\"y\"}]}}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 1);
+	w = W(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
+	st = jx_get(w.object, "status");
+	assert_string_equal(jx_get_str(st, "phase"), "Failed");
+	assert_null(jx_get(st, "configMapName"));
+	assert_json(jx_get(st, "skillCount"), "2");
+	assert_string_equal(jx_get_str(st, "conditions.0.type"), "Ready");
+	assert_string_equal(jx_get_str(st, "conditions.0.status"), "False");
+	assert_string_equal(
+	        jx_get_str(st, "conditions.0.reason"), "InvalidSkills");
+	assert_non_null(strstr(
+	        jx_get_str(st, "conditions.0.message"), "\"bad name.md\""));
+	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
+	        "2026-01-01T00:00:00Z");
+	assert_json(jx_get(st, "conditions.0.observedGeneration"), "3");
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	done(&g);
+}
+
+static void
+test_invalid_then_fixed(void **state)
+{
+	struct got g;
+	json_object *st;
+
+	(void)state;
+	/* the same invalid pack again: nothing to write */
+	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"content\":\"y\"}]},"
+	    "\"status\":{\"phase\":\"Failed\",\"skillCount\":1,\"conditions\":"
+	    "[{\"type\":\"Ready\",\"status\":\"False\",\"observedGeneration\":"
+	    "3,\"lastTransitionTime\":\"2025-01-01T00:00:00Z\",\"reason\":"
+	    "\"InvalidSkills\",\"message\":\"skills[0] has no name\"}]}}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 0);
+	done(&g);
+	/* fixed: Ready again, the condition flips with a new time */
+	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"n\",\"content\":"
+	    "\"y\"}]},\"status\":{\"phase\":\"Failed\",\"skillCount\":1,"
+	    "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+	    "\"observedGeneration\":3,\"lastTransitionTime\":"
+	    "\"2025-01-01T00:00:00Z\",\"reason\":\"InvalidSkills\","
+	    "\"message\":\"skills[0] has no name\"}]}}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	st = jx_get(W(&g, 1).object, "status");
+	assert_string_equal(jx_get_str(st, "phase"), "Ready");
+	assert_string_equal(jx_get_str(st, "configMapName"), "code-review");
+	assert_string_equal(jx_get_str(st, "conditions.0.status"), "True");
+	assert_string_equal(
+	        jx_get_str(st, "conditions.0.reason"), "ConfigMapSynced");
+	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
+	        "2026-01-01T00:00:00Z");
+	done(&g);
+}
+
+static void
+test_too_large(void **state)
+{
+	struct got g;
+	size_t n = 1024 * 1024 + 10;
+	char *big = malloc(n + 1);
+	char *obj;
+
+	(void)state;
+	memset(big, 'a', n);
+	big[n] = '\0';
+	assert_true(asprintf(&obj,
+	                    "{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":"
+	                    "\"big\",\"content\":\"%s\"}]}}",
+	                    big)
+	        > 0);
+	run(obj, NULL, &g);
+	assert_int_equal(g.r.nwrites, 1);
+	assert_string_equal(
+	        jx_get_str(W(&g, 0).object, "status.phase"), "Failed");
+	assert_non_null(strstr(
+	        jx_get_str(W(&g, 0).object, "status.conditions.0.message"),
+	        "more than a ConfigMap holds"));
+	done(&g);
+	free(obj);
+	free(big);
+}
+
+static void
+test_bad_shapes(void **state)
+{
+	struct got g;
+
+	(void)state;
+	/* skills not an array, a skill not an object: no crash */
+	run("{" PACK_MD ",\"spec\":{\"skills\":\"x\"}}", NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	assert_json(jx_get(W(&g, 1).object, "status.skillCount"), "0");
+	done(&g);
+	run("{" PACK_MD ",\"spec\":{\"skills\":[7]}}", NULL, &g);
+	assert_int_equal(g.r.nwrites, 1);
+	assert_string_equal(
+	        jx_get_str(W(&g, 0).object, "status.phase"), "Failed");
+	done(&g);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gone),
+		cmocka_unit_test(test_finalizer_added),
+		cmocka_unit_test(test_create),
+		cmocka_unit_test(test_duplicates_last_wins),
+		cmocka_unit_test(test_sample_value),
+		cmocka_unit_test(test_replace_existing),
+		cmocka_unit_test(test_steady_state),
+		cmocka_unit_test(test_other_child_kind_ignored),
+		cmocka_unit_test(test_no_skills),
+		cmocka_unit_test(test_deletion),
+		cmocka_unit_test(test_deletion_without_our_finalizer),
+		cmocka_unit_test(test_invalid_name),
+		cmocka_unit_test(test_invalid_then_fixed),
+		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_bad_shapes),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}

@@ -1,0 +1,763 @@
+/*
+ * mcpserver.c: the MCPServer reconciler (spec sympozium-controllers.md
+ * section 6).  Owns, for a managed server, the Deployment and the Service
+ * named like the MCPServer (create-or-update: fields we own are rewritten
+ * on a copy of the live object, and the copy is written only when it
+ * differs), and the MCPServer's status (ready, url, toolCount and the
+ * Deployed and Ready conditions).  An external server (spec.url) only gets
+ * status.  A spec that cannot be deployed gets Ready=False with a reason.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "workers/kobj.h"
+#include "workers/mcpserver.h"
+#include "workers/view.h"
+
+#define API_VERSION  "sympozium.ai/v1alpha1"
+#define KIND         "MCPServer"
+#define LBL_NAME     "app.kubernetes.io/name"
+#define LBL_INSTANCE "app.kubernetes.io/instance"
+#define STDIO_PORT   8080
+#define DEFAULT_PORT 8080
+#define ADAPTER_VOL  "adapter-bin"
+#define ADAPTER_DIR  "/adapter"
+#define BRIDGE_BIN   "/usr/local/bin/mcp-bridge"
+
+/* What one reconcile works from (borrowed from in->object). */
+struct mcp {
+	json_object *obj;
+	const char *name, *ns;
+	json_object *dep; /* spec.deployment */
+	bool stdio;
+	int64_t port; /* the Service's and the url's port */
+	int64_t gen;
+};
+
+/* ---- small JSON builders ---- */
+
+static json_object *
+str(const char *s)
+{
+	return (json_object_new_string(s != NULL ? s : ""));
+}
+
+static json_object *
+parse(const char *text)
+{
+	json_object *o = json_tokener_parse(text);
+
+	if (o == NULL) {
+		fatalx("mcpserver: bad built-in JSON %s", text);
+	}
+	return (o);
+}
+
+static json_object *
+env_value(const char *name, const char *value)
+{
+	json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "name", str(name));
+	json_object_object_add(e, "value", str(value));
+	return (e);
+}
+
+static bool
+is_array(json_object *a)
+{
+	return (a != NULL && json_object_is_type(a, json_type_array));
+}
+
+static size_t
+alen(json_object *a)
+{
+	return (is_array(a) ? json_object_array_length(a) : 0);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+}
+
+/* The keys of object o, sorted (borrowed strings; caller frees the
+ * array). */
+static const char **
+sorted_keys(json_object *o, size_t *n)
+{
+	const char **keys;
+
+	*n = 0;
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		return (NULL);
+	}
+	keys = xcalloc(
+	        (size_t)json_object_object_length(o) + 1, sizeof(*keys));
+	json_object_object_foreach(o, k, v)
+	{
+		(void)v;
+		keys[(*n)++] = k;
+	}
+	qsort(keys, *n, sizeof(*keys), cmp_str);
+	return (keys);
+}
+
+/* The strings of array a, sorted (borrowed; caller frees the array). */
+static const char **
+sorted_strings(json_object *a, size_t *n)
+{
+	const char **s = xcalloc(alen(a) + 1, sizeof(*s));
+
+	*n = 0;
+	for (size_t i = 0; i < alen(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (e != NULL && json_object_is_type(e, json_type_string)) {
+			s[(*n)++] = json_object_get_string(e);
+		}
+	}
+	qsort(s, *n, sizeof(*s), cmp_str);
+	return (s);
+}
+
+/* The pod labels (and Deployment selector), spec 6.2 step 4. */
+static json_object *
+pod_labels(const char *name)
+{
+	json_object *l = json_object_new_object();
+
+	json_object_object_add(l, LBL_NAME, str("mcpserver"));
+	json_object_object_add(l, LBL_INSTANCE, str(name));
+	json_object_object_add(l, KOBJ_MANAGED_BY, str("sympozium"));
+	return (l);
+}
+
+/* ---- reading the spec ---- */
+
+/* Fills m; returns NULL, or why the spec cannot be deployed (static). */
+static const char *
+read_spec(json_object *obj, struct mcp *m)
+{
+	const char *tt = jx_get_str(obj, "spec.transportType");
+	const char *image;
+
+	*m = (struct mcp) { .obj = obj,
+		.name = kobj_name(obj),
+		.ns = kobj_ns(obj),
+		.dep = jx_get(obj, "spec.deployment"),
+		.port = DEFAULT_PORT };
+	jx_get_int(obj, "metadata.generation", &m->gen);
+	if (m->dep == NULL || !json_object_is_type(m->dep, json_type_object)) {
+		m->dep = NULL;
+		return ("spec.deployment is required when spec.url is empty");
+	}
+	if (tt == NULL
+	        || (strcmp(tt, "stdio") != 0 && strcmp(tt, "http") != 0)) {
+		return ("spec.transportType must be \"stdio\" or \"http\"");
+	}
+	image = jx_get_str(m->dep, "image");
+	if (image == NULL || image[0] == '\0') {
+		return ("spec.deployment.image is required");
+	}
+	m->stdio = strcmp(tt, "stdio") == 0;
+	if (!m->stdio && jx_get_int(m->dep, "port", &m->port) == 0
+	        && (m->port < 1 || m->port > 65535)) {
+		return ("spec.deployment.port must be between 1 and 65535");
+	}
+	if (m->stdio || jx_get(m->dep, "port") == NULL) {
+		m->port = m->stdio ? STDIO_PORT : DEFAULT_PORT;
+	}
+	return (NULL);
+}
+
+/* ---- stdio: env from the spec and from the Secrets ---- */
+
+/* Appends STDIO_ENV_<key> secretKeyRefs for every key of Secret sname.
+ * Returns -1 (err set) when the Secret cannot be read; a missing one is
+ * skipped with a log line, as upstream does. */
+static int
+secret_env(const struct rec_in *in, const struct mcp *m, const char *sname,
+        json_object *env, char *err, size_t errlen)
+{
+	json_object *meta = NULL;
+	const char **keys;
+	size_t n;
+	int rc;
+
+	if (in->view == NULL) {
+		snprintf(err, errlen, "no view to read Secret %s", sname);
+		return (-1);
+	}
+	rc = view_secret_meta(in->view, m->ns, sname, &meta, err, errlen);
+	if (rc == 1) {
+		log_warnx("mcpserver %s/%s: Secret %s not found, skipped",
+		        m->ns, m->name, sname);
+		return (0);
+	}
+	if (rc != 0) {
+		return (-1);
+	}
+	keys = sorted_strings(jx_get(meta, "keys"), &n);
+	for (size_t i = 0; i < n; i++) {
+		char *name = xasprintf("STDIO_ENV_%s", keys[i]);
+		json_object *e = json_object_new_object();
+		json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "name", str(sname));
+		json_object_object_add(ref, "key", str(keys[i]));
+		json_object_object_add(e, "name", str(name));
+		jx_setv(e, ref, "valueFrom", "secretKeyRef", NULL);
+		json_object_array_add(env, e);
+		free(name);
+	}
+	free(keys);
+	json_object_put(meta);
+	return (0);
+}
+
+static char *
+join_args(json_object *args)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_puts(&b, "");
+	for (size_t i = 0; i < alen(args); i++) {
+		if (i > 0) {
+			buf_putc(&b, ',');
+		}
+		buf_puts(&b,
+		        json_object_get_string(
+		                json_object_array_get_idx(args, i))
+		                ?: "");
+	}
+	return (buf_detach(&b, NULL));
+}
+
+/* spec 6.2 step 4, the stdio container's env (caller puts), or NULL with
+ * err set. */
+static json_object *
+stdio_env(
+        const struct rec_in *in, const struct mcp *m, char *err, size_t errlen)
+{
+	json_object *env = json_object_new_array(), *map, *refs;
+	char *args = join_args(jx_get(m->dep, "args"));
+	const char **keys;
+	size_t n;
+
+	json_object_array_add(env, env_value("MCP_STDIO_ADAPTER", "true"));
+	json_object_array_add(
+	        env, env_value("STDIO_CMD", jx_get_str(m->dep, "cmd")));
+	json_object_array_add(env, env_value("STDIO_ARGS", args));
+	json_object_array_add(env, env_value("STDIO_SERVER_NAME", m->name));
+	json_object_array_add(env, env_value("STDIO_PORT", "8080"));
+	free(args);
+	map = jx_get(m->dep, "env");
+	keys = sorted_keys(map, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *name = xasprintf("STDIO_ENV_%s", keys[i]);
+		json_object_array_add(env,
+		        env_value(name,
+		                json_object_get_string(json_object_object_get(
+		                        map, keys[i]))));
+		free(name);
+	}
+	free(keys);
+	refs = jx_get(m->dep, "secretRefs");
+	for (size_t i = 0; i < alen(refs); i++) {
+		const char *s = jx_get_str(
+		        json_object_array_get_idx(refs, i), "name");
+		if (s != NULL && s[0] != '\0'
+		        && secret_env(in, m, s, env, err, errlen) != 0) {
+			json_object_put(env);
+			return (NULL);
+		}
+	}
+	return (env);
+}
+
+/* ---- the pod template ---- */
+
+static json_object *
+resources(const struct mcp *m)
+{
+	json_object *r = jx_get(m->dep, "resources"), *c = NULL;
+
+	if (r == NULL || !json_object_is_type(r, json_type_object)) {
+		return (json_object_new_object());
+	}
+	json_object_deep_copy(r, &c, NULL);
+	return (c);
+}
+
+static void
+set_sa(json_object *pod, const struct mcp *m)
+{
+	const char *sa = jx_get_str(m->dep, "serviceAccountName");
+
+	if (sa != NULL && sa[0] != '\0') {
+		json_object_object_add(pod, "serviceAccountName", str(sa));
+	} else {
+		json_object_object_del(pod, "serviceAccountName");
+	}
+}
+
+static char *
+bridge_image(void)
+{
+	char img[512];
+
+	kobj_image(img, sizeof(img), getenv("SYMPOZIUM_IMAGE_REGISTRY"),
+	        "mcp-bridge", getenv("SYMPOZIUM_IMAGE_TAG"));
+	return (xstrdup(img));
+}
+
+/* The stdio pod: the adapter copied in by an init container, the server
+ * image run under it.  env taken. */
+static void
+stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
+{
+	char *img = bridge_image();
+	json_object *init = json_object_new_object();
+	json_object *c = json_object_new_object();
+	json_object *mounts = parse("[{\"name\":\"" ADAPTER_VOL
+	                            "\",\"mountPath\":\"" ADAPTER_DIR "\"}]");
+	json_object *arr;
+
+	json_object_object_add(init, "name", str("inject-adapter"));
+	json_object_object_add(init, "image", str(img));
+	json_object_object_add(init, "command",
+	        parse("[\"cp\",\"" BRIDGE_BIN "\",\"" ADAPTER_DIR
+	              "/mcp-bridge\"]"));
+	json_object_object_add(init, "volumeMounts", json_object_get(mounts));
+	free(img);
+	json_object_object_add(c, "name", str("mcp-server"));
+	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	json_object_object_add(
+	        c, "command", parse("[\"" ADAPTER_DIR "/mcp-bridge\"]"));
+	json_object_object_add(c, "args", parse("[\"--stdio-adapter\"]"));
+	json_object_object_add(c, "env", env);
+	json_object_object_add(c, "volumeMounts", mounts);
+	json_object_object_add(c, "resources", resources(m));
+	json_object_object_add(c, "livenessProbe",
+	        parse("{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
+	              "\"initialDelaySeconds\":30,\"periodSeconds\":15,"
+	              "\"timeoutSeconds\":5,\"failureThreshold\":5}"));
+	json_object_object_add(c, "readinessProbe",
+	        parse("{\"httpGet\":{\"path\":\"/readyz\",\"port\":8080},"
+	              "\"initialDelaySeconds\":20,\"periodSeconds\":10,"
+	              "\"timeoutSeconds\":5,\"failureThreshold\":5}"));
+	arr = json_object_new_array();
+	json_object_array_add(arr, init);
+	json_object_object_add(pod, "initContainers", arr);
+	arr = json_object_new_array();
+	json_object_array_add(arr, c);
+	json_object_object_add(pod, "containers", arr);
+	json_object_object_add(pod, "volumes",
+	        parse("[{\"name\":\"" ADAPTER_VOL "\",\"emptyDir\":{}}]"));
+	set_sa(pod, m);
+}
+
+static json_object *
+http_env(const struct mcp *m)
+{
+	json_object *env = json_object_new_array();
+	json_object *map = jx_get(m->dep, "env");
+	size_t n;
+	const char **keys = sorted_keys(map, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object_array_add(env,
+		        env_value(keys[i],
+		                json_object_get_string(json_object_object_get(
+		                        map, keys[i]))));
+	}
+	free(keys);
+	return (env);
+}
+
+static json_object *
+http_env_from(const struct mcp *m)
+{
+	json_object *refs = jx_get(m->dep, "secretRefs");
+	json_object *out = json_object_new_array();
+
+	for (size_t i = 0; i < alen(refs); i++) {
+		const char *s = jx_get_str(
+		        json_object_array_get_idx(refs, i), "name");
+		if (s != NULL && s[0] != '\0') {
+			json_object *e = json_object_new_object();
+			jx_setv(e, str(s), "secretRef", "name", NULL);
+			json_object_array_add(out, e);
+		}
+	}
+	return (out);
+}
+
+/* The http pod: the server image on its own port. */
+static void
+http_pod(json_object *pod, const struct mcp *m)
+{
+	json_object *c = json_object_new_object(), *arr, *p;
+	const char *cmd = jx_get_str(m->dep, "cmd");
+	json_object *args = jx_get(m->dep, "args"), *a = NULL;
+
+	json_object_object_add(c, "name", str("mcp-server"));
+	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	if (cmd != NULL && cmd[0] != '\0') {
+		arr = json_object_new_array();
+		json_object_array_add(arr, str(cmd));
+		json_object_object_add(c, "command", arr);
+	}
+	if (alen(args) > 0) {
+		json_object_deep_copy(args, &a, NULL);
+		json_object_object_add(c, "args", a);
+	}
+	if (jx_get(m->dep, "env") != NULL) {
+		json_object_object_add(c, "env", http_env(m));
+	}
+	if (alen(jx_get(m->dep, "secretRefs")) > 0) {
+		json_object_object_add(c, "envFrom", http_env_from(m));
+	}
+	json_object_object_add(c, "resources", resources(m));
+	p = json_object_new_object();
+	json_object_object_add(
+	        p, "containerPort", json_object_new_int64(m->port));
+	json_object_object_add(p, "protocol", str("TCP"));
+	arr = json_object_new_array();
+	json_object_array_add(arr, p);
+	json_object_object_add(c, "ports", arr);
+	p = json_object_new_object();
+	jx_setv(p, json_object_new_int64(m->port), "tcpSocket", "port", NULL);
+	json_object_object_add(
+	        p, "initialDelaySeconds", json_object_new_int(3));
+	json_object_object_add(p, "periodSeconds", json_object_new_int(5));
+	json_object_object_add(c, "readinessProbe", p);
+	arr = json_object_new_array();
+	json_object_array_add(arr, c);
+	json_object_object_add(pod, "containers", arr);
+	/* upstream leaves a former stdio pod's adapter behind; we do not */
+	json_object_object_del(pod, "initContainers");
+	json_object_object_del(pod, "volumes");
+	set_sa(pod, m);
+}
+
+/* ---- the children ---- */
+
+/* The child of that kind and name (cached list items may lack "kind":
+ * then a Deployment is told from a Service by its pod template). */
+static json_object *
+find_child(json_object *children, const char *kind, const char *name)
+{
+	bool want_dep = strcmp(kind, "Deployment") == 0;
+
+	for (size_t i = 0; i < alen(children); i++) {
+		json_object *c = json_object_array_get_idx(children, i);
+		const char *k = jx_get_str(c, "kind");
+		bool match = k != NULL
+		        ? strcmp(k, kind) == 0
+		        : (jx_get(c, "spec.template") != NULL) == want_dep;
+		if (match && strcmp(kobj_name(c), name) == 0) {
+			return (c);
+		}
+	}
+	return (NULL);
+}
+
+/* Our owner reference, labels for the watch, on a child's metadata. */
+static void
+own(json_object *child, const struct mcp *m)
+{
+	json_object *owner = kobj_new(API_VERSION, KIND, m->ns, m->name);
+	json_object *l = pod_labels(m->name);
+
+	jx_setv(owner, str(kobj_uid(m->obj)), "metadata", "uid", NULL);
+	kobj_set_owner(child, owner);
+	json_object_put(owner);
+	json_object_object_foreach(l, k, v)
+	{
+		kobj_set_label(child, k, json_object_get_string(v));
+	}
+	json_object_put(l);
+	kobj_set_label(child, MCPSERVER_LABEL, m->name);
+}
+
+/* spec 6.2 step 4 on dep (new or a copy of the live one).  env taken
+ * (stdio; NULL for http). */
+static void
+shape_deployment(json_object *dep, const struct mcp *m, json_object *env)
+{
+	json_object *pod;
+	int64_t replicas = 1;
+
+	own(dep, m);
+	jx_get_int(m->obj, "spec.replicas", &replicas);
+	jx_set_path(dep, "spec.replicas", json_object_new_int64(replicas));
+	jx_set_path(dep, "spec.selector.matchLabels", pod_labels(m->name));
+	jx_set_path(dep, "spec.template.metadata.labels", pod_labels(m->name));
+	pod = jx_get(dep, "spec.template.spec");
+	if (pod == NULL || !json_object_is_type(pod, json_type_object)) {
+		pod = json_object_new_object();
+		jx_set_path(dep, "spec.template.spec", pod);
+	}
+	if (m->stdio) {
+		stdio_pod(pod, m, env);
+	} else {
+		http_pod(pod, m);
+	}
+}
+
+/* spec 6.2 step 5 on svc. */
+static void
+shape_service(json_object *svc, const struct mcp *m)
+{
+	json_object *sel = pod_labels(m->name), *port, *ports;
+
+	own(svc, m);
+	json_object_object_del(sel, KOBJ_MANAGED_BY);
+	jx_set_path(svc, "spec.selector", sel);
+	port = json_object_new_object();
+	json_object_object_add(port, "name", str("http"));
+	json_object_object_add(port, "protocol", str("TCP"));
+	json_object_object_add(port, "port", json_object_new_int64(m->port));
+	json_object_object_add(
+	        port, "targetPort", json_object_new_int64(m->port));
+	ports = json_object_new_array();
+	json_object_array_add(ports, port);
+	jx_set_path(svc, "spec.ports", ports);
+}
+
+/* A copy of the live child to reshape, or a new object. */
+static json_object *
+start_child(json_object *cur, const char *api, const char *kind,
+        const struct mcp *m)
+{
+	json_object *o;
+
+	if (cur == NULL) {
+		return (kobj_new(api, kind, m->ns, m->name));
+	}
+	o = jx_copy_strip(cur, "metadata.managedFields", NULL);
+	json_object_object_add(o, "apiVersion", str(api));
+	json_object_object_add(o, "kind", str(kind));
+	return (o);
+}
+
+/* Creates o, updates it when it differs from cur, or drops it. */
+static void
+put_child(struct rec_out *out, const struct ipc_res *res, json_object *cur,
+        json_object *o)
+{
+	json_object *a, *b;
+	bool same;
+
+	if (cur == NULL) {
+		kobj_create(out, res, o, false);
+		return;
+	}
+	a = jx_copy_strip(o, "apiVersion", "kind", "status", NULL);
+	b = jx_copy_strip(cur, "apiVersion", "kind", "status",
+	        "metadata.managedFields", NULL);
+	same = jx_equal(a, b);
+	json_object_put(a);
+	json_object_put(b);
+	if (same) {
+		json_object_put(o);
+	} else {
+		kobj_update(out, res, o);
+	}
+}
+
+/* ---- status ---- */
+
+/* meta.SetStatusCondition: set or update by type; lastTransitionTime
+ * moves only when the status changes. */
+static void
+set_condition(json_object *status, const char *type, const char *st,
+        const char *reason, const char *msg, int64_t gen, int64_t now_ms)
+{
+	json_object *conds = jx_get(status, "conditions"), *c = NULL;
+	char ts[TIMEFMT_RFC3339_LEN];
+
+	if (!is_array(conds)) {
+		conds = json_object_new_array();
+		json_object_object_add(status, "conditions", conds);
+	}
+	for (size_t i = 0; i < alen(conds) && c == NULL; i++) {
+		json_object *e = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(e, "type");
+		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;
+	}
+	if (c == NULL) {
+		c = json_object_new_object();
+		json_object_object_add(c, "type", str(type));
+		json_object_array_add(conds, c);
+	}
+	const char *old = jx_get_str(c, "status");
+	if (old == NULL || strcmp(old, st) != 0
+	        || jx_get(c, "lastTransitionTime") == NULL) {
+		timefmt_rfc3339(now_ms / 1000, ts);
+		json_object_object_add(c, "lastTransitionTime", str(ts));
+	}
+	json_object_object_add(c, "status", str(st));
+	json_object_object_add(
+	        c, "observedGeneration", json_object_new_int64(gen));
+	json_object_object_add(c, "reason", str(reason));
+	json_object_object_add(c, "message", str(msg));
+}
+
+/* The current status to edit (a copy; never NULL). */
+static json_object *
+status_copy(json_object *obj)
+{
+	json_object *st = jx_copy_strip(jx_get(obj, "status"), NULL);
+
+	if (st == NULL || !json_object_is_type(st, json_type_object)) {
+		json_object_put(st);
+		st = json_object_new_object();
+	}
+	return (st);
+}
+
+/* ready, url (NULL: removed), toolCount 0. */
+static void
+set_fields(json_object *st, bool ready, const char *url)
+{
+	json_object_object_add(st, "ready", json_object_new_boolean(ready));
+	if (url != NULL) {
+		json_object_object_add(st, "url", str(url));
+	} else {
+		json_object_object_del(st, "url");
+	}
+	json_object_object_add(st, "toolCount", json_object_new_int(0));
+}
+
+/* Writes st (taken) unless it equals the cached status. */
+static void
+put_status(struct rec_out *out, json_object *obj, json_object *st)
+{
+	json_object *c;
+
+	if (jx_equal(st, jx_get(obj, "status"))) {
+		json_object_put(st);
+		return;
+	}
+	c = jx_copy_strip(obj, "metadata.managedFields", NULL);
+	json_object_object_add(c, "apiVersion", str(API_VERSION));
+	json_object_object_add(c, "kind", str(KIND));
+	json_object_object_add(c, "status", st);
+	kobj_update_status(out, &kobj_mcpservers, c);
+}
+
+/* spec 6.2 step 2. */
+static void
+external(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
+{
+	json_object *st = status_copy(m->obj);
+
+	set_fields(st, true, jx_get_str(m->obj, "spec.url"));
+	set_condition(st, "Ready", "True", "External",
+	        "External MCP server URL configured", m->gen, in->now_ms);
+	put_status(out, m->obj, st);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
+/* A spec that cannot be deployed: not ready, with the reason. */
+static void
+invalid(const struct rec_in *in, struct rec_out *out, const struct mcp *m,
+        const char *why)
+{
+	json_object *st = status_copy(m->obj);
+
+	log_warnx("mcpserver %s/%s: %s", m->ns, m->name, why);
+	set_fields(st, false, NULL);
+	set_condition(
+	        st, "Ready", "False", "InvalidSpec", why, m->gen, in->now_ms);
+	put_status(out, m->obj, st);
+	rec_verdict(out, IPC_V_DONE, 0, "invalid: %s", why);
+}
+
+/* spec 6.2 step 6; dep is the live Deployment (NULL: just created). */
+static void
+managed_status(const struct rec_in *in, struct rec_out *out,
+        const struct mcp *m, json_object *dep)
+{
+	json_object *st = status_copy(m->obj);
+	int64_t ready = 0;
+	char *url = xasprintf(
+	        "http://%s.%s.svc:%lld", m->name, m->ns, (long long)m->port);
+
+	jx_get_int(dep, "status.readyReplicas", &ready);
+	set_fields(st, ready > 0, url);
+	free(url);
+	set_condition(st, "Deployed", "True", "DeploymentCreated",
+	        "Deployment and Service created", m->gen, in->now_ms);
+	if (ready > 0) {
+		set_condition(st, "Ready", "True", "Ready",
+		        "MCP server is ready", m->gen, in->now_ms);
+	} else {
+		set_condition(st, "Ready", "False", "NotReady",
+		        "Waiting for deployment to become ready", m->gen,
+		        in->now_ms);
+	}
+	put_status(out, m->obj, st);
+	if (ready > 0) {
+		rec_verdict(out, IPC_V_DONE, 0, NULL);
+	} else {
+		rec_verdict(out, IPC_V_REQUEUE_AFTER, MCPSERVER_REQUEUE_MS,
+		        "waiting for the Deployment to become ready");
+	}
+}
+
+/* ---- reconcile ---- */
+
+static void
+managed(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
+{
+	json_object *env = NULL, *cur, *o;
+	char err[256];
+
+	if (m->stdio && (env = stdio_env(in, m, err, sizeof(err))) == NULL) {
+		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		return;
+	}
+	cur = find_child(in->children, "Deployment", m->name);
+	o = start_child(cur, "apps/v1", "Deployment", m);
+	shape_deployment(o, m, env);
+	put_child(out, &kobj_deployments, cur, o);
+	json_object *dep = cur;
+	cur = find_child(in->children, "Service", m->name);
+	o = start_child(cur, "v1", "Service", m);
+	shape_service(o, m);
+	put_child(out, &kobj_services, cur, o);
+	managed_status(in, out, m, dep);
+}
+
+static void
+reconcile(const struct rec_in *in, struct rec_out *out)
+{
+	struct mcp m;
+	const char *url, *why;
+
+	if (in->object == NULL) {
+		rec_verdict(out, IPC_V_DONE, 0, NULL);
+		return;
+	}
+	url = jx_get_str(in->object, "spec.url");
+	why = read_spec(in->object, &m);
+	if (url != NULL && url[0] != '\0') {
+		external(in, out, &m);
+	} else if (why != NULL) {
+		invalid(in, out, &m, why);
+	} else {
+		managed(in, out, &m);
+	}
+}
+
+const struct reconciler mcpserver_reconciler = { "mcpserver", reconcile };
