@@ -14,14 +14,11 @@
 static const struct ctrl_watch agentrun[] = {
         {"AgentRun", SYMP("agentruns"), NULL, CTRL_PRIMARY},
         {"Job", BATCH("jobs"), "sympozium.ai/agent-run", CTRL_CHILD},
-        {"Deployment", APPS("deployments"), "sympozium.ai/agent-run",
-                CTRL_CHILD},
-        {"Service", CORE("services"), "sympozium.ai/agent-run", CTRL_CHILD},
+        /* read through views: the run's pod, instances, policies, packs */
         {"Pod", CORE("pods"), "sympozium.ai/agent-run", CTRL_READ},
         {"SympoziumInstance", SYMP("sympoziuminstances"), NULL, CTRL_READ},
         {"SkillPack", SYMP("skillpacks"), NULL, CTRL_READ},
         {"SympoziumPolicy", SYMP("sympoziumpolicies"), NULL, CTRL_READ},
-        {"MCPServer", SYMP("mcpservers"), NULL, CTRL_READ},
 };
 
 static const struct ctrl_watch instance[] = {

@@ -293,8 +293,32 @@ list_complete(struct kind *k)
 	}
 }
 
+/* Items of a list answer may lack apiVersion and kind (real servers leave
+ * them out of built-in lists): they come from the list's own, so every
+ * cached object names its kind (ownerReferences are built from them). */
 static void
-keep_items(struct kind *k, json_object *items)
+fill_type(json_object *item, json_object *doc)
+{
+	const char *lk = jx_get_str(doc, "kind");
+	const char *av = jx_get_str(doc, "apiVersion");
+	size_t n = lk != NULL ? strlen(lk) : 0;
+
+	if (!json_object_is_type(item, json_type_object)) {
+		return;
+	}
+	if (json_object_object_get(item, "apiVersion") == NULL && av != NULL) {
+		json_object_object_add(item, "apiVersion",
+		        json_object_new_string(av));
+	}
+	if (json_object_object_get(item, "kind") == NULL && n > 4 &&
+	        strcmp(lk + n - 4, "List") == 0) {
+		json_object_object_add(item, "kind",
+		        json_object_new_string_len(lk, (int)(n - 4)));
+	}
+}
+
+static void
+keep_items(struct kind *k, json_object *items, json_object *doc)
 {
 	size_t n = json_object_array_length(items);
 
@@ -304,8 +328,9 @@ keep_items(struct kind *k, json_object *items)
 		        k->items, k->capitems, sizeof(*k->items));
 	}
 	for (size_t i = 0; i < n; i++) {
-		k->items[k->nitems++]
-		        = json_object_get(json_object_array_get_idx(items, i));
+		json_object *it = json_object_array_get_idx(items, i);
+		fill_type(it, doc);
+		k->items[k->nitems++] = json_object_get(it);
 	}
 }
 
@@ -347,7 +372,7 @@ list_done(void *arg, struct kapi_resp *resp)
 		        resp->err.message != NULL ? resp->err.message : "");
 	}
 	if (items != NULL) {
-		keep_items(k, items);
+		keep_items(k, items, doc);
 	}
 	step = refl_list_page(k->refl, res,
 	        doc != NULL ? jx_get_str(doc, "metadata.continue") : NULL,

@@ -1,9 +1,11 @@
 /*
  * views.c: answers workers' view requests (design.md step 4).  get and
- * list come from the caches of the kinds the controllers watch; what no
- * cache holds (an object of another kind, a Secret's metadata, a pod's
- * log) is read from the API server asynchronously, on the loop's multi
- * handle, and answered when it arrives.  Secret values never leave the
+ * list come from the caches of the kinds the controllers watch (a list
+ * also from a label-selected cache when the request's selector implies
+ * the cache's); what no cache holds (an object of another kind, a list
+ * across other labels, a Secret's metadata, a pod's log) is read from the
+ * API server asynchronously, on the loop's multi handle, and answered
+ * when it arrives.  Secret values never leave the
  * supervisor: only metadata, type and key names.
  */
 #include <stdlib.h>
@@ -37,21 +39,53 @@ reply(struct wk_worker *w, uint64_t ticket, int64_t id,
 	wk_view_reply(w, ticket, ipc_view_reply_new(&r));
 }
 
-/* The informer kind caching res without a selector, or -1. */
-static int
-full_cache(struct sup *s, const struct ipc_res *res)
+/* Whether a request's label selector can only match objects a cache
+ * selected by csel holds: csel is one requirement ("key" or "key=value")
+ * and the request names the same key with a value it allows. */
+static bool
+within(const char *csel, const char *req)
 {
-	for (size_t i = 0; i < s->nkinds; i++) {
-		const struct kapi_res *r = &s->kinds[i].res;
-		if (s->kinds[i].selector == NULL &&
-		        strcmp(r->group, res->group) == 0 &&
-		        strcmp(r->version, res->version) == 0 &&
-		        strcmp(r->plural, res->plural) == 0 &&
-		        inf_synced(s->inf, i)) {
-			return ((int)i);
+	size_t klen = strcspn(csel, "=");
+
+	if (req == NULL) {
+		return (false);
+	}
+	for (const char *p = req; (p = strstr(p, csel)) != NULL; p++) {
+		bool start = p == req || p[-1] == ',';
+		char next = p[klen];
+		if (start && (next == '=' || (csel[klen] == '=' &&
+		                                     (next == ',' || next == '\0')))) {
+			return (true);
 		}
 	}
-	return (-1);
+	return (false);
+}
+
+/* The informer kind whose cache can answer for res and the request's
+ * selector: one without a selector, else one whose selector the
+ * request's implies.  -1 when none (the caller reads live). */
+static int
+full_cache(struct sup *s, const struct ipc_res *res, const char *req_sel)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < s->nkinds; i++) {
+		const struct kapi_res *r = &s->kinds[i].res;
+		const char *csel = s->kinds[i].selector;
+		if (strcmp(r->group, res->group) != 0 ||
+		        strcmp(r->version, res->version) != 0 ||
+		        strcmp(r->plural, res->plural) != 0 ||
+		        !inf_synced(s->inf, i)) {
+			continue;
+		}
+		if (csel == NULL) {
+			return ((int)i);
+		}
+		if (best < 0 && within(csel, req_sel)) {
+			best = (int)i;
+		}
+	}
+	return (best);
 }
 
 static int
@@ -112,6 +146,12 @@ live_done(void *arg, struct kapi_resp *resp)
 	                    0)) == NULL) {
 		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
 		        "undecodable answer");
+	} else if (l->what == IPC_VIEW_LIST) {
+		json_object *items = json_object_object_get(obj, "items");
+		reply(l->w, l->ticket, l->id, IPC_VS_OK, NULL,
+		        items != NULL ? json_object_get(items)
+		                      : json_object_new_array(),
+		        NULL, NULL);
 	} else if (l->what == IPC_VIEW_SECRET_META) {
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, secret_meta(obj), NULL,
 		        NULL, NULL);
@@ -143,7 +183,14 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 	l->strs[2] = req->container ? xstrdup(req->container) : NULL;
 	kr.ns = l->strs[0];
 	kr.name = l->strs[1];
-	if (req->what == IPC_VIEW_POD_LOG) {
+	if (req->what == IPC_VIEW_LIST) {
+		kr.verb = KAPI_LIST;
+		kr.name = NULL;
+		kr.list.label_selector = req->label_selector;
+		l->res = (struct kapi_res){req->res.group, req->res.version,
+		        req->res.plural, req->res.namespaced};
+		kr.res = &l->res;
+	} else if (req->what == IPC_VIEW_POD_LOG) {
 		kr.verb = KAPI_LOG;
 		kr.log.container = l->strs[2];
 		kr.log.tail_lines = req->tail_lines;
@@ -168,7 +215,7 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 	if (ipc_view_req_read(msg, &req) != 0) {
 		return;
 	}
-	k = req.has_res ? full_cache(s, &req.res) : -1;
+	k = req.has_res ? full_cache(s, &req.res, req.label_selector) : -1;
 	if (req.what == IPC_VIEW_LIST && k >= 0) {
 		json_object *items = json_object_new_array();
 		if (cache_list(inf_cache(s->inf, (size_t)k), req.namespace,
@@ -179,14 +226,12 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 			return;
 		}
 		reply(w, ticket, req.id, IPC_VS_OK, NULL, items, NULL, NULL);
-	} else if (req.what == IPC_VIEW_GET && k >= 0) {
+	} else if (req.what == IPC_VIEW_GET && k >= 0 &&
+	           s->kinds[k].selector == NULL) {
 		json_object *o = cache_get_obj(inf_cache(s->inf, (size_t)k),
 		        req.namespace != NULL ? req.namespace : "", req.name);
 		reply(w, ticket, req.id, o != NULL ? IPC_VS_OK : IPC_VS_NOT_FOUND,
 		        o, NULL, NULL, NULL);
-	} else if (req.what == IPC_VIEW_LIST) {
-		reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
-		        "list of a kind the supervisor does not cache");
 	} else {
 		live(s, w, ticket, &req);
 	}

@@ -1,6 +1,6 @@
 /*
  * registry.c: the reconcilers a worker can run, by --controller name.
- * The six Sympozium reconcilers join this table with issue 5.  Test
+ * The Sympozium reconcilers (issue 5) are listed here as they land.  Test
  * controllers live outside workers/ and only exist in test builds
  * (rec_extra).  Also the small helpers reconcilers use to answer.
  */
@@ -8,9 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "workers/agentrun.h"
+#include "workers/instance.h"
+#include "workers/mcpserver.h"
 #include "workers/reconcile.h"
+#include "workers/skillpack.h"
 
 static const struct reconciler *const builtin[] = {
+        &agentrun_reconciler,
+        &instance_reconciler,
+        &skillpack_reconciler,
+        &mcpserver_reconciler,
         NULL,
 };
 
