@@ -1,0 +1,953 @@
+/*
+ * test_schedule.c: the SympoziumSchedule reconciler, JSON in and writes and
+ * verdict out, with a fake supervisor end answering view requests from an
+ * in-test world of objects: gone and deleted objects, the finalizer,
+ * suspend, invalid cron, not due, first fire (creation - 24 h), the run
+ * (labels, owner, spec, memory prefix), Forbid/Allow/Replace, the serving
+ * guard, a missing instance, orphan-aware and collision-free numbering,
+ * one catch-up run after downtime, stale status repaired from the owned
+ * runs, CRON_TZ, names too long for labels, view errors, no-op status.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/timefmt.h"
+#include "ipc/ipc_sock.h"
+#include "supervisor/labelsel.h"
+#include "workers/kobj.h"
+#include "workers/schedule.h"
+#include "workers/view.h"
+
+/* ---- the fake supervisor end ---- */
+
+struct fake {
+	char dir[64], path[128];
+	struct ipc_sock *srv, *cli;
+	struct view *view;
+	pthread_t th;
+	atomic_int stop;
+	json_object *world; /* objects the views answer from */
+	const char *fail;   /* plural whose views answer an error */
+	atomic_int nreq;
+};
+
+static const char *
+kind_of(const char *plural)
+{
+	if (strcmp(plural, "agentruns") == 0) {
+		return ("AgentRun");
+	}
+	if (strcmp(plural, "configmaps") == 0) {
+		return ("ConfigMap");
+	}
+	if (strcmp(plural, "sympoziuminstances") == 0) {
+		return ("SympoziumInstance");
+	}
+	return ("?");
+}
+
+static json_object *
+answer(struct fake *f, const struct ipc_view_req *q)
+{
+	struct ipc_view_reply r = { .id = q->id, .status = IPC_VS_NOT_FOUND };
+	const char *kind = kind_of(q->res.plural);
+	struct labelsel *sel = labelsel_parse(q->label_selector, NULL, 0);
+
+	if (f->fail != NULL && strcmp(f->fail, q->res.plural) == 0) {
+		r.status = IPC_VS_ERROR;
+		r.message = "injected";
+	} else if (q->what == IPC_VIEW_LIST) {
+		r.status = IPC_VS_OK;
+		r.items = json_object_new_array();
+	}
+	for (size_t i = 0; r.status != IPC_VS_ERROR
+	        && i < json_object_array_length(f->world);
+	        i++) {
+		json_object *o = json_object_array_get_idx(f->world, i);
+		if (strcmp(jx_get_str(o, "kind"), kind) != 0
+		        || strcmp(kobj_ns(o), q->namespace) != 0) {
+			continue;
+		}
+		if (q->what == IPC_VIEW_GET
+		        && strcmp(kobj_name(o), q->name) == 0) {
+			r.status = IPC_VS_OK;
+			r.object = json_object_get(o);
+		} else if (q->what == IPC_VIEW_LIST
+		        && labelsel_match_json(
+		                sel, jx_get(o, "metadata.labels"))) {
+			json_object_array_add(r.items, json_object_get(o));
+		}
+	}
+	labelsel_free(sel);
+	return (ipc_view_reply_new(&r));
+}
+
+static void *
+serve(void *arg)
+{
+	struct fake *f = arg;
+	struct ipc_msg m = { 0 };
+	struct ipc_view_req q;
+	char err[128];
+
+	while (!atomic_load(&f->stop)) {
+		if (ipc_sock_recv_wait(f->srv, 20, &m, err, sizeof(err))
+		        != IPC_SOCK_OK) {
+			continue;
+		}
+		if (m.type == IPC_VIEW_REQ && ipc_view_req_read(&m, &q) == 0) {
+			json_object *rep = answer(f, &q);
+			atomic_fetch_add(&f->nreq, 1);
+			ipc_sock_send(f->srv, IPC_VIEW_REPLY, 0, rep);
+			json_object_put(rep);
+		}
+		ipc_msg_fini(&m);
+	}
+	return (NULL);
+}
+
+static int
+setup(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	char err[128];
+
+	strcpy(f->dir, "/tmp/test-schedule.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
+	f->srv = ipc_sock_listen(f->path, 0, err, sizeof(err));
+	assert_non_null(f->srv);
+	f->cli = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
+	assert_non_null(f->cli);
+	f->view = view_new(f->cli, 3000);
+	f->world = json_object_new_array();
+	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
+	*state = f;
+	return (0);
+}
+
+static int
+teardown(void **state)
+{
+	struct fake *f = *state;
+
+	atomic_store(&f->stop, 1);
+	pthread_join(f->th, NULL);
+	view_free(f->view);
+	ipc_sock_close(f->cli);
+	ipc_sock_close(f->srv);
+	json_object_put(f->world);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return (0);
+}
+
+static void
+world(struct fake *f, const char *json)
+{
+	json_object *o = json_tokener_parse(json);
+
+	assert_non_null(o);
+	json_object_array_add(f->world, o);
+}
+
+/* ---- driving the reconciler ---- */
+
+struct outcome {
+	json_object *result; /* owned */
+	json_object *writes; /* borrowed from result */
+	enum ipc_verdict verdict;
+	int64_t after_ms;
+	char message[512];
+};
+
+static int64_t
+at(const char *rfc3339)
+{
+	int64_t us;
+
+	assert_int_equal(timefmt_parse(rfc3339, &us), 0);
+	return (us / 1000);
+}
+
+static void
+run(struct fake *f, json_object *obj, json_object *children, const char *now,
+        struct outcome *o)
+{
+	struct rec_in in = { .key = "default/x",
+		.object = obj,
+		.children
+		= children != NULL ? children : json_object_new_array(),
+		.now_ms = at(now),
+		.view = f->view };
+	struct rec_out out = { .result
+		= ipc_result_new("default/x", 1, IPC_V_DONE, 0, NULL) };
+	char err[256];
+
+	schedule_reconciler.reconcile(&in, &out);
+	assert_int_equal(
+	        ipc_validate(IPC_RESULT, out.result, err, sizeof(err)), 0);
+	memset(o, 0, sizeof(*o));
+	o->result = out.result;
+	o->writes = json_object_object_get(out.result, "writes");
+	o->verdict = out.verdict;
+	o->after_ms = out.after_ms;
+	memcpy(o->message, out.message, sizeof(o->message));
+	json_object_put(in.children);
+	json_object_put(obj);
+}
+
+static size_t
+nwrites(const struct outcome *o)
+{
+	return (o->writes != NULL ? json_object_array_length(o->writes) : 0);
+}
+
+static json_object *
+write_at(const struct outcome *o, size_t i, const char *op)
+{
+	json_object *w;
+
+	assert_true(i < nwrites(o));
+	w = json_object_array_get_idx(o->writes, i);
+	assert_string_equal(jx_get_str(w, "op"), op);
+	return (w);
+}
+
+/* The status of an update_status write. */
+static json_object *
+status_of(const struct outcome *o, size_t i)
+{
+	json_object *w = write_at(o, i, "update_status");
+
+	assert_string_equal(
+	        jx_get_str(w, "resource.plural"), "sympoziumschedules");
+	return (jx_get(w, "object.status"));
+}
+
+static void
+done(struct outcome *o)
+{
+	json_object_put(o->result);
+}
+
+static const char base_json[]
+        = "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+          "\"kind\":\"SympoziumSchedule\",\"metadata\":{"
+          "\"name\":\"alice-heartbeat\",\"namespace\":\"default\","
+          "\"uid\":\"uid-s\",\"resourceVersion\":\"42\","
+          "\"creationTimestamp\":\"2026-06-15T10:30:00Z\","
+          "\"finalizers\":[\"sympozium.ai/schedule-finalizer\"]},"
+          "\"spec\":{\"instanceRef\":\"alice\",\"schedule\":\"0 * * * *\","
+          "\"task\":\"Check in.\",\"type\":\"heartbeat\","
+          "\"concurrencyPolicy\":\"Forbid\",\"includeMemory\":true}}";
+
+static json_object *
+base(void)
+{
+	return (json_tokener_parse(base_json));
+}
+
+static void
+set(json_object *o, const char *path, const char *json)
+{
+	json_object *v = json_tokener_parse(json);
+
+	if (jx_set_path(o, path, v) != 0) {
+		json_object_put(v);
+		fail_msg("cannot set %s", path);
+	}
+}
+
+static void
+instance_and_memory(struct fake *f)
+{
+	world(f,
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	        "\"kind\":\"SympoziumInstance\",\"metadata\":{\"name\":"
+	        "\"alice\",\"namespace\":\"default\"},\"spec\":{"
+	        "\"authRefs\":[{\"secret\":\"alice-anthropic-key\"}],"
+	        "\"imagePullSecrets\":[{\"name\":\"regcred\"}],"
+	        "\"agents\":{\"default\":{\"model\":\"claude-x\","
+	        "\"baseURL\":\"\",\"thinking\":\"high\","
+	        "\"lifecycle\":{\"preRun\":[{\"name\":\"p\"}]}}},"
+	        "\"skills\":[{\"skillPackRef\":\"k8s-ops\"},"
+	        "{\"skillPackRef\":\"web-endpoint\"},"
+	        "{\"skillPackRef\":\"skillpack-web-endpoint\"},"
+	        "{\"configMapRef\":\"extra\",\"params\":{\"A\":\"1\"}}]}}");
+	world(f,
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+	        "{\"name\":\"alice-memory\",\"namespace\":\"default\"},"
+	        "\"data\":{\"MEMORY.md\":\"# Agent Memory\\n\"}}");
+}
+
+static void
+run_in_world(struct fake *f, const char *name, const char *phase)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+	        "\"default\",\"labels\":{\"sympozium.ai/instance\":\"alice\","
+	        "\"sympozium.ai/schedule\":\"alice-heartbeat\"}}%s%s%s}",
+	        name, phase != NULL ? ",\"status\":{\"phase\":\"" : "",
+	        phase != NULL ? phase : "", phase != NULL ? "\"}" : "");
+	world(f, buf);
+}
+
+/* ---- tests ---- */
+
+static void
+test_gone_and_deleted(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base();
+
+	run(f, NULL, NULL, "2026-06-15T10:30:00Z", &o);
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	assert_int_equal(nwrites(&o), 0);
+	done(&o);
+
+	set(s, "metadata.deletionTimestamp", "\"2026-06-15T10:31:00Z\"");
+	set(s, "metadata.finalizers",
+	        "[\"other\",\"sympozium.ai/schedule-finalizer\"]");
+	run(f, s, NULL, "2026-06-15T10:31:00Z", &o);
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	assert_int_equal(nwrites(&o), 1);
+	json_object *w = write_at(&o, 0, "patch");
+	assert_string_equal(jx_get_str(w, "patchType"), "merge");
+	assert_int_equal(json_object_array_length(
+	                         jx_get(w, "patch.metadata.finalizers")),
+	        1);
+	assert_string_equal(
+	        jx_get_str(w, "patch.metadata.resourceVersion"), "42");
+	done(&o);
+
+	s = base();
+	set(s, "metadata.deletionTimestamp", "\"2026-06-15T10:31:00Z\"");
+	set(s, "metadata.finalizers", "[]");
+	run(f, s, NULL, "2026-06-15T10:31:00Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(atomic_load(&f->nreq), 0);
+	done(&o);
+}
+
+/* A new schedule: finalizer patch first, then the status without a
+ * resourceVersion; no tick within the last 24 h: it waits. */
+static void
+test_finalizer_not_due(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base(), *st;
+
+	jx_strip(s, "metadata.finalizers");
+	set(s, "spec.schedule", "\"0 0 1 1 *\"");
+	run(f, s, NULL, "2026-06-15T10:30:05Z", &o);
+	assert_int_equal(nwrites(&o), 2);
+	json_object *w = write_at(&o, 0, "patch");
+	assert_string_equal(
+	        json_object_get_string(json_object_array_get_idx(
+	                jx_get(w, "patch.metadata.finalizers"), 0)),
+	        SCHEDULE_FINALIZER);
+	st = status_of(&o, 1);
+	assert_null(jx_get(json_object_array_get_idx(o.writes, 1),
+	        "object.metadata.resourceVersion"));
+	assert_string_equal(jx_get_str(st, "phase"), "Active");
+	assert_string_equal(
+	        jx_get_str(st, "nextRunTime"), "2027-01-01T00:00:00Z");
+	assert_null(jx_get(st, "lastRunTime"));
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 60000);
+	assert_int_equal(atomic_load(&f->nreq), 0);
+	done(&o);
+
+	/* Feb 29 only: the next one is in 2028 */
+	s = base();
+	set(s, "spec.schedule", "\"0 0 29 2 *\"");
+	run(f, s, NULL, "2026-06-15T10:30:05Z", &o);
+	assert_string_equal(jx_get_str(status_of(&o, 0), "nextRunTime"),
+	        "2028-02-29T00:00:00Z");
+	done(&o);
+}
+
+/* Not due: the delay is the time to the tick when under a minute, and an
+ * unchanged status is not written. */
+static void
+test_not_due_noop(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base();
+
+	set(s, "spec.schedule", "\"*/5 * * * *\"");
+	set(s, "status",
+	        "{\"phase\":\"Active\",\"lastRunTime\":"
+	        "\"2026-06-15T10:00:00Z\",\"nextRunTime\":"
+	        "\"2026-06-15T10:05:00Z\",\"lastRunName\":"
+	        "\"alice-heartbeat-1\",\"totalRuns\":1}");
+	run(f, s, NULL, "2026-06-15T10:04:30Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 30000);
+	done(&o);
+}
+
+static void
+test_suspended(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base();
+
+	set(s, "spec.suspend", "true");
+	set(s, "status",
+	        "{\"phase\":\"Active\",\"nextRunTime\":"
+	        "\"2026-06-15T11:00:00Z\"}");
+	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	json_object *st = status_of(&o, 0);
+	assert_string_equal(jx_get_str(st, "phase"), "Suspended");
+	assert_string_equal(
+	        jx_get_str(st, "nextRunTime"), "2026-06-15T11:00:00Z");
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 60000);
+	done(&o);
+
+	s = base();
+	set(s, "spec.suspend", "true");
+	set(s, "status", "{\"phase\":\"Suspended\"}");
+	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.after_ms, 60000);
+	assert_int_equal(atomic_load(&f->nreq), 0);
+	done(&o);
+}
+
+static void
+test_invalid_cron(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base(), *st, *c;
+	const char *bad[] = { "@hourly", "0 * * *", "* * * * 7",
+		"CRON_TZ=Nowhere/City 0 * * * *", "0 0 30 2 *", "" };
+
+	set(s, "spec.schedule", "\"61 * * * *\"");
+	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	assert_int_equal(nwrites(&o), 1);
+	st = status_of(&o, 0);
+	assert_string_equal(jx_get_str(st, "phase"), "Error");
+	c = json_object_array_get_idx(jx_get(st, "conditions"), 0);
+	assert_string_equal(jx_get_str(c, "type"), "Ready");
+	assert_string_equal(jx_get_str(c, "status"), "False");
+	assert_string_equal(jx_get_str(c, "reason"), "InvalidSchedule");
+	assert_non_null(strstr(jx_get_str(c, "message"), "61 * * * *"));
+	assert_non_null(strstr(jx_get_str(c, "message"), "above maximum"));
+	assert_string_equal(
+	        jx_get_str(c, "lastTransitionTime"), "2026-06-15T12:00:00Z");
+
+	/* the same again: nothing to write (the transition time stays) */
+	s = base();
+	set(s, "spec.schedule", "\"61 * * * *\"");
+	json_object_object_add(s, "status", json_object_get(st));
+	done(&o);
+	run(f, s, NULL, "2026-06-15T12:10:00Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	done(&o);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s = base();
+		jx_set_path(
+		        s, "spec.schedule", json_object_new_string(bad[i]));
+		run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
+		assert_string_equal(
+		        jx_get_str(status_of(&o, 0), "phase"), "Error");
+		assert_int_equal(o.verdict, IPC_V_DONE);
+		done(&o);
+	}
+	assert_int_equal(atomic_load(&f->nreq), 0);
+}
+
+/* The first fire of a new hourly schedule (a tick within the 24 h before
+ * creation), the run it creates, and the status after. */
+static void
+test_first_fire(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *run_, *st;
+
+	instance_and_memory(f);
+	run(f, base(), NULL, "2026-06-15T10:30:02.500Z", &o);
+	assert_int_equal(nwrites(&o), 2);
+	json_object *w = write_at(&o, 0, "create");
+	assert_string_equal(jx_get_str(w, "resource.plural"), "agentruns");
+	assert_null(jx_get(w, "tolerate"));
+	run_ = jx_get(w, "object");
+	assert_string_equal(kobj_name(run_), "alice-heartbeat-1");
+	assert_string_equal(kobj_ns(run_), "default");
+	assert_string_equal(
+	        kobj_label(run_, "sympozium.ai/instance"), "alice");
+	assert_string_equal(
+	        kobj_label(run_, "sympozium.ai/schedule"), "alice-heartbeat");
+	assert_string_equal(
+	        kobj_label(run_, "sympozium.ai/type"), "heartbeat");
+	json_object *ref = json_object_array_get_idx(
+	        jx_get(run_, "metadata.ownerReferences"), 0);
+	assert_string_equal(jx_get_str(ref, "kind"), "SympoziumSchedule");
+	assert_string_equal(jx_get_str(ref, "uid"), "uid-s");
+	assert_string_equal(jx_get_str(run_, "spec.instanceRef"), "alice");
+	assert_string_equal(
+	        jx_get_str(run_, "spec.agentId"), "schedule-alice-heartbeat");
+	assert_string_equal(jx_get_str(run_, "spec.sessionKey"), "");
+	assert_null(jx_get(run_, "spec.systemPrompt"));
+	assert_null(jx_get(run_, "spec.timeout"));
+	assert_null(jx_get(run_, "spec.mode"));
+	assert_string_equal(jx_get_str(run_, "spec.task"),
+	        "## Memory Context\n# Agent Memory\n\n\n## Task\nCheck in.");
+	assert_string_equal(
+	        jx_get_str(run_, "spec.model.provider"), "anthropic");
+	assert_string_equal(jx_get_str(run_, "spec.model.model"), "claude-x");
+	assert_string_equal(jx_get_str(run_, "spec.model.thinking"), "high");
+	assert_null(jx_get(run_, "spec.model.baseURL"));
+	assert_null(jx_get(run_, "spec.model.nodeSelector"));
+	assert_string_equal(jx_get_str(run_, "spec.model.authSecretRef"),
+	        "alice-anthropic-key");
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(
+	                           jx_get(run_, "spec.imagePullSecrets"), 0),
+	                "name"),
+	        "regcred");
+	assert_non_null(jx_get(run_, "spec.lifecycle.preRun"));
+	json_object *sk = jx_get(run_, "spec.skills");
+	assert_int_equal(json_object_array_length(sk), 2);
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(sk, 0), "skillPackRef"),
+	        "k8s-ops");
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(sk, 1), "params.A"), "1");
+
+	st = status_of(&o, 1);
+	assert_string_equal(jx_get_str(st, "phase"), "Active");
+	assert_string_equal(
+	        jx_get_str(st, "lastRunTime"), "2026-06-15T10:30:02Z");
+	assert_string_equal(
+	        jx_get_str(st, "lastRunName"), "alice-heartbeat-1");
+	assert_string_equal(
+	        jx_get_str(st, "nextRunTime"), "2026-06-15T11:00:00Z");
+	int64_t total = 0;
+	assert_int_equal(jx_get_int(st, "totalRuns", &total), 0);
+	assert_int_equal(total, 1);
+	assert_string_equal(jx_get_str(json_object_array_get_idx(o.writes, 1),
+	                            "object.metadata.resourceVersion"),
+	        "42");
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 60000);
+	done(&o);
+}
+
+/* includeMemory false, an empty memory, a missing memory ConfigMap, and
+ * the default type. */
+static void
+test_task_text(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base();
+
+	instance_and_memory(f);
+	set(s, "spec.includeMemory", "false");
+	jx_strip(s, "spec.type");
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	json_object *r = jx_get(write_at(&o, 0, "create"), "object");
+	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
+	assert_string_equal(kobj_label(r, "sympozium.ai/type"), "scheduled");
+	done(&o);
+
+	json_object_array_del_idx(f->world, 1, 1); /* the memory */
+	world(f,
+	        "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	        "\"alice-memory\",\"namespace\":\"default\"},"
+	        "\"data\":{\"MEMORY.md\":\"\"}}");
+	run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
+	r = jx_get(write_at(&o, 0, "create"), "object");
+	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
+	done(&o);
+
+	json_object_array_del_idx(f->world, 1, 1);
+	run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
+	r = jx_get(write_at(&o, 0, "create"), "object");
+	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
+	done(&o);
+}
+
+static json_object *
+after_run(const char *policy)
+{
+	json_object *s = base();
+
+	jx_set_path(
+	        s, "spec.concurrencyPolicy", json_object_new_string(policy));
+	set(s, "status",
+	        "{\"phase\":\"Active\",\"lastRunTime\":"
+	        "\"2026-06-15T10:00:00Z\",\"nextRunTime\":"
+	        "\"2026-06-15T11:00:00Z\",\"lastRunName\":"
+	        "\"alice-heartbeat-1\",\"totalRuns\":1}");
+	return (s);
+}
+
+/* Forbid waits while the last run is Running, Pending, Serving or has no
+ * phase; PostRunning, finished and deleted runs do not block. */
+static void
+test_forbid(void **state)
+{
+	struct fake *f = *state;
+	static const struct {
+		const char *phase; /* NULL: the run is gone */
+		bool blocks;
+	} cases[] = {
+		{ "Running", true },
+		{ "Pending", true },
+		{ "Serving", true },
+		{ "", true },
+		{ "PostRunning", false },
+		{ "AwaitingDelegate", false },
+		{ "Succeeded", false },
+		{ "Failed", false },
+		{ NULL, false },
+	};
+	struct outcome o;
+
+	instance_and_memory(f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].phase != NULL) {
+			run_in_world(f, "alice-heartbeat-1",
+			        cases[i].phase[0] ? cases[i].phase : NULL);
+		}
+		run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+		if (cases[i].blocks) {
+			assert_int_equal(nwrites(&o), 0);
+			assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+			assert_int_equal(o.after_ms, 30000);
+		} else {
+			json_object *r
+			        = jx_get(write_at(&o, 0, "create"), "object");
+			assert_string_equal(kobj_name(r), "alice-heartbeat-2");
+			assert_string_equal(
+			        jx_get_str(status_of(&o, 1), "lastRunName"),
+			        "alice-heartbeat-2");
+			assert_int_equal(o.after_ms, 60000);
+		}
+		done(&o);
+		if (cases[i].phase != NULL) {
+			json_object_array_del_idx(f->world,
+			        json_object_array_length(f->world) - 1, 1);
+		}
+	}
+}
+
+/* Allow and Replace create a run even while the last one is running (and
+ * Replace deletes nothing). */
+static void
+test_allow_replace(void **state)
+{
+	struct fake *f = *state;
+	const char *policies[] = { "Allow", "Replace" };
+	struct outcome o;
+
+	instance_and_memory(f);
+	run_in_world(f, "alice-heartbeat-1", "Running");
+	for (size_t i = 0; i < 2; i++) {
+		run(f, after_run(policies[i]), NULL, "2026-06-15T11:00:10Z",
+		        &o);
+		assert_int_equal(nwrites(&o), 2);
+		assert_string_equal(
+		        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
+		        "alice-heartbeat-2");
+		status_of(&o, 1);
+		done(&o);
+	}
+}
+
+static void
+test_serving_guard(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+
+	instance_and_memory(f);
+	world(f,
+	        "{\"kind\":\"AgentRun\",\"metadata\":{\"name\":\"web-1\","
+	        "\"namespace\":\"default\",\"labels\":{"
+	        "\"sympozium.ai/instance\":\"alice\"}},"
+	        "\"status\":{\"phase\":\"Serving\"}}");
+	run(f, after_run("Allow"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 60000);
+	done(&o);
+}
+
+static void
+test_instance_missing(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *st, *c;
+
+	run(f, after_run("Allow"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	st = status_of(&o, 0);
+	assert_string_equal(jx_get_str(st, "phase"), "Error");
+	c = json_object_array_get_idx(jx_get(st, "conditions"), 0);
+	assert_string_equal(jx_get_str(c, "reason"), "InstanceNotFound");
+	assert_non_null(strstr(jx_get_str(c, "message"), "\"alice\""));
+	assert_string_equal(
+	        jx_get_str(st, "lastRunName"), "alice-heartbeat-1");
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 60000);
+
+	/* the instance appears: Active again, the condition goes */
+	json_object *s = after_run("Allow");
+	json_object_object_add(s, "status", json_object_get(st));
+	done(&o);
+	instance_and_memory(f);
+	run(f, s, NULL, "2026-06-15T11:01:10Z", &o);
+	st = status_of(&o, 1);
+	assert_string_equal(jx_get_str(st, "phase"), "Active");
+	assert_int_equal(
+	        json_object_array_length(jx_get(st, "conditions")), 0);
+	done(&o);
+}
+
+/* N = max(totalRuns + 1, highest `<name>-<k>` + 1), other names ignored,
+ * then past names already taken. */
+static void
+test_numbering(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *kids = json_object_new_array();
+
+	instance_and_memory(f);
+	run_in_world(f, "alice-heartbeat-7", "Succeeded");
+	run_in_world(f, "alice-heartbeat-x", "Succeeded");
+	run_in_world(f, "alice-heartbeat-", "Succeeded");
+	run_in_world(f, "alice-heartbeat-3b", "Succeeded");
+	run_in_world(f, "other-99", "Succeeded");
+	/* owned but unlabelled, created before the last run */
+	json_object_array_add(kids,
+	        json_tokener_parse(
+	                "{\"kind\":\"AgentRun\",\"metadata\":{\"name\":"
+	                "\"alice-heartbeat-8\",\"creationTimestamp\":"
+	                "\"2026-06-15T09:00:00Z\"}}"));
+	run(f, after_run("Allow"), kids, "2026-06-15T11:00:10Z", &o);
+	assert_string_equal(
+	        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
+	        "alice-heartbeat-9");
+	int64_t total = 0;
+	jx_get_int(status_of(&o, 1), "totalRuns", &total);
+	assert_int_equal(total, 9);
+	done(&o);
+
+	/* totalRuns ahead of the names */
+	json_object *s = after_run("Allow");
+	set(s, "status.totalRuns", "20");
+	run(f, s, NULL, "2026-06-15T11:00:10Z", &o);
+	assert_string_equal(
+	        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
+	        "alice-heartbeat-21");
+	done(&o);
+}
+
+/* Three days down: exactly one catch-up run, then the next tick from
+ * now. */
+static void
+test_catch_up(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = after_run("Forbid"), *st;
+
+	instance_and_memory(f);
+	run(f, s, NULL, "2026-06-18T09:17:45Z", &o);
+	assert_int_equal(nwrites(&o), 2);
+	write_at(&o, 0, "create");
+	st = status_of(&o, 1);
+	assert_string_equal(
+	        jx_get_str(st, "lastRunTime"), "2026-06-18T09:17:45Z");
+	assert_string_equal(
+	        jx_get_str(st, "nextRunTime"), "2026-06-18T10:00:00Z");
+	done(&o);
+
+	/* with that status the next reconcile waits */
+	s = after_run("Allow");
+	set(s, "status.lastRunTime", "\"2026-06-18T09:17:45Z\"");
+	run(f, s, NULL, "2026-06-18T09:18:00Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	assert_string_equal(jx_get_str(status_of(&o, 0), "nextRunTime"),
+	        "2026-06-18T10:00:00Z");
+	assert_int_equal(o.after_ms, 60000);
+	done(&o);
+}
+
+/* The run was created but the status write is not in the cache: the owned
+ * run stands for it and the tick is not fired twice. */
+static void
+test_stale_status(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *kids = json_object_new_array(), *st;
+
+	instance_and_memory(f);
+	run_in_world(f, "alice-heartbeat-2", NULL);
+	json_object_array_add(kids,
+	        json_tokener_parse(
+	                "{\"kind\":\"AgentRun\",\"metadata\":{\"name\":"
+	                "\"alice-heartbeat-2\",\"creationTimestamp\":"
+	                "\"2026-06-15T11:00:11Z\"}}"));
+	run(f, after_run("Allow"), kids, "2026-06-15T11:00:30Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	st = status_of(&o, 0);
+	assert_string_equal(
+	        jx_get_str(st, "lastRunName"), "alice-heartbeat-2");
+	assert_string_equal(
+	        jx_get_str(st, "lastRunTime"), "2026-06-15T11:00:11Z");
+	assert_string_equal(
+	        jx_get_str(st, "nextRunTime"), "2026-06-15T12:00:00Z");
+	assert_int_equal(o.after_ms, 60000);
+	done(&o);
+}
+
+/* The spec's second sample: CRON_TZ=Europe/London, weekdays 08:30. */
+static void
+test_cron_tz(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base();
+
+	instance_and_memory(f);
+	set(s, "metadata.name", "\"weekday-sweep\"");
+	set(s, "metadata.creationTimestamp", "\"2026-03-27T12:00:00Z\"");
+	set(s, "spec.schedule", "\"CRON_TZ=Europe/London 30 8 * * MON-FRI\"");
+	set(s, "spec.type", "\"sweep\"");
+	set(s, "spec.concurrencyPolicy", "\"Allow\"");
+	set(s, "spec.includeMemory", "false");
+	run(f, s, NULL, "2026-03-27T12:00:05Z", &o);
+	json_object *r = jx_get(write_at(&o, 0, "create"), "object");
+	assert_string_equal(kobj_name(r), "weekday-sweep-1");
+	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
+	assert_string_equal(jx_get_str(status_of(&o, 1), "nextRunTime"),
+	        "2026-03-30T07:30:00Z");
+	done(&o);
+}
+
+static void
+test_bad_names(void **state)
+{
+	struct fake *f = *state;
+	struct outcome o;
+	json_object *s = base(), *c;
+	char name[64];
+
+	instance_and_memory(f);
+	memset(name, 'a', 62);
+	name[62] = '\0';
+	jx_set_path(s, "metadata.name", json_object_new_string(name));
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	c = json_object_array_get_idx(
+	        jx_get(status_of(&o, 0), "conditions"), 0);
+	assert_string_equal(jx_get_str(c, "reason"), "NameTooLong");
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	done(&o);
+
+	s = base();
+	set(s, "spec.instanceRef", "\"\"");
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	c = json_object_array_get_idx(
+	        jx_get(status_of(&o, 0), "conditions"), 0);
+	assert_string_equal(jx_get_str(c, "reason"), "InvalidInstanceRef");
+	done(&o);
+
+	atomic_store(&f->nreq, 0);
+	s = base();
+	set(s, "spec.instanceRef", "\"a,b=c\"");
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	assert_string_equal(jx_get_str(status_of(&o, 0), "phase"), "Error");
+	assert_int_equal(atomic_load(&f->nreq), 0);
+	done(&o);
+}
+
+/* A view that fails: an error verdict, no run. */
+static void
+test_view_errors(void **state)
+{
+	struct fake *f = *state;
+	const char *plurals[]
+	        = { "agentruns", "configmaps", "sympoziuminstances" };
+	struct outcome o;
+
+	instance_and_memory(f);
+	for (size_t i = 0; i < 3; i++) {
+		f->fail = plurals[i];
+		run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+		assert_int_equal(o.verdict, IPC_V_ERROR);
+		assert_non_null(strstr(o.message, "injected"));
+		for (size_t k = 0; k < nwrites(&o); k++) {
+			assert_string_not_equal(
+			        jx_get_str(
+			                json_object_array_get_idx(o.writes, k),
+			                "op"),
+			        "create");
+		}
+		done(&o);
+	}
+	f->fail = NULL;
+}
+
+int
+main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	static const struct CMUnitTest tests[] = {
+		T(test_gone_and_deleted),
+		T(test_finalizer_not_due),
+		T(test_not_due_noop),
+		T(test_suspended),
+		T(test_invalid_cron),
+		T(test_first_fire),
+		T(test_task_text),
+		T(test_forbid),
+		T(test_allow_replace),
+		T(test_serving_guard),
+		T(test_instance_missing),
+		T(test_numbering),
+		T(test_catch_up),
+		T(test_stale_status),
+		T(test_cron_tz),
+		T(test_bad_names),
+		T(test_view_errors),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
