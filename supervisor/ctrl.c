@@ -46,7 +46,9 @@ static const struct ctrl_watch skillpack[] = {
 
 static const struct ctrl_watch schedule[] = {
         {"SympoziumSchedule", SYMP("sympoziumschedules"), NULL, CTRL_PRIMARY},
-        {"AgentRun", SYMP("agentruns"), "sympozium.ai/schedule", CTRL_CHILD},
+        /* every run of an instance: the serving guard lists them too */
+        {"AgentRun", SYMP("agentruns"), "sympozium.ai/instance", CTRL_CHILD},
+        {"SympoziumInstance", SYMP("sympoziuminstances"), NULL, CTRL_READ},
 };
 
 static const struct ctrl_watch mcpserver[] = {

@@ -12,6 +12,7 @@
 #include "workers/instance.h"
 #include "workers/mcpserver.h"
 #include "workers/reconcile.h"
+#include "workers/schedule.h"
 #include "workers/skillpack.h"
 
 static const struct reconciler *const builtin[] = {
@@ -19,6 +20,7 @@ static const struct reconciler *const builtin[] = {
         &instance_reconciler,
         &skillpack_reconciler,
         &mcpserver_reconciler,
+        &schedule_reconciler,
         NULL,
 };
 
