@@ -11,6 +11,7 @@
 #include "workers/agentrun.h"
 #include "workers/instance.h"
 #include "workers/mcpserver.h"
+#include "workers/personapack.h"
 #include "workers/reconcile.h"
 #include "workers/schedule.h"
 #include "workers/skillpack.h"
@@ -20,6 +21,7 @@ static const struct reconciler *const builtin[] = {
         &instance_reconciler,
         &skillpack_reconciler,
         &mcpserver_reconciler,
+        &personapack_reconciler,
         &schedule_reconciler,
         NULL,
 };
