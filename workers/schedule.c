@@ -36,7 +36,6 @@ struct sched {
 	json_object *obj;    /* borrowed: in->object */
 	json_object *status; /* the status being built (owned) */
 	const char *ns, *name, *ref;
-	bool fin_patched; /* the finalizer patch went out first */
 };
 
 /* ---- small readers ---- */
@@ -206,9 +205,6 @@ flush_status(struct sched *sc)
 		return;
 	}
 	o = jx_copy_strip(sc->obj, "status", "metadata.managedFields", NULL);
-	if (sc->fin_patched) {
-		jx_strip(o, "metadata.resourceVersion");
-	}
 	json_object_object_add(o, "status", json_object_get(sc->status));
 	w = ipc_write_new(
 	        IPC_OP_UPDATE_STATUS, &kobj_schedules, sc->ns, sc->name, o);
@@ -751,8 +747,12 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		return;
 	}
 	if (!has_finalizer(sc.obj)) {
+		/* the patch's watch event brings the next pass: a status
+		 * write now would need the resourceVersion the patch makes,
+		 * and a run created now would not be recorded */
 		patch_finalizers(&sc, true);
-		sc.fin_patched = true;
+		rec_verdict(out, IPC_V_DONE, 0, NULL);
+		return;
 	}
 	st = jx_get(sc.obj, "status");
 	if (json_object_is_type(st, json_type_object)) {
