@@ -1,0 +1,865 @@
+/*
+ * test_operator.c: the whole operator against bin/kubesim: bin/sympoziumd
+ * with the production worker (bin/sympozium-worker beside it, every
+ * controller it offers).  The group setup starts kubesim (request log),
+ * applies the upstream CRDs and starts the supervisor; the tests then, in
+ * order: apply the upstream samples (the two known to fail validation
+ * answer 422); check what the reconcilers produce for them (spec
+ * sympozium-controllers.md sections 1, 2, 4, 6): the SkillPack's
+ * ConfigMap and status, each SympoziumInstance's memory ConfigMap and
+ * status, the AgentRuns of a missing instance Failed with the spec's
+ * message, controller ownerReferences on every child and no unexpected
+ * child; delete the SkillPack and see its ConfigMap go (finalizer path);
+ * see no write by the supervisor (other than on leases) in a 5 s window
+ * after convergence; and stop the supervisor with SIGTERM (exit 0).
+ *
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
+ * signalled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/xmalloc.h"
+#include "common/yamlj.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/testutil.h"
+
+#define WAIT_MS  10000
+#define QUIET_MS 5000
+#define NS       "default"
+#define UA_SD    "sympoziumd"
+#define GROUP    "sympozium.ai"
+#define VERSION  "v1alpha1"
+#define SKP      "code-review-sample"
+#define MEM_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
+#define RUN_ERR  "policy validation failed: instance \"alice\" not found: "
+
+static const struct kapi_res R_CRD
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
+static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
+static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
+static const struct kapi_res R_INST
+        = { GROUP, VERSION, "sympoziuminstances", true };
+static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
+
+/* Sample kinds and their plurals. */
+static const struct {
+	const char *kind, *plural;
+} KINDS[] = {
+	{ "AgentRun", "agentruns" },
+	{ "SympoziumInstance", "sympoziuminstances" },
+	{ "SkillPack", "skillpacks" },
+	{ "SympoziumPolicy", "sympoziumpolicies" },
+	{ "SympoziumSchedule", "sympoziumschedules" },
+	{ "PersonaPack", "personapacks" },
+	{ "MCPServer", "mcpservers" },
+	{ "SympoziumConfig", "sympoziumconfigs" },
+};
+
+/* Samples not applied at all, and those that must answer 422. */
+static const char *const SKIPPED[]
+        = { "personapack-helm-values-examples.yaml", NULL };
+static const char *const INVALID[]
+        = { "agentrun_sample.yaml", "sympoziuminstance_sample.yaml", NULL };
+
+/* The instances of the samples with memory enabled, and the AgentRuns of
+ * the missing instance "alice". */
+static const char *const INSTANCES[]
+        = { "my-github-agent", "secure-alice", NULL };
+static const char *const RUNS[]
+        = { "alice-sandbox-run-001", "alice-warmpool-run-001", NULL };
+
+static struct {
+	struct ksim_api a;
+	char dir[64];
+	char log[128];
+	pid_t pid; /* 0 once reaped */
+	int status;
+	int applied; /* sample objects created */
+} F;
+
+/* ---- helpers ---- */
+
+static bool
+in_list(const char *const *list, const char *s)
+{
+	for (int i = 0; list[i] != NULL; i++) {
+		if (strcmp(list[i], s) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Every document of a YAML file, as an array; NULL on error. */
+static json_object *
+read_yaml(const char *path)
+{
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len);
+	char err[256] = "";
+	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+
+	if (docs == NULL) {
+		print_error("%s: %s\n", path, err);
+	}
+	free(text);
+	return (docs);
+}
+
+static const char *
+plural_of(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++) {
+		if (kind != NULL && strcmp(KINDS[i].kind, kind) == 0) {
+			return (KINDS[i].plural);
+		}
+	}
+	return (NULL);
+}
+
+/* Creates obj (a sympozium.ai object), retrying on 404 while the CRD is
+ * not served yet.  Returns the outcome; err filled. */
+static enum kapi_rc
+create_cr(json_object *obj, struct kapi_err *e)
+{
+	const char *plural = plural_of(jx_get_str(obj, "kind"));
+	const char *ns = jx_get_str(obj, "metadata.namespace");
+	struct kapi_res r = { GROUP, VERSION, plural, true };
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	enum kapi_rc rc;
+
+	assert_non_null(plural);
+	for (;;) {
+		kapi_err_fini(e);
+		*e = (struct kapi_err)KAPI_ERR_INIT;
+		rc = kapi_create(
+		        F.a.c, &r, ns != NULL ? ns : NS, obj, NULL, e);
+		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
+			return (rc);
+		}
+		ksim_sleep_ms(50);
+	}
+}
+
+static void
+apply_crds(void)
+{
+	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
+	const char *files[] = { "sympozium.ai_agentruns.yaml",
+		"sympozium.ai_mcpservers.yaml",
+		"sympozium.ai_personapacks.yaml",
+		"sympozium.ai_skillpacks.yaml",
+		"sympozium.ai_sympoziumconfigs.yaml",
+		"sympozium.ai_sympoziuminstances.yaml",
+		"sympozium.ai_sympoziumpolicies.yaml",
+		"sympozium.ai_sympoziumschedules.yaml" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path = xasprintf("%s/%s", dir, files[i]);
+		json_object *docs = read_yaml(path);
+
+		assert_non_null(docs);
+		for (size_t j = 0; j < json_object_array_length(docs); j++) {
+			struct kapi_err e = KAPI_ERR_INIT;
+			enum kapi_rc rc = kapi_create(F.a.c, &R_CRD, NULL,
+			        json_object_array_get_idx(docs, j), NULL, &e);
+			if (rc != KAPI_OK) {
+				fail_msg("CRD %s: %s", files[i], e.message);
+			}
+			kapi_err_fini(&e);
+		}
+		json_object_put(docs);
+		free(path);
+	}
+	free(dir);
+}
+
+/* Starts $SYMPOZIUMD (default $PWD/bin/sympoziumd) with the fixture's
+ * kubeconfig, its stdout and stderr to F.log. */
+static void
+sd_start(void)
+{
+	const char *env = getenv("SYMPOZIUMD");
+	char cwd[512], bin[640], rundir[128];
+	char *argv[8];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	if (env != NULL && *env != '\0') {
+		snprintf(bin, sizeof(bin), "%s", env);
+	} else {
+		snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
+	}
+	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
+	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
+	argv[0] = bin;
+	argv[1] = (char *)"--kubeconfig";
+	argv[2] = F.a.kubeconfig;
+	argv[3] = (char *)"--runtime-dir";
+	argv[4] = rundir;
+	argv[5] = NULL;
+	F.pid = fork();
+	assert_true(F.pid >= 0);
+	if (F.pid == 0) {
+		int fd = open(F.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			_exit(126);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+}
+
+/* Waits up to ms for the supervisor to exit; true when it did. */
+static bool
+sd_reap(int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	while (F.pid > 0) {
+		pid_t r = waitpid(F.pid, &F.status, WNOHANG);
+		if (r == F.pid || (r < 0 && errno != EINTR)) {
+			F.pid = 0;
+			return (r > 0);
+		}
+		if (ksim_now_ms() >= end) {
+			return (false);
+		}
+		ksim_sleep_ms(20);
+	}
+	return (true);
+}
+
+static void
+dump_sd_log(void)
+{
+	char *t = testutil_read_file(F.log, NULL);
+
+	fprintf(stderr, "---- sympoziumd log (%s) ----\n%s----\n", F.log, t);
+	free(t);
+}
+
+/* ---- polling ---- */
+
+/* Answers NULL when obj (NULL: absent) is as expected, else a static
+ * description of the first mismatch. */
+typedef const char *check_fn(json_object *obj, const void *arg);
+
+/* GETs res/name until check passes or WAIT_MS pass; fails the test with
+ * the last mismatch and the object. */
+static void
+wait_obj(const struct kapi_res *r, const char *name, check_fn *check,
+        const void *arg)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	const char *why = NULL;
+	json_object *o = NULL;
+
+	for (;;) {
+		struct kapi_err e = KAPI_ERR_INIT;
+		enum kapi_rc rc = kapi_get(F.a.c, r, NS, name, &o, &e);
+
+		if (rc != KAPI_OK && rc != KAPI_ENOTFOUND) {
+			fail_msg("GET %s/%s: %s", r->plural, name, e.message);
+		}
+		kapi_err_fini(&e);
+		if ((why = check(rc == KAPI_OK ? o : NULL, arg)) == NULL
+		        || ksim_now_ms() >= end) {
+			break;
+		}
+		json_object_put(o);
+		o = NULL;
+		ksim_sleep_ms(100);
+	}
+	if (why != NULL) {
+		fprintf(stderr, "%s/%s after %d ms: %s\nobject: %s\n",
+		        r->plural, name, WAIT_MS, why,
+		        o != NULL ? json_object_to_json_string(o)
+		                  : "(absent)");
+		fail_msg("%s/%s: %s", r->plural, name, why);
+	}
+	json_object_put(o);
+}
+
+static const char *
+check_absent(json_object *o, const void *arg)
+{
+	(void)arg;
+	return (o == NULL ? NULL : "still present");
+}
+
+/* The owner expected of a child. */
+struct owner {
+	const char *kind, *name, *uid;
+};
+
+/* NULL when o has exactly one controller ownerReference, to own. */
+static const char *
+check_owner(json_object *o, const struct owner *own)
+{
+	json_object *refs = jx_get(o, "metadata.ownerReferences");
+	int controllers = 0;
+	bool c = false, bod = false;
+	json_object *ref = NULL;
+
+	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
+	        i++) {
+		json_object *r = json_object_array_get_idx(refs, i);
+		bool v = false;
+		if (jx_get_bool(r, "controller", &v) == 0 && v) {
+			controllers++;
+			ref = r;
+		}
+	}
+	if (controllers != 1) {
+		return ("not exactly one controller ownerReference");
+	}
+	(void)jx_get_bool(ref, "controller", &c);
+	(void)jx_get_bool(ref, "blockOwnerDeletion", &bod);
+	if (!bod) {
+		return ("ownerReference without blockOwnerDeletion: true");
+	}
+	if (strcmp(jx_get_str(ref, "apiVersion") ?: "",
+	            "sympozium.ai/v1alpha1")
+	                != 0
+	        || strcmp(jx_get_str(ref, "kind") ?: "", own->kind) != 0
+	        || strcmp(jx_get_str(ref, "name") ?: "", own->name) != 0
+	        || strcmp(jx_get_str(ref, "uid") ?: "", own->uid) != 0) {
+		return ("controller ownerReference names another owner");
+	}
+	return (c ? NULL : "controller false");
+}
+
+static const char *
+label_is(json_object *o, const char *key, const char *want)
+{
+	const char *v = json_object_get_string(
+	        jx_getv(o, "metadata", "labels", key, NULL));
+
+	if (jx_getv(o, "metadata", "labels", key, NULL) == NULL
+	        || strcmp(v, want) != 0) {
+		return ("wrong or missing label");
+	}
+	return (NULL);
+}
+
+static bool
+has_finalizer(json_object *o, const char *fin)
+{
+	json_object *f = jx_get(o, "metadata.finalizers");
+
+	for (size_t i = 0; f != NULL && i < json_object_array_length(f); i++) {
+		const char *s = json_object_get_string(
+		        json_object_array_get_idx(f, i));
+		if (s != NULL && strcmp(s, fin) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* The object's uid (GET now); caller frees with free(). */
+static char *
+uid_of(const struct kapi_res *r, const char *name)
+{
+	json_object *o = NULL;
+	char *uid;
+
+	assert_int_equal(kapi_get(F.a.c, r, NS, name, &o, NULL), KAPI_OK);
+	uid = xstrdup(jx_get_str(o, "metadata.uid") ?: "");
+	json_object_put(o);
+	return (uid);
+}
+
+/* ---- the request log ---- */
+
+static const char *const WRITES[] = { "POST", "PUT", "PATCH", "DELETE", NULL };
+
+/* Writes by the supervisor in the request log, leases excepted. */
+static int
+sd_writes(void)
+{
+	int n = 0;
+
+	for (int i = 0; WRITES[i] != NULL; i++) {
+		int all = ksim_count_log(
+		        F.a.request_log, WRITES[i], NULL, UA_SD);
+		int leases = ksim_count_log(
+		        F.a.request_log, WRITES[i], "/leases", UA_SD);
+		assert_true(all >= 0 && leases >= 0);
+		n += all - leases;
+	}
+	return (n);
+}
+
+/* Prints the supervisor's non-lease writes after the first skip lines of
+ * the request log. */
+static void
+print_writes_after(int skip)
+{
+	char *t = testutil_read_file(F.a.request_log, NULL);
+	char *save = NULL;
+	int line = 0;
+
+	for (char *l = strtok_r(t, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save), line++) {
+		json_object *o = line >= skip ? json_tokener_parse(l) : NULL;
+		const char *m = jx_get_str(o, "method");
+		const char *ua = jx_get_str(o, "userAgent");
+		const char *p = jx_get_str(o, "path");
+
+		if (m != NULL && in_list(WRITES, m) && ua != NULL
+		        && strstr(ua, UA_SD) != NULL && p != NULL
+		        && strstr(p, "/leases") == NULL) {
+			fprintf(stderr, "unexpected write: %s\n", l);
+		}
+		json_object_put(o);
+	}
+	free(t);
+}
+
+static int
+log_lines(void)
+{
+	char *t = testutil_read_file(F.a.request_log, NULL);
+	int n = 0;
+
+	for (const char *p = t; *p != '\0'; p++) {
+		n += *p == '\n';
+	}
+	free(t);
+	return (n);
+}
+
+/* ---- group setup / teardown ---- */
+
+static int
+setup(void **state)
+{
+	(void)state;
+	memset(&F, 0, sizeof(F));
+	snprintf(F.dir, sizeof(F.dir), "/tmp/test-operator-XXXXXX");
+	if (mkdtemp(F.dir) == NULL) {
+		return (-1);
+	}
+	if (ksim_api_start(&F.a, NULL, "test-operator/0.1", 10000) != 0) {
+		return (-1);
+	}
+	apply_crds();
+	sd_start();
+	return (0);
+}
+
+static int
+rm_entry(const char *path)
+{
+	return (unlink(path) == 0 || errno == ENOENT ? 0 : rmdir(path));
+}
+
+static int
+teardown(void **state)
+{
+	char path[256];
+	int rc;
+
+	(void)state;
+	if (F.pid > 0) {
+		(void)kill(F.pid, SIGTERM);
+		if (!sd_reap(15000)) {
+			(void)kill(F.pid, SIGKILL);
+			(void)sd_reap(5000);
+		}
+	}
+	rc = ksim_api_stop(&F.a);
+	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
+	(void)rm_entry(path);
+	snprintf(path, sizeof(path), "%s/run", F.dir);
+	(void)rm_entry(path);
+	(void)rmdir(F.dir);
+	return (rc == 0 ? 0 : -1);
+}
+
+/* ---- tests ---- */
+
+static void
+apply_file(const char *dir, const char *file)
+{
+	char *path = xasprintf("%s/%s", dir, file);
+	json_object *docs = read_yaml(path);
+	bool invalid = in_list(INVALID, file);
+
+	assert_non_null(docs);
+	for (size_t j = 0; j < json_object_array_length(docs); j++) {
+		json_object *o = json_object_array_get_idx(docs, j);
+		struct kapi_err e = KAPI_ERR_INIT;
+		enum kapi_rc rc = create_cr(o, &e);
+
+		if (invalid) {
+			if (rc != KAPI_EINVALID || e.code != 422) {
+				fail_msg("%s: want 422, got %ld %s", file,
+				        e.code, e.message ?: "");
+			}
+		} else if (rc != KAPI_OK) {
+			fail_msg("%s: %s/%s: %ld %s", file,
+			        jx_get_str(o, "kind"),
+			        jx_get_str(o, "metadata.name"), e.code,
+			        e.message ?: "");
+		} else {
+			F.applied++;
+		}
+		kapi_err_fini(&e);
+	}
+	json_object_put(docs);
+	free(path);
+}
+
+static void
+test_samples_apply(void **state)
+{
+	char *dir
+	        = testutil_shared_path("upstream/sympozium-v1alpha1/samples");
+	const char *files[] = { "agentrun_agent_sandbox.yaml",
+		"agentrun_sample.yaml", "personapack-adhoc-with-github.yaml",
+		"personapack-developer-team-github.yaml",
+		"personapack-helm-values-examples.yaml",
+		"personapack_sample.yaml", "skillpack_sample.yaml",
+		"sympoziuminstance_agent_sandbox.yaml",
+		"sympoziuminstance_sample.yaml", "sympoziumpolicy_sample.yaml",
+		"sympoziumschedule_sample.yaml" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (!in_list(SKIPPED, files[i])) {
+			apply_file(dir, files[i]);
+		}
+	}
+	free(dir);
+	assert_true(F.applied >= 8);
+}
+
+static const char *
+check_skillpack(json_object *o, const void *arg)
+{
+	int64_t n = -1;
+
+	(void)arg;
+	if (o == NULL) {
+		return ("absent");
+	}
+	if (!has_finalizer(o, "sympozium.ai/skillpack-finalizer")) {
+		return ("finalizer sympozium.ai/skillpack-finalizer missing");
+	}
+	if (strcmp(jx_get_str(o, "status.phase") ?: "", "Ready") != 0) {
+		return ("status.phase is not Ready");
+	}
+	if (strcmp(jx_get_str(o, "status.configMapName") ?: "", SKP) != 0) {
+		return ("status.configMapName is not " SKP);
+	}
+	if (jx_get_int(o, "status.skillCount", &n) != 0 || n != 2) {
+		return ("status.skillCount is not 2");
+	}
+	return (NULL);
+}
+
+/* The value the spec gives for a skill with a description. */
+static char *
+skill_value(json_object *skill)
+{
+	return (xasprintf("# %s\n\n> %s\n\n%s", jx_get_str(skill, "name"),
+	        jx_get_str(skill, "description"),
+	        jx_get_str(skill, "content")));
+}
+
+static const char *
+check_skill_cm(json_object *o, const void *arg)
+{
+	json_object *pack = (json_object *)(uintptr_t)arg;
+	json_object *skills = jx_get(pack, "spec.skills");
+	json_object *data = jx_get(o, "data");
+	struct owner own
+	        = { "SkillPack", SKP, jx_get_str(pack, "metadata.uid") };
+	const char *why;
+
+	if (o == NULL) {
+		return ("absent");
+	}
+	if ((why = label_is(o, "sympozium.ai/component", "skillpack")) != NULL
+	        || (why = label_is(o, "sympozium.ai/skillpack", SKP))
+	                != NULL) {
+		return (why);
+	}
+	if (data == NULL
+	        || json_object_object_length(data)
+	                != (int)json_object_array_length(skills)) {
+		return ("data does not hold one key per skill");
+	}
+	for (size_t i = 0; i < json_object_array_length(skills); i++) {
+		json_object *s = json_object_array_get_idx(skills, i);
+		char *key = xasprintf("%s.md", jx_get_str(s, "name"));
+		char *want = skill_value(s);
+		json_object *v = jx_getv(data, key, NULL);
+		bool ok = v != NULL
+		        && strcmp(json_object_get_string(v), want) == 0;
+		free(key);
+		free(want);
+		if (!ok) {
+			return ("a skill's key is missing or its value differs"
+			        " from \"# <name>\\n\\n> <description>\\n\\n"
+			        "<content>\"");
+		}
+	}
+	return (check_owner(o, &own));
+}
+
+static void
+test_skillpack(void **state)
+{
+	json_object *pack = NULL;
+
+	(void)state;
+	wait_obj(&R_SKP, SKP, check_skillpack, NULL);
+	assert_int_equal(
+	        kapi_get(F.a.c, &R_SKP, NS, SKP, &pack, NULL), KAPI_OK);
+	wait_obj(&R_CM, SKP, check_skill_cm, pack);
+	json_object_put(pack);
+}
+
+static const char *
+check_instance(json_object *o, const void *arg)
+{
+	(void)arg;
+	if (o == NULL) {
+		return ("absent");
+	}
+	if (strcmp(jx_get_str(o, "status.phase") ?: "", "Running") != 0) {
+		return ("status.phase is not Running (no run is Running or "
+		        "Serving)");
+	}
+	return (NULL);
+}
+
+static const char *
+check_memory_cm(json_object *o, const void *arg)
+{
+	const struct owner *own = arg;
+	const char *md = jx_getv(o, "data", "MEMORY.md", NULL) != NULL
+	        ? json_object_get_string(jx_getv(o, "data", "MEMORY.md", NULL))
+	        : NULL;
+	const char *why;
+
+	if (o == NULL) {
+		return ("absent");
+	}
+	if ((why = label_is(o, "sympozium.ai/instance", own->name)) != NULL
+	        || (why = label_is(o, "sympozium.ai/component", "memory"))
+	                != NULL) {
+		return (why);
+	}
+	if (md == NULL || strcmp(md, MEM_MD) != 0) {
+		return ("data.MEMORY.md is not the initial text");
+	}
+	return (check_owner(o, own));
+}
+
+static void
+test_instances(void **state)
+{
+	(void)state;
+	for (int i = 0; INSTANCES[i] != NULL; i++) {
+		char *uid, *cm;
+		struct owner own;
+
+		wait_obj(&R_INST, INSTANCES[i], check_instance, NULL);
+		uid = uid_of(&R_INST, INSTANCES[i]);
+		own = (struct owner) { "SympoziumInstance", INSTANCES[i],
+			uid };
+		cm = xasprintf("%s-memory", INSTANCES[i]);
+		wait_obj(&R_CM, cm, check_memory_cm, &own);
+		free(cm);
+		free(uid);
+	}
+}
+
+static const char *
+check_failed_run(json_object *o, const void *arg)
+{
+	const char *err = jx_get_str(o, "status.error");
+
+	(void)arg;
+	if (o == NULL) {
+		return ("absent");
+	}
+	if (strcmp(jx_get_str(o, "status.phase") ?: "", "Failed") != 0) {
+		return ("status.phase is not Failed");
+	}
+	if (err == NULL || strncmp(err, RUN_ERR, strlen(RUN_ERR)) != 0) {
+		return ("status.error does not start with '" RUN_ERR "'");
+	}
+	if (jx_get_str(o, "status.completedAt") == NULL) {
+		return ("status.completedAt missing");
+	}
+	if (jx_get(o, "metadata.finalizers") != NULL
+	        && json_object_array_length(jx_get(o, "metadata.finalizers"))
+	                > 0) {
+		return ("a terminal run still has a finalizer");
+	}
+	return (NULL);
+}
+
+static void
+test_runs_missing_instance(void **state)
+{
+	(void)state;
+	for (int i = 0; RUNS[i] != NULL; i++) {
+		wait_obj(&R_RUN, RUNS[i], check_failed_run, NULL);
+	}
+}
+
+/* Names of the objects of r in NS with an ownerReference, joined by
+ * spaces in list order, written to out. */
+static void
+owned_names(const struct kapi_res *r, struct buf *out)
+{
+	json_object *items = NULL;
+
+	assert_int_equal(kapi_list_all(F.a.c, r, NS, NULL, &items, NULL, NULL),
+	        KAPI_OK);
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *o = json_object_array_get_idx(items, i);
+		json_object *refs = jx_get(o, "metadata.ownerReferences");
+		if (refs != NULL && json_object_array_length(refs) > 0) {
+			buf_printf(out, "%s ", jx_get_str(o, "metadata.name"));
+		}
+	}
+	json_object_put(items);
+}
+
+/* No child beyond those the spec gives: the runs failed before any Job
+ * or input ConfigMap, and the samples have no channels. */
+static void
+test_no_other_children(void **state)
+{
+	struct buf b = BUF_INIT;
+	const char *want = "code-review-sample my-github-agent-memory "
+	                   "secure-alice-memory ";
+	int64_t end = ksim_now_ms() + 1000;
+
+	(void)state;
+	ksim_sleep_ms((int)(end - ksim_now_ms()));
+	owned_names(&R_CM, &b);
+	if (strcmp(buf_str(&b), want) != 0) {
+		fail_msg("owned ConfigMaps: got \"%s\", want \"%s\"",
+		        buf_str(&b), want);
+	}
+	buf_reset(&b);
+	owned_names(&R_JOB, &b);
+	assert_string_equal(buf_str(&b), "");
+	buf_reset(&b);
+	owned_names(&R_DEP, &b);
+	assert_string_equal(buf_str(&b), "");
+	buf_fini(&b);
+}
+
+static void
+test_skillpack_delete(void **state)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	(void)state;
+	if (kapi_delete(F.a.c, &R_SKP, NS, SKP, NULL, NULL, &e) != KAPI_OK) {
+		fail_msg("DELETE skillpack: %s", e.message);
+	}
+	kapi_err_fini(&e);
+	wait_obj(&R_CM, SKP, check_absent, NULL);
+	wait_obj(&R_SKP, SKP, check_absent, NULL);
+	/* The supervisor deleted it, not only the garbage collector. */
+	assert_true(ksim_count_log(F.a.request_log, "DELETE",
+	                    "/configmaps/" SKP, UA_SD)
+	        >= 1);
+}
+
+/* Waits (bounded) until the supervisor's writes stop for 1 s. */
+static void
+wait_quiet(void)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	int last = sd_writes();
+	int64_t since = ksim_now_ms();
+
+	while (ksim_now_ms() < end && ksim_now_ms() - since < 1000) {
+		int n;
+		ksim_sleep_ms(100);
+		if ((n = sd_writes()) != last) {
+			last = n;
+			since = ksim_now_ms();
+		}
+	}
+}
+
+static void
+test_steady_state(void **state)
+{
+	int before, after, skip;
+
+	(void)state;
+	wait_quiet();
+	skip = log_lines();
+	before = sd_writes();
+	ksim_sleep_ms(QUIET_MS);
+	after = sd_writes();
+	if (after != before) {
+		print_writes_after(skip);
+		fail_msg("%d write(s) by the supervisor in %d ms of steady "
+		         "state; want 0",
+		        after - before, QUIET_MS);
+	}
+}
+
+static void
+test_sigterm(void **state)
+{
+	(void)state;
+	assert_true(F.pid > 0);
+	assert_int_equal(kill(F.pid, SIGTERM), 0);
+	assert_true(sd_reap(15000));
+	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
+		dump_sd_log();
+		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_apply),
+		cmocka_unit_test(test_skillpack),
+		cmocka_unit_test(test_instances),
+		cmocka_unit_test(test_runs_missing_instance),
+		cmocka_unit_test(test_no_other_children),
+		cmocka_unit_test(test_skillpack_delete),
+		cmocka_unit_test(test_steady_state),
+		cmocka_unit_test(test_sigterm),
+	};
+
+	return (cmocka_run_group_tests(tests, setup, teardown));
+}
