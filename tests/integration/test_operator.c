@@ -753,30 +753,133 @@ owned_names(const struct kapi_res *r, struct buf *out)
 	json_object_put(items);
 }
 
-/* No child beyond those the spec gives: the runs failed before any Job
- * or input ConfigMap, and the samples have no channels. */
+/* Waits (bounded) until the supervisor's writes stop for 1 s. */
+static void
+wait_quiet(void)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	int last = sd_writes();
+	int64_t since = ksim_now_ms();
+
+	while (ksim_now_ms() < end && ksim_now_ms() - since < 1000) {
+		int n;
+		ksim_sleep_ms(100);
+		if ((n = sd_writes()) != last) {
+			last = n;
+			since = ksim_now_ms();
+		}
+	}
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+/* The names in want[0..n) sorted and joined as owned_names() prints. */
+static void
+joined(char **want, size_t n, struct buf *out)
+{
+	qsort(want, n, sizeof(*want), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(out, "%s ", want[i]);
+		free(want[i]);
+	}
+}
+
+/* The memory-server Deployments <instance>-memory the spec (0.3) gives
+ * instances that use the "memory" SkillPack, joined into out (reset). */
+static void
+memory_servers(struct buf *out)
+{
+	json_object *insts = NULL;
+	char *want[64];
+	size_t n = 0;
+
+	buf_reset(out);
+	assert_int_equal(kapi_list_all(F.a.c, &R_INST, NS, NULL, &insts, NULL,
+	                         NULL),
+	        KAPI_OK);
+	for (size_t i = 0; i < json_object_array_length(insts) && n < 60;
+	        i++) {
+		json_object *o = json_object_array_get_idx(insts, i);
+		json_object *sk = jx_get(o, "spec.skills");
+		for (size_t j = 0; sk != NULL &&
+		        json_object_is_type(sk, json_type_array) &&
+		        j < json_object_array_length(sk);
+		        j++) {
+			const char *ref = jx_get_str(
+			        json_object_array_get_idx(sk, j), "skillPackRef");
+			if (ref != NULL && strcmp(ref, "memory") == 0) {
+				char *d = NULL;
+				assert_true(asprintf(&d, "%s-memory",
+				                    jx_get_str(o, "metadata.name")) > 0);
+				want[n++] = d;
+				break;
+			}
+		}
+	}
+	json_object_put(insts);
+	joined(want, n, out);
+}
+
+/* No child beyond those the spec gives.  The SkillPack's ConfigMap and
+ * the two instances' memory ConfigMaps; for every run a schedule made
+ * (the PersonaPack's stamped schedules and the heartbeat sample) its
+ * input ConfigMap; a Job for every run that got one (status.jobName);
+ * as Deployments only the memory servers of instances using the "memory"
+ * SkillPack (no sample has channels or MCP servers).  The alice runs
+ * failed before any child. */
 static void
 test_no_other_children(void **state)
 {
-	struct buf b = BUF_INIT;
-	const char *want = "code-review-sample my-github-agent-memory "
-	                   "secure-alice-memory ";
-	int64_t end = ksim_now_ms() + 1000;
+	struct buf got = BUF_INIT, cms = BUF_INIT, jobs = BUF_INIT;
+	char *want_cm[64], *want_job[64];
+	size_t ncm = 0, njob = 0;
+	json_object *runs = NULL;
 
 	(void)state;
-	ksim_sleep_ms((int)(end - ksim_now_ms()));
-	owned_names(&R_CM, &b);
-	if (strcmp(buf_str(&b), want) != 0) {
-		fail_msg("owned ConfigMaps: got \"%s\", want \"%s\"",
-		        buf_str(&b), want);
+	wait_quiet();
+	want_cm[ncm++] = strdup("code-review-sample");
+	want_cm[ncm++] = strdup("my-github-agent-memory");
+	want_cm[ncm++] = strdup("secure-alice-memory");
+	assert_int_equal(kapi_list_all(F.a.c, &R_RUN, NS, NULL, &runs, NULL,
+	                         NULL),
+	        KAPI_OK);
+	for (size_t i = 0; i < json_object_array_length(runs) && ncm < 60;
+	        i++) {
+		json_object *r = json_object_array_get_idx(runs, i);
+		const char *name = jx_get_str(r, "metadata.name");
+		const char *job = jx_get_str(r, "status.jobName");
+		if (jx_getv(r, "metadata", "labels", "sympozium.ai/schedule",
+		            NULL) != NULL) {
+			char *n = NULL;
+			assert_true(asprintf(&n, "%s-input", name) > 0);
+			want_cm[ncm++] = n;
+		}
+		if (job != NULL && job[0] != '\0') {
+			want_job[njob++] = strdup(job);
+		}
 	}
-	buf_reset(&b);
-	owned_names(&R_JOB, &b);
-	assert_string_equal(buf_str(&b), "");
-	buf_reset(&b);
-	owned_names(&R_DEP, &b);
-	assert_string_equal(buf_str(&b), "");
-	buf_fini(&b);
+	json_object_put(runs);
+	joined(want_cm, ncm, &cms);
+	joined(want_job, njob, &jobs);
+	owned_names(&R_CM, &got);
+	if (strcmp(buf_str(&got), buf_str(&cms)) != 0) {
+		fail_msg("owned ConfigMaps: got \"%s\", want \"%s\"",
+		        buf_str(&got), buf_str(&cms));
+	}
+	buf_reset(&got);
+	owned_names(&R_JOB, &got);
+	assert_string_equal(buf_str(&got), buf_str(&jobs));
+	buf_reset(&got);
+	owned_names(&R_DEP, &got);
+	memory_servers(&jobs);
+	assert_string_equal(buf_str(&got), buf_str(&jobs));
+	buf_fini(&got);
+	buf_fini(&cms);
+	buf_fini(&jobs);
 }
 
 static void
@@ -797,23 +900,6 @@ test_skillpack_delete(void **state)
 	        >= 1);
 }
 
-/* Waits (bounded) until the supervisor's writes stop for 1 s. */
-static void
-wait_quiet(void)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	int last = sd_writes();
-	int64_t since = ksim_now_ms();
-
-	while (ksim_now_ms() < end && ksim_now_ms() - since < 1000) {
-		int n;
-		ksim_sleep_ms(100);
-		if ((n = sd_writes()) != last) {
-			last = n;
-			since = ksim_now_ms();
-		}
-	}
-}
 
 static void
 test_steady_state(void **state)
