@@ -261,10 +261,39 @@ fakesup_add_log(
 	put(f, "log", "pods/log", ns, pod, json_object_new_string(text));
 }
 
+/* Removes the entries of type t on plural (ns and name unless NULL). */
+static void
+drop(struct fakesup *f, const char *t, const char *plural, const char *ns,
+        const char *name)
+{
+	pthread_mutex_lock(&f->mu);
+	for (size_t i = json_object_array_length(f->store); i-- > 0;) {
+		json_object *e = json_object_array_get_idx(f->store, i);
+		if (streq(jx_get_str(e, "t"), t)
+		        && streq(jx_get_str(e, "p"), plural)
+		        && (ns == NULL || streq(jx_get_str(e, "ns"), ns))
+		        && (name == NULL || streq(jx_get_str(e, "n"), name))) {
+			json_object_array_del_idx(f->store, i, 1);
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
+        const char *name)
+{
+	drop(f, "obj", plural, ns, name);
+}
+
 void
 fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message)
 {
+	if (message == NULL) {
+		drop(f, "fail", plural, NULL, NULL);
+		return;
+	}
 	put(f, "fail", plural, NULL, name, json_object_new_string(message));
 }
 
@@ -274,6 +303,15 @@ fakesup_reset(struct fakesup *f)
 	pthread_mutex_lock(&f->mu);
 	json_object_put(f->store);
 	f->store = json_object_new_array();
+	buf_reset(&f->log);
+	atomic_store(&f->nreqs, 0);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+fakesup_clear_log(struct fakesup *f)
+{
+	pthread_mutex_lock(&f->mu);
 	buf_reset(&f->log);
 	atomic_store(&f->nreqs, 0);
 	pthread_mutex_unlock(&f->mu);

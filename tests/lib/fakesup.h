@@ -40,12 +40,18 @@ void fakesup_add_secret(
 /* The text answered to pod_log ns/pod. */
 void fakesup_add_log(
         struct fakesup *f, const char *ns, const char *pod, const char *text);
+/* Removes the objects plural ns/name. */
+void fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
+        const char *name);
 /* Makes requests on plural ("secrets" for secret_meta, "pods/log" for
- * logs), for name only unless NULL, answer an error with message. */
+ * logs), for name only unless NULL, answer an error with message;
+ * message NULL ends the errors injected on plural. */
 void fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message);
 /* Empties the store, the injected errors and the request log. */
 void fakesup_reset(struct fakesup *f);
+/* Empties the request log and count only. */
+void fakesup_clear_log(struct fakesup *f);
 
 /* Requests answered so far. */
 int fakesup_nreqs(struct fakesup *f);
