@@ -46,7 +46,9 @@ put(struct fakesup *f, const char *t, const char *p, const char *ns,
 
 	json_object_object_add(e, "t", json_object_new_string(t));
 	json_object_object_add(e, "p", json_object_new_string(p));
-	json_object_object_add(e, "ns", json_object_new_string(ns ? ns : ""));
+	if (ns != NULL) {
+		json_object_object_add(e, "ns", json_object_new_string(ns));
+	}
 	if (n != NULL) {
 		json_object_object_add(e, "n", json_object_new_string(n));
 	}
@@ -72,9 +74,10 @@ find(struct fakesup *f, const char *t, const char *p, const char *ns,
 	for (size_t i = 0; i < json_object_array_length(f->store); i++) {
 		json_object *e = json_object_array_get_idx(f->store, i);
 		const char *en = jx_get_str(e, "n");
+		const char *ens = jx_get_str(e, "ns");
 		if (streq(jx_get_str(e, "t"), t)
 		        && streq(jx_get_str(e, "p"), p)
-		        && (ns == NULL || streq(jx_get_str(e, "ns"), ns))
+		        && (ns == NULL || ens == NULL || streq(ens, ns))
 		        && (en == NULL || streq(en, n))) {
 			hit = e;
 		}
@@ -94,6 +97,7 @@ list(struct fakesup *f, const struct ipc_view_req *q)
 		if (streq(jx_get_str(e, "t"), "obj")
 		        && streq(jx_get_str(e, "p"), q->res.plural)
 		        && (q->namespace == NULL || q->namespace[0] == '\0'
+		                || jx_get(e, "ns") == NULL
 		                || streq(jx_get_str(e, "ns"), q->namespace))
 		        && ksel_match_labels(
 		                sel, jx_get(v, "metadata.labels"))) {
@@ -291,7 +295,7 @@ fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message)
 {
 	if (message == NULL) {
-		drop(f, "fail", plural, NULL, NULL);
+		drop(f, "fail", plural, NULL, name);
 		return;
 	}
 	put(f, "fail", plural, NULL, name, json_object_new_string(message));

@@ -28,8 +28,9 @@ void fakesup_stop(struct fakesup *f);
 /* The worker's view over the session (borrowed). */
 struct view *fakesup_view(struct fakesup *f);
 
-/* Adds o (taken) as plural ns/name; a get answers a copy, a list the
- * objects of that plural and namespace its selector matches. */
+/* Adds o (taken) as plural ns/name (ns NULL: in every namespace); a get
+ * answers a copy, a list the objects of that plural and namespace its
+ * selector matches. */
 void fakesup_add(struct fakesup *f, const char *plural, const char *ns,
         const char *name, json_object *o);
 /* Adds the JSON text, named by its metadata.namespace and .name. */
@@ -40,12 +41,13 @@ void fakesup_add_secret(
 /* The text answered to pod_log ns/pod. */
 void fakesup_add_log(
         struct fakesup *f, const char *ns, const char *pod, const char *text);
-/* Removes the objects plural ns/name. */
+/* Removes the objects plural ns/name (ns NULL: in any namespace). */
 void fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
         const char *name);
 /* Makes requests on plural ("secrets" for secret_meta, "pods/log" for
  * logs), for name only unless NULL, answer an error with message;
- * message NULL ends the errors injected on plural. */
+ * message NULL ends the errors injected on plural (for name only
+ * unless NULL). */
 void fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message);
 /* Empties the store, the injected errors and the request log. */
