@@ -94,7 +94,7 @@ list(struct fakesup *f, const struct ipc_view_req *q)
 	for (size_t i = 0; i < json_object_array_length(f->store); i++) {
 		json_object *e = json_object_array_get_idx(f->store, i);
 		json_object *v = jx_get(e, "v");
-		if (streq(jx_get_str(e, "t"), "obj")
+		if (streq(jx_get_str(e, "t"), "obj") && v != NULL
 		        && streq(jx_get_str(e, "p"), q->res.plural)
 		        && (q->namespace == NULL || q->namespace[0] == '\0'
 		                || jx_get(e, "ns") == NULL
@@ -140,7 +140,7 @@ fill(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 		return;
 	}
 	e = find(f, t, p, q->namespace, q->name);
-	if (e == NULL) {
+	if (e == NULL || jx_get(e, "v") == NULL) {
 		r->status = IPC_VS_NOT_FOUND;
 	} else if (q->what == IPC_VIEW_POD_LOG) {
 		r->text = jx_get_str(e, "v");
@@ -307,8 +307,6 @@ fakesup_reset(struct fakesup *f)
 	pthread_mutex_lock(&f->mu);
 	json_object_put(f->store);
 	f->store = json_object_new_array();
-	buf_reset(&f->log);
-	atomic_store(&f->nreqs, 0);
 	pthread_mutex_unlock(&f->mu);
 }
 

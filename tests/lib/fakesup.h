@@ -28,14 +28,16 @@ void fakesup_stop(struct fakesup *f);
 /* The worker's view over the session (borrowed). */
 struct view *fakesup_view(struct fakesup *f);
 
-/* Adds o (taken) as plural ns/name (ns NULL: in every namespace); a get
- * answers a copy, a list the objects of that plural and namespace its
- * selector matches. */
+/* Adds o (taken) as plural ns/name (ns NULL: in every namespace; name
+ * NULL: under every name); a get answers a copy of the last one added
+ * that matches, a list the objects of that plural and namespace its
+ * selector matches.  o NULL: a get answers not found. */
 void fakesup_add(struct fakesup *f, const char *plural, const char *ns,
         const char *name, json_object *o);
 /* Adds the JSON text, named by its metadata.namespace and .name. */
 void fakesup_add_json(struct fakesup *f, const char *plural, const char *json);
-/* A Secret's metadata (taken) answered to secret_meta ns/name. */
+/* A Secret's metadata (taken) answered to secret_meta ns/name (NULLs
+ * and o NULL as for fakesup_add). */
 void fakesup_add_secret(
         struct fakesup *f, const char *ns, const char *name, json_object *o);
 /* The text answered to pod_log ns/pod. */
@@ -50,7 +52,7 @@ void fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
  * unless NULL). */
 void fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message);
-/* Empties the store, the injected errors and the request log. */
+/* Empties the store and the injected errors (not the request log). */
 void fakesup_reset(struct fakesup *f);
 /* Empties the request log and count only. */
 void fakesup_clear_log(struct fakesup *f);
