@@ -228,6 +228,20 @@ fakesup_stop(struct fakesup *f)
 	free(f);
 }
 
+int
+fakesup_setup(void **state)
+{
+	*state = fakesup_start();
+	return (0);
+}
+
+int
+fakesup_teardown(void **state)
+{
+	fakesup_stop(*state);
+	return (0);
+}
+
 struct view *
 fakesup_view(struct fakesup *f)
 {

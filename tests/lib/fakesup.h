@@ -25,6 +25,9 @@ struct fakesup;
 /* Starts a fake supervisor end (asserts on failure); stop frees it. */
 struct fakesup *fakesup_start(void);
 void fakesup_stop(struct fakesup *f);
+/* cmocka group or test setup/teardown: *state is a started fake. */
+int fakesup_setup(void **state);
+int fakesup_teardown(void **state);
 /* The worker's view over the session (borrowed). */
 struct view *fakesup_view(struct fakesup *f);
 

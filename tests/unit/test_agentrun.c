@@ -24,20 +24,6 @@
 /* 2026-01-01T00:00:00Z */
 #define T0 1767225600000LL
 
-static int
-setup(void **state)
-{
-	*state = fakesup_start();
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	fakesup_stop(*state);
-	return (0);
-}
-
 /* Runs the reconciler; returns the RESULT body (caller puts) with the
  * verdict as "v" and the delay as "after". */
 static json_object *
@@ -568,28 +554,28 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_gone_and_finalizer,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_instance_missing,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_gone_and_finalizer, setup, teardown),
+		        test_policy_limits, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_instance_missing, setup, teardown),
+		        test_unsupported, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_policy_limits, setup, teardown),
+		        test_pending_creates, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_unsupported, setup, teardown),
+		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_container_exit,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_poll_timeout_missing_job,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_pending_creates, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_succeeded_late_pod, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_failed_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_agent_container_exit, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_poll_timeout_missing_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_completed, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_deleting_and_unknown, setup, teardown),
+		        test_completed, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_deleting_and_unknown,
+		        fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

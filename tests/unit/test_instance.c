@@ -35,17 +35,9 @@ struct canned {
 static int
 setup(void **state)
 {
-	*state = fakesup_start();
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	fakesup_stop(*state);
-	return (0);
+	return (fakesup_setup(state));
 }
 
 static json_object *
@@ -1016,7 +1008,7 @@ test_registered_name(void **state)
 	assert_ptr_equal(instance_reconciler.reconcile, inst_reconcile);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fakesup_teardown)
 
 int
 main(void)

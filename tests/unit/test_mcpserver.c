@@ -81,13 +81,6 @@ fake_setup(void **state)
 	return (0);
 }
 
-static int
-fake_teardown(void **state)
-{
-	fakesup_stop(*state);
-	return (0);
-}
-
 /* ---- objects ---- */
 
 #define MD(gen)                                                               \
@@ -622,11 +615,11 @@ main(void)
 		cmocka_unit_test(test_external),
 		cmocka_unit_test(test_external_keeps_deployed),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_create, fake_setup, fake_teardown),
+		        test_stdio_create, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_image_env, fake_setup, fake_teardown),
+		        test_stdio_image_env, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_secret_error, fake_setup, fake_teardown),
+		        test_stdio_secret_error, fake_setup, fakesup_teardown),
 		cmocka_unit_test(test_stdio_no_view),
 		cmocka_unit_test(test_http_create),
 		cmocka_unit_test(test_http_command),
@@ -634,7 +627,7 @@ main(void)
 		cmocka_unit_test(test_update_on_change),
 		cmocka_unit_test_setup_teardown(
 		        test_stdio_to_http_clears_adapter, fake_setup,
-		        fake_teardown),
+		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
 	};
 

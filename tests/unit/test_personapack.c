@@ -28,20 +28,6 @@
 
 /* ---- fake supervisor end ---- */
 
-static int
-setup(void **state)
-{
-	*state = fakesup_start();
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	fakesup_stop(*state);
-	return (0);
-}
-
 /* ---- JSON helpers ---- */
 
 /* JSON with ' for " (no escapes needed in the fixtures). */
@@ -1023,7 +1009,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cron),
 		cmocka_unit_test(test_gone),
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)                                                                 \
+	cmocka_unit_test_setup_teardown(fn, fakesup_setup, fakesup_teardown)
 		T(test_stamp_my_team),
 		T(test_idempotent),
 		T(test_finalizer_added),

@@ -26,20 +26,6 @@
 
 /* ---- the fake supervisor end ---- */
 
-static int
-setup(void **state)
-{
-	*state = fakesup_start();
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	fakesup_stop(*state);
-	return (0);
-}
-
 static const char *
 plural_of(const char *kind)
 {
@@ -807,7 +793,8 @@ test_view_errors(void **state)
 int
 main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)                                                                 \
+	cmocka_unit_test_setup_teardown(fn, fakesup_setup, fakesup_teardown)
 	static const struct CMUnitTest tests[] = {
 		T(test_gone_and_deleted),
 		T(test_finalizer_not_due),
