@@ -441,3 +441,20 @@ fakesup_write(struct fakesup_run *r, size_t i)
 	assert_int_equal(ipc_result_write(&r->r, i, &w), 0);
 	return (w);
 }
+
+void
+fakesup_assert_json(json_object *got, const char *want)
+{
+	json_object *w = json_tokener_parse(want);
+	bool eq;
+
+	assert_non_null(w);
+	eq = jx_equal(got, w);
+	json_object_put(w);
+	if (!eq) {
+		char *g = jx_to_string(got);
+		print_error("got  %s\nwant %s\n", g, want);
+		free(g);
+		fail();
+	}
+}

@@ -92,4 +92,7 @@ void fakesup_run_fini(struct fakesup_run *out);
 /* Write i of run r (asserted to exist). */
 struct ipc_write fakesup_write(struct fakesup_run *r, size_t i);
 
+/* Fails the test unless got equals the JSON text want (printing both). */
+void fakesup_assert_json(json_object *got, const char *want);
+
 #endif

@@ -150,21 +150,6 @@ tolerates(json_object *w, const char *what)
 	return (false);
 }
 
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = json_tokener_parse(want);
-
-	assert_non_null(w);
-	if (!jx_equal(got, w)) {
-		fail_msg("got %s\nwant %s",
-		        json_object_to_json_string_ext(
-		                got, JSON_C_TO_STRING_PLAIN),
-		        want);
-	}
-	json_object_put(w);
-}
-
 static const char *
 lbl(json_object *o, const char *key)
 {
@@ -240,7 +225,7 @@ test_adds_finalizer(void **state)
 	assert_string_equal(jx_get_str(w, "patchType"), "merge");
 	assert_string_equal(jx_get_str(w, "name"), "alice");
 	assert_string_equal(jx_get_str(w, "namespace"), "default");
-	assert_json(jx_get(w, "patch"),
+	fakesup_assert_json(jx_get(w, "patch"),
 	        "{\"metadata\":{\"finalizers\":[\"other/x\","
 	        "\"sympozium.ai/finalizer\"],\"resourceVersion\":\"3\"}}");
 	fakesup_run_fini(&r);
@@ -287,7 +272,7 @@ test_delete_cleans_up(void **state)
 	w = wr(&r, 1, "delete", "deployments");
 	assert_string_equal(jx_get_str(w, "name"), "alice-channel-telegram");
 	w = wr(&r, 2, "patch", "sympoziuminstances");
-	assert_json(
+	fakesup_assert_json(
 	        jx_get(w, "patch"), "{\"metadata\":{\"finalizers\":null}}");
 	w = wr(&r, 3, "delete", "configmaps");
 	assert_string_equal(jx_get_str(w, "name"), "alice-memory");
@@ -312,7 +297,8 @@ test_delete_keeps_other_finalizers(void **state)
 	        "\"sympozium.ai/finalizer\"]}}",
 	        NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
-	assert_json(jx_get(wr(&r, 0, "patch", "sympoziuminstances"), "patch"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "patch", "sympoziuminstances"), "patch"),
 	        "{\"metadata\":{\"finalizers\":[\"a/b\"],"
 	        "\"resourceVersion\":\"9\"}}");
 	wr(&r, 1, "delete", "configmaps");
@@ -357,7 +343,7 @@ test_sample_alice_first_pass(void **state)
 	assert_true(tolerates(w, "AlreadyExists"));
 	assert_string_equal(jx_get_str(w, "namespace"), "default");
 	d = jx_get(w, "object");
-	assert_json(d,
+	fakesup_assert_json(d,
 	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
 	        "\"metadata\":{\"name\":\"alice-channel-telegram\","
 	        "\"namespace\":\"default\",\"labels\":{"
@@ -398,7 +384,7 @@ test_sample_alice_first_pass(void **state)
 	        "ghcr.io/sympozium-ai/sympozium/channel-slack:latest");
 	assert_null(jx_get(w, "object.spec.strategy"));
 	w = wr(&r, 2, "update_status", "sympoziuminstances");
-	assert_json(jx_get(w, "object.status"),
+	fakesup_assert_json(jx_get(w, "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"telegram\","
 	        "\"status\":\"Pending\"},{\"type\":\"slack\",\"status\":"
 	        "\"Pending\"}],\"activeAgentPods\":0}");
@@ -406,7 +392,7 @@ test_sample_alice_first_pass(void **state)
 	        jx_get_str(w, "object.spec.agents.default.model"), "gpt-4o");
 	w = wr(&r, 3, "create", "configmaps");
 	assert_true(tolerates(w, "AlreadyExists"));
-	assert_json(jx_get(w, "object"),
+	fakesup_assert_json(jx_get(w, "object"),
 	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
 	        "\"name\":\"alice-memory\",\"namespace\":\"default\","
 	        "\"labels\":{\"sympozium.ai/component\":\"memory\","
@@ -457,8 +443,9 @@ test_readiness_changes_status(void **state)
 
 	run(f, none, o, kids, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Connected\"}],\"activeAgentPods\":0}");
 	fakesup_run_fini(&r);
@@ -487,7 +474,7 @@ test_missing_secret(void **state)
 	assert_null(
 	        jx_get(w, "object.spec.template.spec.containers.0.envFrom"));
 	w = wr(&r, 1, "update_status", "sympoziuminstances");
-	assert_json(jx_get(w, "object.status"),
+	fakesup_assert_json(jx_get(w, "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"discord\","
 	        "\"status\":\"Error\",\"message\":\"secret \\\"nope\\\" not "
 	        "found\"},{\"type\":\"slack\",\"status\":\"Pending\"}],"
@@ -518,8 +505,9 @@ test_secret_read_error(void **state)
 	 * channels and count, with phase Error; nothing after */
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 0, "create", "deployments");
-	assert_json(jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Error\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Connected\"}],\"activeAgentPods\":3}");
 	assert_null(strstr(fakesup_log(f), "agentruns"));
@@ -560,8 +548,9 @@ test_deployment_found_by_name(void **state)
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"slack\",\"status\":\"Connected\"}]");
 	fakesup_run_fini(&r);
 	free(o);
@@ -594,18 +583,18 @@ test_whatsapp(void **state)
 	        lbl(jx_get(w, "object"), "sympozium.ai/instance"), "alice");
 	assert_string_equal(
 	        jx_get_str(w, "object.metadata.ownerReferences.0.uid"), "u-1");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":"
 	        "{\"requests\":{\"storage\":\"256Mi\"}}}");
 	w = wr(&r, 1, "create", "deployments");
 	assert_string_equal(
 	        jx_get_str(w, "object.spec.strategy.type"), "Recreate");
-	assert_json(jx_get(w, "object.spec.template.spec.volumes"),
+	fakesup_assert_json(jx_get(w, "object.spec.template.spec.volumes"),
 	        "[{\"name\":\"whatsapp-data\",\"persistentVolumeClaim\":"
 	        "{\"claimName\":\"alice-channel-whatsapp-data\"}}]");
-	assert_json(jx_get(w,
-	                    "object.spec.template.spec.containers.0."
-	                    "volumeMounts"),
+	fakesup_assert_json(jx_get(w,
+	                            "object.spec.template.spec.containers.0."
+	                            "volumeMounts"),
 	        "[{\"name\":\"whatsapp-data\",\"mountPath\":\"/data\"}]");
 	assert_null(
 	        jx_get(w, "object.spec.template.spec.containers.0.envFrom"));
@@ -655,8 +644,9 @@ test_duplicate_types_collapse(void **state)
 	run(f, none, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 0, "create", "deployments");
-	assert_json(jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"slack\",\"status\":\"Pending\"},"
 	        "{\"type\":\"slack\",\"status\":\"Pending\"}]");
 	fakesup_run_fini(&r);
@@ -674,8 +664,9 @@ test_invalid_types(void **state)
 
 	run(f, none, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"\",\"status\":\"Error\",\"message\":"
 	        "\"invalid channel type \\\"\\\"\"},"
 	        "{\"type\":\"\",\"status\":\"Error\",\"message\":"
@@ -740,13 +731,15 @@ test_active_count_and_serving(void **state)
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Serving\",\"activeAgentPods\":2}");
 	fakesup_run_fini(&r);
 	run(f, t2, o, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"activeAgentPods\":1}");
 	fakesup_run_fini(&r);
 	free(o);
@@ -767,8 +760,9 @@ test_list_error_counts_zero(void **state)
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	/* count 0, phase Running; no web-endpoint run on an unknown list */
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"activeAgentPods\":0}");
 	fakesup_run_fini(&r);
 	free(o);
@@ -844,29 +838,30 @@ test_memory_server(void **state)
 	        jx_get_str(w, "object.metadata.name"), "alice-memory");
 	assert_string_equal(
 	        jx_get_str(w, "object.spec.strategy.type"), "Recreate");
-	assert_json(jx_get(w, "object.spec.selector.matchLabels"),
+	fakesup_assert_json(jx_get(w, "object.spec.selector.matchLabels"),
 	        "{\"sympozium.ai/component\":\"memory\","
 	        "\"sympozium.ai/instance\":\"alice\"}");
-	assert_json(jx_get(w, "object.spec.template.spec.securityContext"),
+	fakesup_assert_json(
+	        jx_get(w, "object.spec.template.spec.securityContext"),
 	        "{\"fsGroup\":1000}");
 	ctr = jx_get(w, "object.spec.template.spec.containers.0");
 	assert_string_equal(jx_get_str(ctr, "name"), "memory-server");
 	assert_string_equal(
 	        jx_get_str(ctr, "image"), "reg.example/x/skill-memory:latest");
-	assert_json(jx_get(ctr, "env"),
+	fakesup_assert_json(jx_get(ctr, "env"),
 	        "[{\"name\":\"MEMORY_DB_PATH\",\"value\":\"/data/memory.db\"},"
 	        "{\"name\":\"MEMORY_PORT\",\"value\":\"8080\"}]");
-	assert_json(jx_get(ctr, "startupProbe"),
+	fakesup_assert_json(jx_get(ctr, "startupProbe"),
 	        "{\"httpGet\":{\"path\":\"/health\",\"port\":8080},"
 	        "\"periodSeconds\":2,\"failureThreshold\":30}");
-	assert_json(jx_get(ctr, "livenessProbe"),
+	fakesup_assert_json(jx_get(ctr, "livenessProbe"),
 	        "{\"httpGet\":{\"path\":\"/health\",\"port\":8080},"
 	        "\"initialDelaySeconds\":5,\"periodSeconds\":30}");
-	assert_json(jx_get(ctr, "resources"),
+	fakesup_assert_json(jx_get(ctr, "resources"),
 	        "{\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"},"
 	        "\"limits\":{\"cpu\":\"200m\",\"memory\":\"128Mi\"}}");
 	w = wr(&r, 2, "create", "services");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"ports\":[{\"name\":\"http\",\"port\":8080,"
 	        "\"targetPort\":8080}],\"selector\":{"
 	        "\"sympozium.ai/component\":\"memory\","
@@ -915,7 +910,7 @@ test_web_endpoint(void **state)
 	        "web-endpoint");
 	assert_string_equal(
 	        lbl(jx_get(w, "object"), "sympozium.ai/instance"), "alice");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"instanceRef\":\"alice\",\"agentId\":\"web-endpoint\","
 	        "\"sessionKey\":\"web-endpoint\",\"task\":\"Serve HTTP "
 	        "requests for this instance\",\"mode\":\"server\","
@@ -957,16 +952,16 @@ test_otel_env(void **state)
 
 	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "from-env:4317", 1);
 	run(f, none, on, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\","
 	        "\"value\":\"otel:4317\"}");
 	fakesup_run_fini(&r);
 	run(f, none, off, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\"}");
 	fakesup_run_fini(&r);
 	run(f, none, unset, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\","
 	        "\"value\":\"from-env:4317\"}");
 	fakesup_run_fini(&r);

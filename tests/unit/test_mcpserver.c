@@ -51,21 +51,6 @@ run(const char *obj, const char *children, struct fakesup_run *g)
 	run_view(obj, children, NULL, g);
 }
 
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = J(want);
-
-	if (!jx_equal(got, w)) {
-		char *s = jx_to_string(got);
-		print_error("got  %s\nwant %s\n", s, want);
-		free(s);
-		json_object_put(w);
-		fail();
-	}
-	json_object_put(w);
-}
-
 /* ---- the fake supervisor: Secret ns/tok, and "boom" failing ---- */
 
 static int
@@ -145,7 +130,7 @@ test_external(void **state)
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	assert_string_equal(w.res.plural, "mcpservers");
 	assert_string_equal(jx_get_str(w.object, "kind"), "MCPServer");
-	assert_json(jx_get(w.object, "status"), want);
+	fakesup_assert_json(jx_get(w.object, "status"), want);
 	assert_int_equal(g.verdict, IPC_V_DONE);
 	fakesup_run_fini(&g);
 	/* the same again: no write */
@@ -194,7 +179,8 @@ test_external_keeps_deployed(void **state)
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "External");
 	assert_string_equal(
 	        jx_get_str(st, "conditions.1.lastTransitionTime"), NOW_TS);
-	assert_json(jx_get(st, "conditions.1.observedGeneration"), "4");
+	fakesup_assert_json(
+	        jx_get(st, "conditions.1.observedGeneration"), "4");
 	assert_string_equal(jx_get_str(st, "url"), "http://ext:1");
 	fakesup_run_fini(&g);
 }
@@ -218,19 +204,21 @@ test_stdio_create(void **state)
 	assert_string_equal(w.res.plural, "deployments");
 	assert_string_equal(w.namespace, "ns");
 	assert_string_equal(kobj_name(w.object), "github");
-	assert_json(jx_get(w.object, "metadata.ownerReferences"), OWNER);
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.ownerReferences"), OWNER);
 	assert_string_equal(kobj_label(w.object, MCPSERVER_LABEL), "github");
 	assert_string_equal(
 	        kobj_label(w.object, "app.kubernetes.io/name"), "mcpserver");
-	assert_json(jx_get(w.object, "spec.replicas"), "1");
-	assert_json(jx_get(w.object, "spec.selector.matchLabels"), POD_LABELS);
-	assert_json(
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "1");
+	fakesup_assert_json(
+	        jx_get(w.object, "spec.selector.matchLabels"), POD_LABELS);
+	fakesup_assert_json(
 	        jx_get(w.object, "spec.template.metadata.labels"), POD_LABELS);
 	pod = jx_get(w.object, "spec.template.spec");
 	assert_string_equal(jx_get_str(pod, "serviceAccountName"), "mcp-sa");
-	assert_json(jx_get(pod, "volumes"),
+	fakesup_assert_json(jx_get(pod, "volumes"),
 	        "[{\"name\":\"adapter-bin\",\"emptyDir\":{}}]");
-	assert_json(jx_get(pod, "initContainers"),
+	fakesup_assert_json(jx_get(pod, "initContainers"),
 	        "[{\"name\":\"inject-adapter\",\"image\":"
 	        "\"ghcr.io/sympozium-ai/sympozium/mcp-bridge:latest\","
 	        "\"command\":[\"cp\",\"/usr/local/bin/mcp-bridge\","
@@ -241,9 +229,9 @@ test_stdio_create(void **state)
 	c = jx_get(pod, "containers.0");
 	assert_string_equal(jx_get_str(c, "name"), "mcp-server");
 	assert_string_equal(jx_get_str(c, "image"), "mcp/github");
-	assert_json(jx_get(c, "command"), "[\"/adapter/mcp-bridge\"]");
-	assert_json(jx_get(c, "args"), "[\"--stdio-adapter\"]");
-	assert_json(jx_get(c, "env"),
+	fakesup_assert_json(jx_get(c, "command"), "[\"/adapter/mcp-bridge\"]");
+	fakesup_assert_json(jx_get(c, "args"), "[\"--stdio-adapter\"]");
+	fakesup_assert_json(jx_get(c, "env"),
 	        "[{\"name\":\"MCP_STDIO_ADAPTER\",\"value\":\"true\"},"
 	        "{\"name\":\"STDIO_CMD\",\"value\":\"node\"},"
 	        "{\"name\":\"STDIO_ARGS\",\"value\":\"dist/index.js,--x\"},"
@@ -257,14 +245,15 @@ test_stdio_create(void **state)
 	        "{\"name\":\"STDIO_ENV_Z_KEY\",\"valueFrom\":{"
 	        "\"secretKeyRef\":"
 	        "{\"name\":\"tok\",\"key\":\"Z_KEY\"}}}]");
-	assert_json(jx_get(c, "volumeMounts"),
+	fakesup_assert_json(jx_get(c, "volumeMounts"),
 	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"}]");
-	assert_json(jx_get(c, "resources"), "{\"limits\":{\"cpu\":\"1\"}}");
-	assert_json(jx_get(c, "livenessProbe"),
+	fakesup_assert_json(
+	        jx_get(c, "resources"), "{\"limits\":{\"cpu\":\"1\"}}");
+	fakesup_assert_json(jx_get(c, "livenessProbe"),
 	        "{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
 	        "\"initialDelaySeconds\":30,\"periodSeconds\":15,"
 	        "\"timeoutSeconds\":5,\"failureThreshold\":5}");
-	assert_json(jx_get(c, "readinessProbe"),
+	fakesup_assert_json(jx_get(c, "readinessProbe"),
 	        "{\"httpGet\":{\"path\":\"/readyz\",\"port\":8080},"
 	        "\"initialDelaySeconds\":20,\"periodSeconds\":10,"
 	        "\"timeoutSeconds\":5,\"failureThreshold\":5}");
@@ -272,15 +261,16 @@ test_stdio_create(void **state)
 	assert_int_equal(w.op, IPC_OP_CREATE);
 	assert_string_equal(w.res.plural, "services");
 	assert_string_equal(kobj_name(w.object), "github");
-	assert_json(jx_get(w.object, "metadata.ownerReferences"), OWNER);
-	assert_json(jx_get(w.object, "spec"),
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.ownerReferences"), OWNER);
+	fakesup_assert_json(jx_get(w.object, "spec"),
 	        "{\"selector\":{\"app.kubernetes.io/name\":\"mcpserver\","
 	        "\"app.kubernetes.io/instance\":\"github\"},\"ports\":[{"
 	        "\"name\":\"http\",\"protocol\":\"TCP\",\"port\":8080,"
 	        "\"targetPort\":8080}]}");
 	w = fakesup_write(&g, 2);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
-	assert_json(jx_get(w.object, "status"),
+	fakesup_assert_json(jx_get(w.object, "status"),
 	        "{\"ready\":false,\"url\":\"http://github.ns.svc:8080\","
 	        "\"toolCount\":0,\"conditions\":[{\"type\":\"Deployed\","
 	        "\"status\":\"True\",\"reason\":\"DeploymentCreated\","
@@ -318,7 +308,7 @@ test_stdio_image_env(void **state)
 	        "spec.template.spec.containers.0");
 	assert_string_equal(jx_get_str(c, "env.1.value"), "");
 	assert_string_equal(jx_get_str(c, "env.2.value"), "");
-	assert_json(jx_get(c, "resources"), "{}");
+	fakesup_assert_json(jx_get(c, "resources"), "{}");
 	assert_null(jx_get(fakesup_write(&g, 0).object,
 	        "spec.template.spec.serviceAccountName"));
 	fakesup_run_fini(&g);
@@ -369,11 +359,11 @@ test_http_create(void **state)
 	assert_int_equal(g.r.nwrites, 3);
 	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_CREATE);
-	assert_json(jx_get(w.object, "spec.replicas"), "2");
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "2");
 	pod = jx_get(w.object, "spec.template.spec");
 	assert_null(jx_get(pod, "initContainers"));
 	assert_null(jx_get(pod, "volumes"));
-	assert_json(jx_get(pod, "containers"),
+	fakesup_assert_json(jx_get(pod, "containers"),
 	        "[{\"name\":\"mcp-server\",\"image\":\"ghcr.io/x/search:1\","
 	        "\"env\":[{\"name\":\"A\",\"value\":\"1\"},{\"name\":"
 	        "\"LOG_LEVEL\",\"value\":\"info\"}],\"envFrom\":[{"
@@ -384,7 +374,7 @@ test_http_create(void **state)
 	        "{\"port\":9000},\"initialDelaySeconds\":3,"
 	        "\"periodSeconds\":5}}]");
 	w = fakesup_write(&g, 1);
-	assert_json(jx_get(w.object, "spec.ports"),
+	fakesup_assert_json(jx_get(w.object, "spec.ports"),
 	        "[{\"name\":\"http\",\"protocol\":\"TCP\",\"port\":9000,"
 	        "\"targetPort\":9000}]");
 	w = fakesup_write(&g, 2);
@@ -408,11 +398,11 @@ test_http_command(void **state)
 	        NULL, &g);
 	c = jx_get(fakesup_write(&g, 0).object,
 	        "spec.template.spec.containers.0");
-	assert_json(jx_get(c, "command"), "[\"srv\"]");
-	assert_json(jx_get(c, "args"), "[\"-p\",\"1\"]");
+	fakesup_assert_json(jx_get(c, "command"), "[\"srv\"]");
+	fakesup_assert_json(jx_get(c, "args"), "[\"-p\",\"1\"]");
 	assert_null(jx_get(c, "env"));
 	assert_null(jx_get(c, "envFrom"));
-	assert_json(jx_get(c, "ports"),
+	fakesup_assert_json(jx_get(c, "ports"),
 	        "[{\"containerPort\":8080,\"protocol\":\"TCP\"}]");
 	assert_string_equal(
 	        jx_get_str(fakesup_write(&g, 2).object, "status.url"),
@@ -426,7 +416,7 @@ test_http_command(void **state)
 	c = jx_get(fakesup_write(&g, 0).object,
 	        "spec.template.spec.containers.0");
 	assert_null(jx_get(c, "command"));
-	assert_json(jx_get(c, "args"), "[\"-v\"]");
+	fakesup_assert_json(jx_get(c, "args"), "[\"-v\"]");
 	fakesup_run_fini(&g);
 }
 
@@ -470,7 +460,7 @@ test_ready_then_steady(void **state)
 	/* nothing to change on the children: only status */
 	assert_int_equal(g.r.nwrites, 1);
 	st = jx_get(fakesup_write(&g, 0).object, "status");
-	assert_json(jx_get(st, "ready"), "true");
+	fakesup_assert_json(jx_get(st, "ready"), "true");
 	assert_string_equal(jx_get_str(st, "conditions.1.type"), "Ready");
 	assert_string_equal(jx_get_str(st, "conditions.1.status"), "True");
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "Ready");
@@ -492,7 +482,7 @@ test_ready_then_steady(void **state)
 	run(obj, children, &g);
 	assert_int_equal(g.r.nwrites, 1);
 	st = jx_get(fakesup_write(&g, 0).object, "status");
-	assert_json(jx_get(st, "ready"), "false");
+	fakesup_assert_json(jx_get(st, "ready"), "false");
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "NotReady");
 	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(g.after_ms, 5000);
@@ -529,7 +519,7 @@ test_update_on_change(void **state)
 	assert_string_equal(w.res.plural, "services");
 	assert_string_equal(
 	        jx_get_str(w.object, "spec.clusterIP"), "10.0.0.1");
-	assert_json(jx_get(w.object, "spec.ports.0.port"), "9100");
+	fakesup_assert_json(jx_get(w.object, "spec.ports.0.port"), "9100");
 	fakesup_run_fini(&g);
 }
 
@@ -596,7 +586,7 @@ test_invalid_specs(void **state)
 		assert_int_equal(
 		        fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
 		st = jx_get(fakesup_write(&g, 0).object, "status");
-		assert_json(jx_get(st, "ready"), "false");
+		fakesup_assert_json(jx_get(st, "ready"), "false");
 		assert_null(jx_get(st, "url"));
 		assert_string_equal(
 		        jx_get_str(st, "conditions.0.reason"), "InvalidSpec");

@@ -44,21 +44,6 @@ run(const char *obj, const char *children, struct fakesup_run *g)
 	json_object_put(k);
 }
 
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = J(want);
-
-	if (!jx_equal(got, w)) {
-		char *s = jx_to_string(got);
-		print_error("got  %s\nwant %s\n", s, want);
-		free(s);
-		json_object_put(w);
-		fail();
-	}
-	json_object_put(w);
-}
-
 #define PACK_MD                                                               \
 	"\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","        \
 	"\"uid\":\"u-1\",\"generation\":3,\"resourceVersion\":\"7\","         \
@@ -108,7 +93,7 @@ test_finalizer_added(void **state)
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "skillpacks");
 	assert_string_equal(w.name, "code-review");
-	assert_json(jx_get(w.object, "metadata.finalizers"),
+	fakesup_assert_json(jx_get(w.object, "metadata.finalizers"),
 	        "[\"other\",\"sympozium.ai/skillpack-finalizer\"]");
 	assert_string_equal(
 	        jx_get_str(w.object, "metadata.resourceVersion"), "7");
@@ -133,9 +118,9 @@ test_create(void **state)
 	assert_string_equal(w.res.plural, "configmaps");
 	assert_string_equal(w.namespace, "ns");
 	assert_string_equal(kobj_name(w.object), "code-review");
-	assert_json(jx_get(w.object, "data"), DATA);
-	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
-	assert_json(jx_get(w.object, "metadata.ownerReferences"),
+	fakesup_assert_json(jx_get(w.object, "data"), DATA);
+	fakesup_assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	fakesup_assert_json(jx_get(w.object, "metadata.ownerReferences"),
 	        "[{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	        "\"SkillPack\",\"name\":\"code-review\",\"uid\":\"u-1\","
 	        "\"controller\":true,\"blockOwnerDeletion\":true}]");
@@ -143,7 +128,7 @@ test_create(void **state)
 	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	assert_string_equal(w.res.plural, "skillpacks");
-	assert_json(jx_get(w.object, "status"), READY_STATUS);
+	fakesup_assert_json(jx_get(w.object, "status"), READY_STATUS);
 	assert_int_equal(g.verdict, IPC_V_DONE);
 	fakesup_run_fini(&g);
 }
@@ -159,9 +144,9 @@ test_duplicates_last_wins(void **state)
 	    "\"two\"}]}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(jx_get(fakesup_write(&g, 0).object, "data"),
+	fakesup_assert_json(jx_get(fakesup_write(&g, 0).object, "data"),
 	        "{\"a.md\":\"two\"}");
-	assert_json(
+	fakesup_assert_json(
 	        jx_get(fakesup_write(&g, 1).object, "status.skillCount"), "2");
 	fakesup_run_fini(&g);
 }
@@ -210,8 +195,8 @@ test_replace_existing(void **state)
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "configmaps");
 	assert_string_equal(w.name, "code-review");
-	assert_json(jx_get(w.object, "data"), DATA);
-	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	fakesup_assert_json(jx_get(w.object, "data"), DATA);
+	fakesup_assert_json(jx_get(w.object, "metadata.labels"), LABELS);
 	assert_int_equal(json_object_array_length(
 	                         jx_get(w.object, "metadata.ownerReferences")),
 	        2);
@@ -260,8 +245,8 @@ test_no_skills(void **state)
 	(void)state;
 	run("{" PACK_MD ",\"spec\":{\"category\":\"x\"}}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(jx_get(fakesup_write(&g, 0).object, "data"), "{}");
-	assert_json(jx_get(fakesup_write(&g, 1).object, "status"),
+	fakesup_assert_json(jx_get(fakesup_write(&g, 0).object, "data"), "{}");
+	fakesup_assert_json(jx_get(fakesup_write(&g, 1).object, "status"),
 	        "{\"phase\":\"Ready\",\"configMapName\":\"code-review\","
 	        "\"skillCount\":0}");
 	fakesup_run_fini(&g);
@@ -289,7 +274,8 @@ test_deletion(void **state)
 	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "skillpacks");
-	assert_json(jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
 	assert_int_equal(g.verdict, IPC_V_DONE);
 	fakesup_run_fini(&g);
 }
@@ -326,7 +312,7 @@ test_invalid_name(void **state)
 	st = jx_get(w.object, "status");
 	assert_string_equal(jx_get_str(st, "phase"), "Failed");
 	assert_null(jx_get(st, "configMapName"));
-	assert_json(jx_get(st, "skillCount"), "2");
+	fakesup_assert_json(jx_get(st, "skillCount"), "2");
 	assert_string_equal(jx_get_str(st, "conditions.0.type"), "Ready");
 	assert_string_equal(jx_get_str(st, "conditions.0.status"), "False");
 	assert_string_equal(
@@ -335,7 +321,8 @@ test_invalid_name(void **state)
 	        jx_get_str(st, "conditions.0.message"), "\"bad name.md\""));
 	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
 	        "2026-01-01T00:00:00Z");
-	assert_json(jx_get(st, "conditions.0.observedGeneration"), "3");
+	fakesup_assert_json(
+	        jx_get(st, "conditions.0.observedGeneration"), "3");
 	assert_int_equal(g.verdict, IPC_V_DONE);
 	fakesup_run_fini(&g);
 }
@@ -414,7 +401,7 @@ test_bad_shapes(void **state)
 	/* skills not an array, a skill not an object: no crash */
 	run("{" PACK_MD ",\"spec\":{\"skills\":\"x\"}}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(
+	fakesup_assert_json(
 	        jx_get(fakesup_write(&g, 1).object, "status.skillCount"), "0");
 	fakesup_run_fini(&g);
 	run("{" PACK_MD ",\"spec\":{\"skills\":[7]}}", NULL, &g);
