@@ -6,191 +6,43 @@
  * counters, a pod name found late, the agent container, timeout, missing
  * Job), completion (finalizer removal, pruning) and deletion.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
-#include "ipc/ipc_sock.h"
-#include "tests/kubesim/ksel.h"
+#include "tests/lib/fakesup.h"
 #include "workers/agentrun.h"
-#include "workers/view.h"
 
 /* 2026-01-01T00:00:00Z */
 #define T0 1767225600000LL
 
-struct fake {
-	char dir[64], path[128];
-	struct ipc_sock *sup, *w;
-	struct view *view;
-	pthread_t th;
-	atomic_int stop;
-	json_object *store; /* "plural/ns/name" -> object or log string */
-};
-
-static void
-put_obj(struct fake *f, const char *plural, const char *json)
-{
-	json_object *o = json_tokener_parse(json);
-	const char *ns = jx_get_str(o, "metadata.namespace");
-	char *key = xasprintf("%s/%s/%s", plural, ns ? ns : "",
-	        jx_get_str(o, "metadata.name"));
-
-	assert_non_null(o);
-	json_object_object_add(f->store, key, o);
-	free(key);
-}
-
-static void
-put_log(struct fake *f, const char *ns, const char *pod, const char *text)
-{
-	char *key = xasprintf("log/%s/%s", ns, pod);
-
-	json_object_object_add(f->store, key, json_object_new_string(text));
-	free(key);
-}
-
+/* Runs the reconciler; returns the RESULT body (caller puts) with the
+ * verdict as "v" and the delay as "after". */
 static json_object *
-answer_list(struct fake *f, const struct ipc_view_req *q)
-{
-	json_object *items = json_object_new_array();
-	struct ksel *sel = ksel_parse_labels(q->label_selector, NULL, 0);
-	char *prefix = xasprintf(
-	        "%s/%s/", q->res.plural, q->namespace ? q->namespace : "");
-
-	json_object_object_foreach(f->store, k, v)
-	{
-		if (strncmp(k, prefix, strlen(prefix)) == 0
-		        && ksel_match_labels(
-		                sel, jx_get(v, "metadata.labels"))) {
-			json_object_array_add(items, json_object_get(v));
-		}
-	}
-	free(prefix);
-	ksel_free(sel);
-	return (items);
-}
-
-static void
-answer(struct fake *f, const struct ipc_view_req *q)
-{
-	struct ipc_view_reply rep = { .id = q->id, .status = IPC_VS_OK };
-	char *key = NULL;
-	json_object *v;
-
-	if (q->what == IPC_VIEW_LIST) {
-		rep.items = answer_list(f, q);
-	} else {
-		key = q->what == IPC_VIEW_POD_LOG
-		        ? xasprintf("log/%s/%s", q->namespace, q->name)
-		        : xasprintf("%s/%s/%s", q->res.plural,
-		                q->namespace ? q->namespace : "", q->name);
-		v = json_object_object_get(f->store, key);
-		if (v == NULL) {
-			rep.status = IPC_VS_NOT_FOUND;
-		} else if (q->what == IPC_VIEW_POD_LOG) {
-			rep.text = json_object_get_string(v);
-		} else {
-			rep.object = json_object_get(v);
-		}
-	}
-	json_object *body = ipc_view_reply_new(&rep);
-	ipc_sock_send(f->sup, IPC_VIEW_REPLY, 0, body);
-	json_object_put(body);
-	free(key);
-}
-
-static void *
-serve(void *arg)
-{
-	struct fake *f = arg;
-	char err[128];
-
-	while (!atomic_load(&f->stop)) {
-		struct ipc_msg m = { 0 };
-		struct ipc_view_req q;
-		if (ipc_sock_recv_wait(f->sup, 50, &m, err, sizeof(err))
-		        != IPC_SOCK_OK) {
-			continue;
-		}
-		if (m.type == IPC_VIEW_REQ && ipc_view_req_read(&m, &q) == 0) {
-			answer(f, &q);
-		}
-		ipc_msg_fini(&m);
-	}
-	return (NULL);
-}
-
-static int
-setup(void **state)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	char err[128];
-
-	strcpy(f->dir, "/tmp/test-agentrun.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
-	f->sup = ipc_sock_listen(f->path, 0, err, sizeof(err));
-	assert_non_null(f->sup);
-	f->w = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
-	assert_non_null(f->w);
-	f->view = view_new(f->w, 3000);
-	f->store = json_object_new_object();
-	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
-	*state = f;
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	struct fake *f = *state;
-
-	atomic_store(&f->stop, 1);
-	pthread_join(f->th, NULL);
-	view_free(f->view);
-	ipc_sock_close(f->w);
-	ipc_sock_close(f->sup);
-	json_object_put(f->store);
-	unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return (0);
-}
-
-/* Runs the reconciler; returns the RESULT body (caller puts). */
-static json_object *
-run(struct fake *f, const char *obj, const char *children, int64_t now)
+run(struct fakesup *f, const char *obj, const char *children, int64_t now)
 {
 	json_object *o = obj ? json_tokener_parse(obj) : NULL;
 	json_object *ch = json_tokener_parse(children ? children : "[]");
-	struct rec_in in = { .key = "ns/r",
-		.object = o,
-		.children = ch,
-		.now_ms = now,
-		.view = f->view };
-	struct rec_out out
-	        = { .result = ipc_result_new("ns/r", 1, IPC_V_DONE, 0, NULL) };
+	struct fakesup_run r;
+	json_object *res;
 
-	agentrun_reconciler.reconcile(&in, &out);
-	json_object_object_add(out.result, "verdict", NULL);
+	fakesup_run(&agentrun_reconciler, f, "ns/r", o, ch, now, &r);
+	res = json_object_get(r.result);
+	json_object_object_add(res, "v", json_object_new_int((int)r.verdict));
 	json_object_object_add(
-	        out.result, "v", json_object_new_int((int)out.verdict));
-	json_object_object_add(
-	        out.result, "after", json_object_new_int64(out.after_ms));
+	        res, "after", json_object_new_int64(r.after_ms));
+	fakesup_run_fini(&r);
 	json_object_put(o);
 	json_object_put(ch);
-	return (out.result);
+	return (res);
 }
 
 static size_t
@@ -286,7 +138,7 @@ status_of(json_object *res)
 static void
 test_gone_and_finalizer(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *res = run(f, NULL, NULL, T0);
 	char *r = mkrun("", "", "");
 
@@ -309,7 +161,7 @@ test_gone_and_finalizer(void **state)
 static void
 test_instance_missing(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", "");
 	json_object *res = run(f, r, NULL, T0);
 	json_object *st = status_of(res);
@@ -328,7 +180,7 @@ test_instance_missing(void **state)
 static void
 test_policy_limits(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", "");
 	char *deep = mkrun(FIN,
 	        ",\"parent\":{\"runName\":\"p\",\"sessionKey\":"
@@ -336,7 +188,7 @@ test_policy_limits(void **state)
 	        "");
 	json_object *res;
 
-	put_obj(f, "sympoziuminstances",
+	fakesup_add_json(f, "sympoziuminstances",
 	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
 	        "\"spec\":{\"policyRef\":\"pol\"}}");
 	res = run(f, r, NULL, T0);
@@ -344,10 +196,10 @@ test_policy_limits(void **state)
 	        "policy validation failed: policy \"pol\" not found: "
 	        "sympoziumpolicies.sympozium.ai \"pol\" not found");
 	json_object_put(res);
-	put_obj(f, "sympoziumpolicies",
+	fakesup_add_json(f, "sympoziumpolicies",
 	        "{\"metadata\":{\"name\":\"pol\",\"namespace\":\"ns\"},"
 	        "\"spec\":{\"subagentPolicy\":{\"maxConcurrent\":1}}}");
-	put_obj(f, "agentruns",
+	fakesup_add_json(f, "agentruns",
 	        "{\"metadata\":{\"name\":\"other\",\"namespace\":\"ns\","
 	        "\"labels\":{\"sympozium.ai/instance\":\"alice\"}},"
 	        "\"status\":{\"phase\":\"Running\"}}");
@@ -367,11 +219,11 @@ test_policy_limits(void **state)
 static void
 test_unsupported(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, ",\"mode\":\"server\"", "");
 	json_object *res;
 
-	put_obj(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
 	res = run(f, r, NULL, T0);
 	assert_int_equal(nwrites(res), 1);
 	assert_string_equal(jx_get_str(status_of(res), "error"),
@@ -456,22 +308,22 @@ check_job(json_object *job)
 static void
 test_pending_creates(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN,
 	        ",\"timeout\":\"10m\",\"sandbox\":{\"enabled\":true},"
 	        "\"env\":{\"LOG_LEVEL\":\"debug\"}",
 	        "");
 	json_object *res, *st, *w;
 
-	put_obj(f, "sympoziuminstances", INSTANCE);
-	put_obj(f, "skillpacks",
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks",
 	        "{\"metadata\":{\"name\":\"web\",\"namespace\":"
 	        "\"sympozium-system\"},\"spec\":{\"sidecar\":{\"image\":"
 	        "\"img\","
 	        "\"rbac\":[{\"apiGroups\":[\"\"],\"resources\":[\"pods\"],"
 	        "\"verbs\":[\"get\"]}],\"clusterRBAC\":[{\"apiGroups\":[\"\"],"
 	        "\"resources\":[\"nodes\"],\"verbs\":[\"get\"]}]}}}");
-	put_obj(f, "configmaps",
+	fakesup_add_json(f, "configmaps",
 	        "{\"metadata\":{\"name\":\"skillpack-web\",\"namespace\":"
 	        "\"sympozium-system\"},\"data\":{\"s.md\":\"x\"}}");
 	res = run(f, r, NULL, T0);
@@ -519,17 +371,17 @@ test_pending_creates(void **state)
 static void
 test_succeeded_late_pod(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", RUNNING);
 	json_object *res, *st, *w;
 
-	put_obj(f, "pods",
+	fakesup_add_json(f, "pods",
 	        "{\"metadata\":{\"name\":\"r-abc\",\"namespace\":\"ns\","
 	        "\"labels\":{\"sympozium.ai/agent-run\":\"r\"}}}");
-	put_obj(f, "configmaps",
+	fakesup_add_json(f, "configmaps",
 	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
 	        "\"ns\"}}");
-	put_log(f, "ns", "r-abc",
+	fakesup_add_log(f, "ns", "r-abc",
 	        "__SYMPOZIUM_RESULT__{\"status\":\"success\",\"response\":"
 	        "\"done\",\"metrics\":{\"inputTokens\":3,\"outputTokens\":4}}"
 	        "__SYMPOZIUM_END__\n__SYMPOZIUM_MEMORY__ remember "
@@ -556,21 +408,21 @@ test_succeeded_late_pod(void **state)
 static void
 test_failed_job(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
 	json_object *res;
 
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"), "Job failed");
 	json_object_put(res);
-	put_log(f, "ns", "p",
+	fakesup_add_log(f, "ns", "p",
 	        "__SYMPOZIUM_RESULT__{\"response\":\"ok\"}"
 	        "__SYMPOZIUM_END__");
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "phase"), "Succeeded");
 	assert_string_equal(jx_get_str(status_of(res), "result"), "ok");
 	json_object_put(res);
-	put_log(f, "ns", "p", "error: HTTP 429 from provider");
+	fakesup_add_log(f, "ns", "p", "error: HTTP 429 from provider");
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"),
 	        "error: HTTP 429 from provider");
@@ -581,11 +433,11 @@ test_failed_job(void **state)
 static void
 test_agent_container_exit(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
 	json_object *res, *w;
 
-	put_obj(f, "pods",
+	fakesup_add_json(f, "pods",
 	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
 	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
 	        "\"ipc-bridge\"},{\"name\":\"skill-x\"}]},\"status\":"
@@ -604,7 +456,7 @@ test_agent_container_exit(void **state)
 static void
 test_poll_timeout_missing_job(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
 	json_object *res, *w;
 
@@ -632,11 +484,11 @@ test_poll_timeout_missing_job(void **state)
 static void
 test_completed(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN, "", "\"phase\":\"Succeeded\"");
 	json_object *res, *w;
 
-	put_obj(f, "clusterroles",
+	fakesup_add_json(f, "clusterroles",
 	        "{\"metadata\":{\"name\":\"sympozium-skill-web-r\",\"labels\":"
 	        "{\"sympozium.ai/agent-run\":\"r\",\"sympozium.ai/"
 	        "managed-by\":"
@@ -649,10 +501,10 @@ test_completed(void **state)
 		        "\"labels\":{\"sympozium.ai/instance\":\"alice\"}},"
 		        "\"status\":{\"phase\":\"%s\"}}",
 		        i, 59 - i, i % 2 ? "Failed" : "Succeeded");
-		put_obj(f, "agentruns", o);
+		fakesup_add_json(f, "agentruns", o);
 		free(o);
 	}
-	put_obj(f, "agentruns",
+	fakesup_add_json(f, "agentruns",
 	        "{\"metadata\":{\"name\":\"live\",\"namespace\":\"ns\","
 	        "\"labels\":"
 	        "{\"sympozium.ai/instance\":\"alice\"}},\"status\":{\"phase\":"
@@ -678,7 +530,7 @@ test_completed(void **state)
 static void
 test_deleting_and_unknown(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *r = mkrun(FIN ",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"",
 	        "", RUNNING);
 	char *u = mkrun(FIN, "", "\"phase\":\"AwaitingDelegate\"");
@@ -702,28 +554,28 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_gone_and_finalizer,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_instance_missing,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_gone_and_finalizer, setup, teardown),
+		        test_policy_limits, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_instance_missing, setup, teardown),
+		        test_unsupported, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_policy_limits, setup, teardown),
+		        test_pending_creates, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_unsupported, setup, teardown),
+		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_container_exit,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_poll_timeout_missing_job,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_pending_creates, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_succeeded_late_pod, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_failed_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_agent_container_exit, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_poll_timeout_missing_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_completed, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_deleting_and_unknown, setup, teardown),
+		        test_completed, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_deleting_and_unknown,
+		        fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -5,22 +5,18 @@
  * an ipc socket (a thread answering VIEW_REQs from a table and logging
  * them), so the tests also see which reads it makes.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "common/buf.h"
 #include "common/jsonx.h"
-#include "ipc/ipc_sock.h"
+#include "tests/lib/fakesup.h"
 #include "workers/instance.h"
 #include "workers/view.h"
 
@@ -36,201 +32,98 @@ struct canned {
 	const char *json;
 };
 
-struct fake {
-	char dir[64];
-	char path[128];
-	struct ipc_sock *srv;
-	struct ipc_sock *cli;
-	struct view *view;
-	pthread_t th;
-	const struct canned *table;
-	atomic_int stop;
-	struct buf log; /* one line per request */
-};
-
-static const struct canned *
-lookup(struct fake *f, const char *what, const char *plural, const char *name)
-{
-	for (const struct canned *c = f->table; c != NULL && c->what != NULL;
-	        c++) {
-		if (strcmp(c->what, what) == 0
-		        && (c->plural == NULL
-		                || strcmp(c->plural,
-		                           plural != NULL ? plural : "")
-		                        == 0)
-		        && (c->name == NULL
-		                || strcmp(c->name, name != NULL ? name : "")
-		                        == 0)) {
-			return (c);
-		}
-	}
-	return (NULL);
-}
-
-static void
-answer(struct fake *f, const struct ipc_view_req *req)
-{
-	static const char *const whats[] = { "get", "list", "secret", "log" };
-	const char *what = whats[req->what];
-	const char *plural = req->has_res ? req->res.plural : NULL;
-	const struct canned *c = lookup(f, what, plural, req->name);
-	struct ipc_view_reply r = { .id = req->id };
-	json_object *body;
-
-	buf_printf(&f->log, "%s %s %s/%s%s%s\n", what, plural ? plural : "-",
-	        req->namespace ? req->namespace : "",
-	        req->name ? req->name : "", req->label_selector ? " " : "",
-	        req->label_selector ? req->label_selector : "");
-	if (c != NULL) {
-		r.status = c->st;
-	} else {
-		r.status = req->what == IPC_VIEW_GET ? IPC_VS_NOT_FOUND
-		                                     : IPC_VS_OK;
-	}
-	if (r.status == IPC_VS_ERROR) {
-		r.message = "boom";
-	} else if (r.status == IPC_VS_OK && req->what == IPC_VIEW_LIST) {
-		r.items = json_tokener_parse(c != NULL ? c->json : "[]");
-	} else if (r.status == IPC_VS_OK) {
-		r.object = json_tokener_parse(
-		        c != NULL && c->json != NULL ? c->json : "{}");
-	}
-	body = ipc_view_reply_new(&r);
-	ipc_sock_send(f->srv, IPC_VIEW_REPLY, 0, body);
-	json_object_put(body);
-}
-
-static void *
-serve(void *arg)
-{
-	struct fake *f = arg;
-	struct ipc_msg m = { 0 };
-	struct ipc_view_req req;
-	char err[128];
-
-	while (!atomic_load(&f->stop)) {
-		if (ipc_sock_recv_wait(f->srv, 20, &m, err, sizeof(err))
-		        != IPC_SOCK_OK) {
-			continue;
-		}
-		if (m.type == IPC_VIEW_REQ
-		        && ipc_view_req_read(&m, &req) == 0) {
-			answer(f, &req);
-		}
-		ipc_msg_fini(&m);
-	}
-	return (NULL);
-}
-
 static int
 setup(void **state)
 {
-	struct fake *f = calloc(1, sizeof(*f));
-	char err[128];
-
-	strcpy(f->dir, "/tmp/test-instance.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/v.sock", f->dir);
-	f->srv = ipc_sock_listen(f->path, 0, err, sizeof(err));
-	assert_non_null(f->srv);
-	f->cli = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
-	assert_non_null(f->cli);
-	f->view = view_new(f->cli, 3000);
-	buf_init(&f->log);
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
-	*state = f;
-	return (0);
+	return (fakesup_setup(state));
 }
 
-static int
-teardown(void **state)
+static json_object *
+parse(const char *json, const char *dflt)
 {
-	struct fake *f = *state;
+	json_object *o = json_tokener_parse(json != NULL ? json : dflt);
 
-	view_free(f->view);
-	ipc_sock_close(f->cli);
-	ipc_sock_close(f->srv);
-	unlink(f->path);
-	rmdir(f->dir);
-	buf_fini(&f->log);
-	free(f);
-	return (0);
+	assert_non_null(o);
+	return (o);
+}
+
+/* A list's items, labelled as the instance's so its selector finds them. */
+static void
+add_items(struct fakesup *f, const char *plural, const char *json)
+{
+	json_object *items = parse(json, "[]");
+
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *o
+		        = json_object_get(json_object_array_get_idx(items, i));
+		if (jx_getv(o, "metadata", "labels", "sympozium.ai/instance",
+		            NULL)
+		        == NULL) {
+			jx_setv(o, json_object_new_string("alice"), "metadata",
+			        "labels", "sympozium.ai/instance", NULL);
+		}
+		fakesup_add(f, plural, NULL, NULL, o);
+	}
+	json_object_put(items);
+}
+
+/* Loads table into f: its answers, its errors, its absences; a Secret
+ * not in it is found (empty), anything else not found or listed empty. */
+static void
+load(struct fakesup *f, const struct canned *table)
+{
+	fakesup_reset(f);
+	fakesup_add_secret(f, NULL, NULL, json_object_new_object());
+	for (const struct canned *c = table; c->what != NULL; c++) {
+		bool secret = strcmp(c->what, "secret") == 0;
+		const char *plural = secret ? "secrets" : c->plural;
+		json_object *o
+		        = c->st == IPC_VS_OK ? parse(c->json, "{}") : NULL;
+		if (c->st == IPC_VS_ERROR) {
+			fakesup_fail(f, plural, c->name, "boom");
+		} else if (strcmp(c->what, "list") == 0) {
+			json_object_put(o);
+			add_items(f, plural, c->json);
+		} else if (secret) {
+			fakesup_add_secret(f, NULL, c->name, o);
+		} else {
+			fakesup_add(f, plural, NULL, c->name, o);
+		}
+	}
 }
 
 /* ---- running the reconciler ---- */
 
-struct run {
-	json_object *result; /* RESULT body */
-	json_object *writes; /* borrowed from result */
-	enum ipc_verdict verdict;
-	int64_t after_ms;
-	char message[512];
-};
-
 /* Reconciles obj (JSON text or NULL) with children (JSON array text or
  * NULL), answering view reads from table (NULL view when f is NULL). */
 static void
-run(struct fake *f, const struct canned *table, const char *obj,
-        const char *children, struct run *r)
+run(struct fakesup *f, const struct canned *table, const char *obj,
+        const char *children, struct fakesup_run *r)
 {
 	json_object *o = obj != NULL ? json_tokener_parse(obj) : NULL;
 	json_object *k = json_tokener_parse(children ? children : "[]");
-	struct rec_in in = { .key = "default/alice",
-		.object = o,
-		.children = k,
-		.now_ms = 1700000000000,
-		.attempt = 0,
-		.view = f != NULL ? f->view : NULL };
-	struct rec_out out = { .result
-		= ipc_result_new("default/alice", 1, IPC_V_DONE, 0, NULL) };
-	struct buf enc;
-	struct ipc_msg m = { 0 };
-	char err[256];
 
 	assert_true(obj == NULL || o != NULL);
 	if (f != NULL) {
-		f->table = table;
-		atomic_store(&f->stop, 0);
-		assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
+		load(f, table);
 	}
-	out.verdict = (enum ipc_verdict) - 1;
-	inst_reconcile(&in, &out);
-	if (f != NULL) {
-		atomic_store(&f->stop, 1);
-		pthread_join(f->th, NULL);
-	}
-	/* the writes are a valid RESULT */
-	buf_init(&enc);
-	assert_int_equal(ipc_encode(IPC_RESULT, 0, out.result, &enc), 0);
-	assert_int_equal(
-	        ipc_decode(enc.data, enc.len, 0, &m, err, sizeof(err)), 0);
-	ipc_msg_fini(&m);
-	buf_fini(&enc);
-	r->result = out.result;
-	r->writes = json_object_object_get(out.result, "writes");
-	r->verdict = out.verdict;
-	r->after_ms = out.after_ms;
-	memcpy(r->message, out.message, sizeof(r->message));
+	fakesup_run(&instance_reconciler, f, "default/alice", o, k,
+	        1700000000000, r);
 	json_object_put(o);
 	json_object_put(k);
 }
 
-static void
-run_free(struct run *r)
-{
-	json_object_put(r->result);
-}
-
 static size_t
-nwrites(const struct run *r)
+nwrites(const struct fakesup_run *r)
 {
 	return (r->writes != NULL ? json_object_array_length(r->writes) : 0);
 }
 
 /* Write i, checked to be op on plural. */
 static json_object *
-wr(const struct run *r, size_t i, const char *op, const char *plural)
+wr(const struct fakesup_run *r, size_t i, const char *op, const char *plural)
 {
 	json_object *w;
 
@@ -255,21 +148,6 @@ tolerates(json_object *w, const char *what)
 		}
 	}
 	return (false);
-}
-
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = json_tokener_parse(want);
-
-	assert_non_null(w);
-	if (!jx_equal(got, w)) {
-		fail_msg("got %s\nwant %s",
-		        json_object_to_json_string_ext(
-		                got, JSON_C_TO_STRING_PLAIN),
-		        want);
-	}
-	json_object_put(w);
 }
 
 static const char *
@@ -320,19 +198,19 @@ static const struct canned none[] = { { NULL, NULL, NULL, 0, NULL } };
 static void
 test_gone(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 
 	(void)state;
 	run(NULL, NULL, NULL, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_DONE);
 	assert_int_equal(nwrites(&r), 0);
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static void
 test_adds_finalizer(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 	json_object *w;
 
 	(void)state;
@@ -347,10 +225,10 @@ test_adds_finalizer(void **state)
 	assert_string_equal(jx_get_str(w, "patchType"), "merge");
 	assert_string_equal(jx_get_str(w, "name"), "alice");
 	assert_string_equal(jx_get_str(w, "namespace"), "default");
-	assert_json(jx_get(w, "patch"),
+	fakesup_assert_json(jx_get(w, "patch"),
 	        "{\"metadata\":{\"finalizers\":[\"other/x\","
 	        "\"sympozium.ai/finalizer\"],\"resourceVersion\":\"3\"}}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static const char kids[]
@@ -376,7 +254,7 @@ static const char kids[]
 static void
 test_delete_cleans_up(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 	json_object *w;
 
 	(void)state;
@@ -394,7 +272,7 @@ test_delete_cleans_up(void **state)
 	w = wr(&r, 1, "delete", "deployments");
 	assert_string_equal(jx_get_str(w, "name"), "alice-channel-telegram");
 	w = wr(&r, 2, "patch", "sympoziuminstances");
-	assert_json(
+	fakesup_assert_json(
 	        jx_get(w, "patch"), "{\"metadata\":{\"finalizers\":null}}");
 	w = wr(&r, 3, "delete", "configmaps");
 	assert_string_equal(jx_get_str(w, "name"), "alice-memory");
@@ -403,13 +281,13 @@ test_delete_cleans_up(void **state)
 	assert_string_equal(jx_get_str(w, "name"), "alice-memory");
 	w = wr(&r, 5, "delete", "services");
 	assert_string_equal(jx_get_str(w, "name"), "alice-memory");
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static void
 test_delete_keeps_other_finalizers(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 
 	(void)state;
 	run(NULL, NULL,
@@ -419,17 +297,18 @@ test_delete_keeps_other_finalizers(void **state)
 	        "\"sympozium.ai/finalizer\"]}}",
 	        NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
-	assert_json(jx_get(wr(&r, 0, "patch", "sympoziuminstances"), "patch"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "patch", "sympoziuminstances"), "patch"),
 	        "{\"metadata\":{\"finalizers\":[\"a/b\"],"
 	        "\"resourceVersion\":\"9\"}}");
 	wr(&r, 1, "delete", "configmaps");
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static void
 test_delete_without_finalizer(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 
 	(void)state;
 	run(NULL, NULL,
@@ -439,20 +318,20 @@ test_delete_without_finalizer(void **state)
 	        kids, &r);
 	assert_int_equal(r.verdict, IPC_V_DONE);
 	assert_int_equal(nwrites(&r), 0);
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static void
 test_sample_alice_first_pass(void **state)
 {
-	struct fake *f = *state;
-	struct run r;
+	struct fakesup *f = *state;
+	struct fakesup_run r;
 	json_object *w, *d, *ctr;
 
 	run(f, none, alice, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(r.after_ms, 60000);
-	assert_string_equal(buf_str(&f->log),
+	assert_string_equal(fakesup_log(f),
 	        "secret - default/alice-telegram-secret\n"
 	        "get deployments default/alice-channel-telegram\n"
 	        "secret - default/alice-slack-secret\n"
@@ -464,7 +343,7 @@ test_sample_alice_first_pass(void **state)
 	assert_true(tolerates(w, "AlreadyExists"));
 	assert_string_equal(jx_get_str(w, "namespace"), "default");
 	d = jx_get(w, "object");
-	assert_json(d,
+	fakesup_assert_json(d,
 	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
 	        "\"metadata\":{\"name\":\"alice-channel-telegram\","
 	        "\"namespace\":\"default\",\"labels\":{"
@@ -505,7 +384,7 @@ test_sample_alice_first_pass(void **state)
 	        "ghcr.io/sympozium-ai/sympozium/channel-slack:latest");
 	assert_null(jx_get(w, "object.spec.strategy"));
 	w = wr(&r, 2, "update_status", "sympoziuminstances");
-	assert_json(jx_get(w, "object.status"),
+	fakesup_assert_json(jx_get(w, "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"telegram\","
 	        "\"status\":\"Pending\"},{\"type\":\"slack\",\"status\":"
 	        "\"Pending\"}],\"activeAgentPods\":0}");
@@ -513,7 +392,7 @@ test_sample_alice_first_pass(void **state)
 	        jx_get_str(w, "object.spec.agents.default.model"), "gpt-4o");
 	w = wr(&r, 3, "create", "configmaps");
 	assert_true(tolerates(w, "AlreadyExists"));
-	assert_json(jx_get(w, "object"),
+	fakesup_assert_json(jx_get(w, "object"),
 	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
 	        "\"name\":\"alice-memory\",\"namespace\":\"default\","
 	        "\"labels\":{\"sympozium.ai/component\":\"memory\","
@@ -524,13 +403,13 @@ test_sample_alice_first_pass(void **state)
 	        "\"uid\":\"u-1\",\"controller\":true,"
 	        "\"blockOwnerDeletion\":true}]},\"data\":{\"MEMORY.md\":"
 	        "\"# Agent Memory\\n\\nNo memories recorded yet.\\n\"}}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 }
 
 static void
 test_existing_children_steady_state(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "get", "configmaps", "alice-memory", IPC_VS_OK, "{}" },
 		          { NULL, NULL, NULL, 0, NULL } };
@@ -541,48 +420,49 @@ test_existing_children_steady_state(void **state)
 	        "{\"type\":\"slack\",\"status\":\"Connected\"},"
 	        "{\"type\":\"telegram\",\"status\":\"Disconnected\"}],"
 	        "\"activeAgentPods\":0}");
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, t, o, kids, &r);
 	/* nothing changes: no creates, no status write */
 	assert_int_equal(nwrites(&r), 0);
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(r.after_ms, INST_REQUEUE_MS);
-	assert_null(strstr(buf_str(&f->log), "get deployments"));
-	run_free(&r);
+	assert_null(strstr(fakesup_log(f), "get deployments"));
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_readiness_changes_status(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *o = inst("\"channels\":[{\"type\":\"slack\"}]",
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Pending\"}],\"activeAgentPods\":0}");
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, none, o, kids, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Connected\"}],\"activeAgentPods\":0}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_missing_secret(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "secret", NULL, "nope", IPC_VS_NOT_FOUND, NULL },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("\"channels\":[{\"type\":\"discord\",\"configRef\":"
 	               "{\"secret\":\"nope\"}},{\"type\":\"slack\"}]",
 	        NULL);
-	struct run r;
+	struct fakesup_run r;
 	json_object *w;
 
 	run(f, t, o, NULL, &r);
@@ -594,21 +474,21 @@ test_missing_secret(void **state)
 	assert_null(
 	        jx_get(w, "object.spec.template.spec.containers.0.envFrom"));
 	w = wr(&r, 1, "update_status", "sympoziuminstances");
-	assert_json(jx_get(w, "object.status"),
+	fakesup_assert_json(jx_get(w, "object.status"),
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"discord\","
 	        "\"status\":\"Error\",\"message\":\"secret \\\"nope\\\" not "
 	        "found\"},{\"type\":\"slack\",\"status\":\"Pending\"}],"
 	        "\"activeAgentPods\":0}");
 	/* no configRef: no secret read, no envFrom */
-	assert_null(strstr(buf_str(&f->log), "secret - default/\n"));
-	run_free(&r);
+	assert_null(strstr(fakesup_log(f), "secret - default/\n"));
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_secret_read_error(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "secret", NULL, "s2", IPC_VS_ERROR, NULL },
 		          { NULL, NULL, NULL, 0, NULL } };
@@ -616,7 +496,7 @@ test_secret_read_error(void **state)
 	               "\"discord\",\"configRef\":{\"secret\":\"s2\"}}]",
 	        "{\"phase\":\"Running\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Connected\"}],\"activeAgentPods\":3}");
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_ERROR);
@@ -625,65 +505,67 @@ test_secret_read_error(void **state)
 	 * channels and count, with phase Error; nothing after */
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 0, "create", "deployments");
-	assert_json(jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Error\",\"channels\":[{\"type\":\"slack\","
 	        "\"status\":\"Connected\"}],\"activeAgentPods\":3}");
-	assert_null(strstr(buf_str(&f->log), "agentruns"));
-	run_free(&r);
+	assert_null(strstr(fakesup_log(f), "agentruns"));
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_deployment_read_error(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "get", "deployments", NULL, IPC_VS_ERROR, NULL },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("\"channels\":[{\"type\":\"slack\"}]",
 	        "{\"phase\":\"Error\"}");
-	struct run r;
+	struct fakesup_run r;
 
 	/* already Error: no status write either */
 	run(f, t, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_ERROR);
 	assert_int_equal(nwrites(&r), 0);
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_deployment_found_by_name(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "get", "deployments", "alice-channel-slack", IPC_VS_OK,
 		            "{\"kind\":\"Deployment\",\"status\":"
 		            "{\"readyReplicas\":2}}" },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("\"channels\":[{\"type\":\"slack\"}]", NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"slack\",\"status\":\"Connected\"}]");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_whatsapp(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *o = inst("\"channels\":[{\"type\":\"whatsapp\"}]", NULL);
-	struct run r;
+	struct fakesup_run r;
 	json_object *w;
 
 	run(f, none, o, NULL, &r);
-	assert_string_equal(buf_str(&f->log),
+	assert_string_equal(fakesup_log(f),
 	        "get persistentvolumeclaims default/"
 	        "alice-channel-whatsapp-data\n"
 	        "get deployments default/alice-channel-whatsapp\n"
@@ -701,30 +583,30 @@ test_whatsapp(void **state)
 	        lbl(jx_get(w, "object"), "sympozium.ai/instance"), "alice");
 	assert_string_equal(
 	        jx_get_str(w, "object.metadata.ownerReferences.0.uid"), "u-1");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":"
 	        "{\"requests\":{\"storage\":\"256Mi\"}}}");
 	w = wr(&r, 1, "create", "deployments");
 	assert_string_equal(
 	        jx_get_str(w, "object.spec.strategy.type"), "Recreate");
-	assert_json(jx_get(w, "object.spec.template.spec.volumes"),
+	fakesup_assert_json(jx_get(w, "object.spec.template.spec.volumes"),
 	        "[{\"name\":\"whatsapp-data\",\"persistentVolumeClaim\":"
 	        "{\"claimName\":\"alice-channel-whatsapp-data\"}}]");
-	assert_json(jx_get(w,
-	                    "object.spec.template.spec.containers.0."
-	                    "volumeMounts"),
+	fakesup_assert_json(jx_get(w,
+	                            "object.spec.template.spec.containers.0."
+	                            "volumeMounts"),
 	        "[{\"name\":\"whatsapp-data\",\"mountPath\":\"/data\"}]");
 	assert_null(
 	        jx_get(w, "object.spec.template.spec.containers.0.envFrom"));
 	wr(&r, 2, "update_status", "sympoziuminstances");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_whatsapp_pvc_exists_or_fails(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned ok[]
 	        = { { "get", "persistentvolumeclaims", NULL, IPC_VS_OK, "{}" },
 		          { NULL, NULL, NULL, 0, NULL } };
@@ -733,12 +615,12 @@ test_whatsapp_pvc_exists_or_fails(void **state)
 		{ NULL, NULL, NULL, 0, NULL }
 	};
 	char *o = inst("\"channels\":[{\"type\":\"whatsapp\"}]", NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, ok, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 0, "create", "deployments");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, bad, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_ERROR);
 	assert_int_equal(nwrites(&r), 1);
@@ -746,43 +628,45 @@ test_whatsapp_pvc_exists_or_fails(void **state)
 	        jx_get_str(wr(&r, 0, "update_status", "sympoziuminstances"),
 	                "object.status.phase"),
 	        "Error");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_duplicate_types_collapse(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *o = inst("\"channels\":[{\"type\":\"slack\"},{\"type\":"
 	               "\"slack\",\"configRef\":{\"secret\":\"x\"}}]",
 	        NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, none, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 0, "create", "deployments");
-	assert_json(jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"slack\",\"status\":\"Pending\"},"
 	        "{\"type\":\"slack\",\"status\":\"Pending\"}]");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_invalid_types(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *o = inst("\"channels\":[{\"type\":\"\"},{\"configRef\":{}},"
 	               "{\"type\":\"Bad_Type\"},{\"type\":\"-x\"}]",
 	        NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, none, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status.channels"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status.channels"),
 	        "[{\"type\":\"\",\"status\":\"Error\",\"message\":"
 	        "\"invalid channel type \\\"\\\"\"},"
 	        "{\"type\":\"\",\"status\":\"Error\",\"message\":"
@@ -791,17 +675,17 @@ test_invalid_types(void **state)
 	        "\"invalid channel type \\\"Bad_Type\\\"\"},"
 	        "{\"type\":\"-x\",\"status\":\"Error\",\"message\":"
 	        "\"invalid channel type \\\"-x\\\"\"}]");
-	assert_null(strstr(buf_str(&f->log), "deployments"));
-	run_free(&r);
+	assert_null(strstr(fakesup_log(f), "deployments"));
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_long_instance_name(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char name[80], *o;
-	struct run r;
+	struct fakesup_run r;
 
 	memset(name, 'a', 70);
 	name[70] = '\0';
@@ -821,15 +705,15 @@ test_long_instance_name(void **state)
 	        jx_get_str(wr(&r, 0, "update_status", "sympoziuminstances"),
 	                "object.status.channels.0.status"),
 	        "Error");
-	assert_null(strstr(buf_str(&f->log), "configmaps"));
-	run_free(&r);
+	assert_null(strstr(fakesup_log(f), "configmaps"));
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_active_count_and_serving(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "list", "agentruns", NULL, IPC_VS_OK,
 		            "[{\"status\":{\"phase\":\"Running\"}},"
@@ -843,64 +727,67 @@ test_active_count_and_serving(void **state)
 		            "{\"status\":{\"phase\":\"Failed\"}}]" },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("", "{\"phase\":\"Running\"}");
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Serving\",\"activeAgentPods\":2}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, t2, o, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"activeAgentPods\":1}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_list_error_counts_zero(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "list", "agentruns", NULL, IPC_VS_ERROR, NULL },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("\"skills\":[{\"skillPackRef\":\"web-endpoint\"}]",
 	        "{\"phase\":\"Serving\",\"activeAgentPods\":5}");
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, t, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	/* count 0, phase Running; no web-endpoint run on an unknown list */
 	assert_int_equal(nwrites(&r), 1);
-	assert_json(jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
-	                    "object.status"),
+	fakesup_assert_json(
+	        jx_get(wr(&r, 0, "update_status", "sympoziuminstances"),
+	                "object.status"),
 	        "{\"phase\":\"Running\",\"activeAgentPods\":0}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_memory_switches(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *off = inst("\"memory\":{\"enabled\":false}", NULL);
 	char *absent = inst("", NULL);
 	char *dflt = inst("\"memory\":{}", NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, none, off, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, none, absent, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
-	run_free(&r);
-	assert_null(strstr(buf_str(&f->log), "configmaps"));
+	fakesup_run_fini(&r);
+	assert_null(strstr(fakesup_log(f), "configmaps"));
 	run(f, none, dflt, NULL, &r);
 	assert_int_equal(nwrites(&r), 2);
 	wr(&r, 1, "create", "configmaps");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(off);
 	free(absent);
 	free(dflt);
@@ -909,29 +796,29 @@ test_memory_switches(void **state)
 static void
 test_memory_configmap_read_error(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned t[]
 	        = { { "get", "configmaps", NULL, IPC_VS_ERROR, NULL },
 		          { NULL, NULL, NULL, 0, NULL } };
 	char *o = inst("\"memory\":{\"enabled\":true}", NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	/* logged only */
 	run(f, t, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(nwrites(&r), 1);
 	wr(&r, 0, "update_status", "sympoziuminstances");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_memory_server(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *o = inst("\"skills\":[{\"skillPackRef\":\"memory\"}]",
 	        "{\"phase\":\"Running\",\"activeAgentPods\":0}");
-	struct run r;
+	struct fakesup_run r;
 	json_object *w, *ctr;
 
 	setenv("SYMPOZIUM_IMAGE_REGISTRY", "reg.example/x", 1);
@@ -951,46 +838,47 @@ test_memory_server(void **state)
 	        jx_get_str(w, "object.metadata.name"), "alice-memory");
 	assert_string_equal(
 	        jx_get_str(w, "object.spec.strategy.type"), "Recreate");
-	assert_json(jx_get(w, "object.spec.selector.matchLabels"),
+	fakesup_assert_json(jx_get(w, "object.spec.selector.matchLabels"),
 	        "{\"sympozium.ai/component\":\"memory\","
 	        "\"sympozium.ai/instance\":\"alice\"}");
-	assert_json(jx_get(w, "object.spec.template.spec.securityContext"),
+	fakesup_assert_json(
+	        jx_get(w, "object.spec.template.spec.securityContext"),
 	        "{\"fsGroup\":1000}");
 	ctr = jx_get(w, "object.spec.template.spec.containers.0");
 	assert_string_equal(jx_get_str(ctr, "name"), "memory-server");
 	assert_string_equal(
 	        jx_get_str(ctr, "image"), "reg.example/x/skill-memory:latest");
-	assert_json(jx_get(ctr, "env"),
+	fakesup_assert_json(jx_get(ctr, "env"),
 	        "[{\"name\":\"MEMORY_DB_PATH\",\"value\":\"/data/memory.db\"},"
 	        "{\"name\":\"MEMORY_PORT\",\"value\":\"8080\"}]");
-	assert_json(jx_get(ctr, "startupProbe"),
+	fakesup_assert_json(jx_get(ctr, "startupProbe"),
 	        "{\"httpGet\":{\"path\":\"/health\",\"port\":8080},"
 	        "\"periodSeconds\":2,\"failureThreshold\":30}");
-	assert_json(jx_get(ctr, "livenessProbe"),
+	fakesup_assert_json(jx_get(ctr, "livenessProbe"),
 	        "{\"httpGet\":{\"path\":\"/health\",\"port\":8080},"
 	        "\"initialDelaySeconds\":5,\"periodSeconds\":30}");
-	assert_json(jx_get(ctr, "resources"),
+	fakesup_assert_json(jx_get(ctr, "resources"),
 	        "{\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"},"
 	        "\"limits\":{\"cpu\":\"200m\",\"memory\":\"128Mi\"}}");
 	w = wr(&r, 2, "create", "services");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"ports\":[{\"name\":\"http\",\"port\":8080,"
 	        "\"targetPort\":8080}],\"selector\":{"
 	        "\"sympozium.ai/component\":\"memory\","
 	        "\"sympozium.ai/instance\":\"alice\"}}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	/* once it runs (a child), only the PVC is checked */
 	run(f, none, o, kids, &r);
 	assert_int_equal(nwrites(&r), 1);
 	wr(&r, 0, "create", "persistentvolumeclaims");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_web_endpoint(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct canned alive[]
 	        = { { "list", "agentruns", NULL, IPC_VS_OK,
 		            "[{\"metadata\":{\"labels\":{\"sympozium.ai/"
@@ -1009,7 +897,7 @@ test_web_endpoint(void **state)
 	               "\"authRefs\":[{\"secret\":\"my-anthropic-key\"}],"
 	               "\"imagePullSecrets\":[{\"name\":\"pull\"}]",
 	        "{\"phase\":\"Running\",\"activeAgentPods\":0}");
-	struct run r;
+	struct fakesup_run r;
 	json_object *w;
 
 	run(f, none, o, NULL, &r);
@@ -1022,7 +910,7 @@ test_web_endpoint(void **state)
 	        "web-endpoint");
 	assert_string_equal(
 	        lbl(jx_get(w, "object"), "sympozium.ai/instance"), "alice");
-	assert_json(jx_get(w, "object.spec"),
+	fakesup_assert_json(jx_get(w, "object.spec"),
 	        "{\"instanceRef\":\"alice\",\"agentId\":\"web-endpoint\","
 	        "\"sessionKey\":\"web-endpoint\",\"task\":\"Serve HTTP "
 	        "requests for this instance\",\"mode\":\"server\","
@@ -1031,25 +919,25 @@ test_web_endpoint(void **state)
 	        "\"skills\":[{\"skillPackRef\":\"skillpack-web-endpoint\","
 	        "\"params\":{\"a\":\"b\"}}],"
 	        "\"imagePullSecrets\":[{\"name\":\"pull\"}]}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, alive, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
 	assert_string_equal(
 	        jx_get_str(wr(&r, 0, "update_status", "sympoziuminstances"),
 	                "object.status.phase"),
 	        "Serving");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, dying, o, NULL, &r);
 	assert_int_equal(nwrites(&r), 1);
 	wr(&r, 0, "create", "agentruns");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(o);
 }
 
 static void
 test_otel_env(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	char *on = inst("\"channels\":[{\"type\":\"slack\"}],"
 	                "\"observability\":{\"enabled\":true,"
 	                "\"otlpEndpoint\":\"otel:4317\"}",
@@ -1060,23 +948,23 @@ test_otel_env(void **state)
 	        NULL);
 	char *unset = inst("\"channels\":[{\"type\":\"slack\"}]", NULL);
 	const char *path = "object.spec.template.spec.containers.0.env.2";
-	struct run r;
+	struct fakesup_run r;
 
 	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "from-env:4317", 1);
 	run(f, none, on, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\","
 	        "\"value\":\"otel:4317\"}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, none, off, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\"}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(f, none, unset, NULL, &r);
-	assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
+	fakesup_assert_json(jx_get(wr(&r, 0, "create", "deployments"), path),
 	        "{\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\","
 	        "\"value\":\"from-env:4317\"}");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(on);
 	free(off);
 	free(unset);
@@ -1089,7 +977,7 @@ test_no_view(void **state)
 	                   "{\"secret\":\"s\"}}]",
 	        NULL);
 	char *plain = inst("\"memory\":{\"enabled\":true}", NULL);
-	struct run r;
+	struct fakesup_run r;
 
 	(void)state;
 	run(NULL, NULL, chans, NULL, &r);
@@ -1098,11 +986,11 @@ test_no_view(void **state)
 	        jx_get_str(wr(&r, 0, "update_status", "sympoziuminstances"),
 	                "object.status.phase"),
 	        "Error");
-	run_free(&r);
+	fakesup_run_fini(&r);
 	run(NULL, NULL, plain, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(nwrites(&r), 1);
-	run_free(&r);
+	fakesup_run_fini(&r);
 	free(chans);
 	free(plain);
 }
@@ -1115,7 +1003,7 @@ test_registered_name(void **state)
 	assert_ptr_equal(instance_reconciler.reconcile, inst_reconcile);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fakesup_teardown)
 
 int
 main(void)

@@ -5,7 +5,6 @@
  * ready, Secrets read through a fake supervisor end of the view, invalid
  * specs.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,27 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "common/buf.h"
 #include "common/jsonx.h"
-#include "ipc/ipc_sock.h"
+#include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/mcpserver.h"
-#include "workers/view.h"
 
 #define NOW_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
 #define NOW_TS "2026-01-01T00:00:00Z"
-
-struct got {
-	struct ipc_msg m;
-	struct ipc_result r;
-	enum ipc_verdict verdict;
-	int64_t after_ms;
-	char message[512];
-};
 
 static json_object *
 J(const char *text)
@@ -44,145 +32,37 @@ J(const char *text)
 	return (o);
 }
 
+/* Runs the reconciler, its view served by f (NULL: none). */
 static void
-run_view(const char *obj, const char *children, struct view *v, struct got *g)
+run_view(const char *obj, const char *children, struct fakesup *f,
+        struct fakesup_run *g)
 {
-	struct rec_in in = { .key = "ns/github", .now_ms = NOW_MS, .view = v };
-	struct rec_out out = { 0 };
-	struct buf b;
-	char err[256];
+	json_object *o = obj != NULL ? J(obj) : NULL;
+	json_object *k = J(children != NULL ? children : "[]");
 
-	in.object = obj != NULL ? J(obj) : NULL;
-	in.children = J(children != NULL ? children : "[]");
-	out.result = ipc_result_new(in.key, 1, IPC_V_DONE, 0, NULL);
-	out.verdict = IPC_V_TERMINAL;
-	mcpserver_reconciler.reconcile(&in, &out);
-	buf_init(&b);
-	assert_int_equal(ipc_encode(IPC_RESULT, 0, out.result, &b), 0);
-	assert_int_equal(
-	        ipc_decode(b.data, b.len, 0, &g->m, err, sizeof(err)), 0);
-	assert_int_equal(ipc_result_read(&g->m, &g->r), 0);
-	g->verdict = out.verdict;
-	g->after_ms = out.after_ms;
-	memcpy(g->message, out.message, sizeof(g->message));
-	buf_fini(&b);
-	json_object_put(out.result);
-	json_object_put(in.object);
-	json_object_put(in.children);
+	fakesup_run(&mcpserver_reconciler, f, "ns/github", o, k, NOW_MS, g);
+	json_object_put(o);
+	json_object_put(k);
 }
 
 static void
-run(const char *obj, const char *children, struct got *g)
+run(const char *obj, const char *children, struct fakesup_run *g)
 {
 	run_view(obj, children, NULL, g);
 }
 
-static void
-done(struct got *g)
-{
-	ipc_msg_fini(&g->m);
-}
-
-static struct ipc_write
-W(struct got *g, size_t i) {
-	struct ipc_write w;
-
-	assert_int_equal(ipc_result_write(&g->r, i, &w), 0);
-	return (w);
-}
-
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = J(want);
-
-	if (!jx_equal(got, w)) {
-		char *s = jx_to_string(got);
-		print_error("got  %s\nwant %s\n", s, want);
-		free(s);
-		json_object_put(w);
-		fail();
-	}
-	json_object_put(w);
-}
-
-/* ---- a fake supervisor answering secret_meta requests ---- */
-
-struct fake {
-	char dir[64], path[128];
-	struct ipc_sock *sup, *wk;
-	pthread_t th;
-	int nreqs;
-};
-
-static void *
-fake_main(void *arg)
-{
-	struct fake *f = arg;
-	struct ipc_msg m = { 0 };
-	struct ipc_view_req req;
-	char err[128];
-
-	while (ipc_sock_recv_wait(f->sup, 3000, &m, err, sizeof(err))
-	        == IPC_SOCK_OK) {
-		if (m.type != IPC_VIEW_REQ
-		        || ipc_view_req_read(&m, &req) != 0) {
-			ipc_msg_fini(&m);
-			break;
-		}
-		struct ipc_view_reply rep
-		        = { .id = req.id, .status = IPC_VS_NOT_FOUND };
-		f->nreqs++;
-		if (req.what == IPC_VIEW_SECRET_META
-		        && strcmp(req.namespace, "ns") == 0
-		        && strcmp(req.name, "tok") == 0) {
-			rep.status = IPC_VS_OK;
-			rep.object = J("{\"metadata\":{\"name\":\"tok\"},"
-			               "\"keys\":[\"Z_KEY\",\"A_KEY\"]}");
-		} else if (strcmp(req.name, "boom") == 0) {
-			rep.status = IPC_VS_ERROR;
-			rep.message = "API down";
-		}
-		json_object *body = ipc_view_reply_new(&rep);
-		ipc_sock_send(f->sup, IPC_VIEW_REPLY, 0, body);
-		json_object_put(body);
-		ipc_msg_fini(&m);
-	}
-	return (NULL);
-}
+/* ---- the fake supervisor: Secret ns/tok, and "boom" failing ---- */
 
 static int
 fake_setup(void **state)
 {
-	struct fake *f = calloc(1, sizeof(*f));
-	char err[128];
+	struct fakesup *f = fakesup_start();
 
-	strcpy(f->dir, "/tmp/test-mcpserver.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
-	f->sup = ipc_sock_listen(f->path, 0, err, sizeof(err));
-	assert_non_null(f->sup);
-	f->wk = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
-	assert_non_null(f->wk);
-	assert_int_equal(pthread_create(&f->th, NULL, fake_main, f), 0);
+	fakesup_add_secret(f, "ns", "tok",
+	        J("{\"metadata\":{\"name\":\"tok\"},"
+	          "\"keys\":[\"Z_KEY\",\"A_KEY\"]}"));
+	fakesup_fail(f, "secrets", "boom", "API down");
 	*state = f;
-	return (0);
-}
-
-static int
-fake_teardown(void **state)
-{
-	struct fake *f = *state;
-	json_object *q = ipc_quit_new();
-
-	ipc_sock_send(f->wk, IPC_QUIT, 0, q);
-	json_object_put(q);
-	pthread_join(f->th, NULL);
-	ipc_sock_close(f->wk);
-	ipc_sock_close(f->sup);
-	unlink(f->path);
-	rmdir(f->dir);
-	free(f);
 	return (0);
 }
 
@@ -215,19 +95,19 @@ fake_teardown(void **state)
 static void
 test_gone(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run(NULL, NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_external(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 	const char *want
 	        = "{\"ready\":true,\"url\":\"https://mcp.example.com/"
@@ -246,13 +126,13 @@ test_external(void **state)
 	              "{\"image\":\"x\"}}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 1);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	assert_string_equal(w.res.plural, "mcpservers");
 	assert_string_equal(jx_get_str(w.object, "kind"), "MCPServer");
-	assert_json(jx_get(w.object, "status"), want);
+	fakesup_assert_json(jx_get(w.object, "status"), want);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 	/* the same again: no write */
 	snprintf(obj, sizeof(obj),
 	        "{" MD(2) ",\"spec\":{\"transportType\":\"http\","
@@ -263,13 +143,13 @@ test_external(void **state)
 	run(obj, NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_external_keeps_deployed(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	json_object *st;
 
 	(void)state;
@@ -292,52 +172,53 @@ test_external_keeps_deployed(void **state)
 	        "]",
 	        &g);
 	assert_int_equal(g.r.nwrites, 1);
-	st = jx_get(W(&g, 0).object, "status");
+	st = jx_get(fakesup_write(&g, 0).object, "status");
 	assert_string_equal(jx_get_str(st, "conditions.0.type"), "Deployed");
 	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
 	        "2025-01-01T00:00:00Z");
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "External");
 	assert_string_equal(
 	        jx_get_str(st, "conditions.1.lastTransitionTime"), NOW_TS);
-	assert_json(jx_get(st, "conditions.1.observedGeneration"), "4");
+	fakesup_assert_json(
+	        jx_get(st, "conditions.1.observedGeneration"), "4");
 	assert_string_equal(jx_get_str(st, "url"), "http://ext:1");
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_stdio_create(void **state)
 {
-	struct fake *f = *state;
-	struct view *v = view_new(f->wk, 3000);
-	struct got g;
+	struct fakesup *f = *state;
+	struct fakesup_run g;
 	struct ipc_write w;
 	json_object *pod, *c;
 
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("SYMPOZIUM_IMAGE_TAG");
-	run_view("{" MD(1) "," STDIO_SPEC "}", NULL, v, &g);
-	view_free(v);
-	assert_int_equal(f->nreqs, 2);
+	run_view("{" MD(1) "," STDIO_SPEC "}", NULL, f, &g);
+	assert_int_equal(fakesup_nreqs(f), 2);
 	assert_int_equal(g.r.nwrites, 3);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_CREATE);
 	assert_string_equal(w.res.group, "apps");
 	assert_string_equal(w.res.plural, "deployments");
 	assert_string_equal(w.namespace, "ns");
 	assert_string_equal(kobj_name(w.object), "github");
-	assert_json(jx_get(w.object, "metadata.ownerReferences"), OWNER);
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.ownerReferences"), OWNER);
 	assert_string_equal(kobj_label(w.object, MCPSERVER_LABEL), "github");
 	assert_string_equal(
 	        kobj_label(w.object, "app.kubernetes.io/name"), "mcpserver");
-	assert_json(jx_get(w.object, "spec.replicas"), "1");
-	assert_json(jx_get(w.object, "spec.selector.matchLabels"), POD_LABELS);
-	assert_json(
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "1");
+	fakesup_assert_json(
+	        jx_get(w.object, "spec.selector.matchLabels"), POD_LABELS);
+	fakesup_assert_json(
 	        jx_get(w.object, "spec.template.metadata.labels"), POD_LABELS);
 	pod = jx_get(w.object, "spec.template.spec");
 	assert_string_equal(jx_get_str(pod, "serviceAccountName"), "mcp-sa");
-	assert_json(jx_get(pod, "volumes"),
+	fakesup_assert_json(jx_get(pod, "volumes"),
 	        "[{\"name\":\"adapter-bin\",\"emptyDir\":{}}]");
-	assert_json(jx_get(pod, "initContainers"),
+	fakesup_assert_json(jx_get(pod, "initContainers"),
 	        "[{\"name\":\"inject-adapter\",\"image\":"
 	        "\"ghcr.io/sympozium-ai/sympozium/mcp-bridge:latest\","
 	        "\"command\":[\"cp\",\"/usr/local/bin/mcp-bridge\","
@@ -348,9 +229,9 @@ test_stdio_create(void **state)
 	c = jx_get(pod, "containers.0");
 	assert_string_equal(jx_get_str(c, "name"), "mcp-server");
 	assert_string_equal(jx_get_str(c, "image"), "mcp/github");
-	assert_json(jx_get(c, "command"), "[\"/adapter/mcp-bridge\"]");
-	assert_json(jx_get(c, "args"), "[\"--stdio-adapter\"]");
-	assert_json(jx_get(c, "env"),
+	fakesup_assert_json(jx_get(c, "command"), "[\"/adapter/mcp-bridge\"]");
+	fakesup_assert_json(jx_get(c, "args"), "[\"--stdio-adapter\"]");
+	fakesup_assert_json(jx_get(c, "env"),
 	        "[{\"name\":\"MCP_STDIO_ADAPTER\",\"value\":\"true\"},"
 	        "{\"name\":\"STDIO_CMD\",\"value\":\"node\"},"
 	        "{\"name\":\"STDIO_ARGS\",\"value\":\"dist/index.js,--x\"},"
@@ -364,30 +245,32 @@ test_stdio_create(void **state)
 	        "{\"name\":\"STDIO_ENV_Z_KEY\",\"valueFrom\":{"
 	        "\"secretKeyRef\":"
 	        "{\"name\":\"tok\",\"key\":\"Z_KEY\"}}}]");
-	assert_json(jx_get(c, "volumeMounts"),
+	fakesup_assert_json(jx_get(c, "volumeMounts"),
 	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"}]");
-	assert_json(jx_get(c, "resources"), "{\"limits\":{\"cpu\":\"1\"}}");
-	assert_json(jx_get(c, "livenessProbe"),
+	fakesup_assert_json(
+	        jx_get(c, "resources"), "{\"limits\":{\"cpu\":\"1\"}}");
+	fakesup_assert_json(jx_get(c, "livenessProbe"),
 	        "{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
 	        "\"initialDelaySeconds\":30,\"periodSeconds\":15,"
 	        "\"timeoutSeconds\":5,\"failureThreshold\":5}");
-	assert_json(jx_get(c, "readinessProbe"),
+	fakesup_assert_json(jx_get(c, "readinessProbe"),
 	        "{\"httpGet\":{\"path\":\"/readyz\",\"port\":8080},"
 	        "\"initialDelaySeconds\":20,\"periodSeconds\":10,"
 	        "\"timeoutSeconds\":5,\"failureThreshold\":5}");
-	w = W(&g, 1);
+	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_CREATE);
 	assert_string_equal(w.res.plural, "services");
 	assert_string_equal(kobj_name(w.object), "github");
-	assert_json(jx_get(w.object, "metadata.ownerReferences"), OWNER);
-	assert_json(jx_get(w.object, "spec"),
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.ownerReferences"), OWNER);
+	fakesup_assert_json(jx_get(w.object, "spec"),
 	        "{\"selector\":{\"app.kubernetes.io/name\":\"mcpserver\","
 	        "\"app.kubernetes.io/instance\":\"github\"},\"ports\":[{"
 	        "\"name\":\"http\",\"protocol\":\"TCP\",\"port\":8080,"
 	        "\"targetPort\":8080}]}");
-	w = W(&g, 2);
+	w = fakesup_write(&g, 2);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
-	assert_json(jx_get(w.object, "status"),
+	fakesup_assert_json(jx_get(w.object, "status"),
 	        "{\"ready\":false,\"url\":\"http://github.ns.svc:8080\","
 	        "\"toolCount\":0,\"conditions\":[{\"type\":\"Deployed\","
 	        "\"status\":\"True\",\"reason\":\"DeploymentCreated\","
@@ -399,63 +282,59 @@ test_stdio_create(void **state)
 	        "\"" NOW_TS "\"}]}");
 	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(g.after_ms, 5000);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_stdio_image_env(void **state)
 {
-	struct fake *f = *state;
-	struct view *v = view_new(f->wk, 3000);
-	struct got g;
+	struct fakesup *f = *state;
+	struct fakesup_run g;
 
 	setenv("SYMPOZIUM_IMAGE_REGISTRY", "reg.local/sy", 1);
 	setenv("SYMPOZIUM_IMAGE_TAG", "v9", 1);
 	run_view("{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
 	                   "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
 	                   "\"i\"}}}",
-	        NULL, v, &g);
-	view_free(v);
+	        NULL, f, &g);
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("SYMPOZIUM_IMAGE_TAG");
-	assert_int_equal(f->nreqs, 0);
+	assert_int_equal(fakesup_nreqs(f), 0);
 	assert_string_equal(
-	        jx_get_str(W(&g, 0).object,
+	        jx_get_str(fakesup_write(&g, 0).object,
 	                "spec.template.spec.initContainers.0.image"),
 	        "reg.local/sy/mcp-bridge:v9");
-	json_object *c
-	        = jx_get(W(&g, 0).object, "spec.template.spec.containers.0");
+	json_object *c = jx_get(fakesup_write(&g, 0).object,
+	        "spec.template.spec.containers.0");
 	assert_string_equal(jx_get_str(c, "env.1.value"), "");
 	assert_string_equal(jx_get_str(c, "env.2.value"), "");
-	assert_json(jx_get(c, "resources"), "{}");
-	assert_null(jx_get(
-	        W(&g, 0).object, "spec.template.spec.serviceAccountName"));
-	done(&g);
+	fakesup_assert_json(jx_get(c, "resources"), "{}");
+	assert_null(jx_get(fakesup_write(&g, 0).object,
+	        "spec.template.spec.serviceAccountName"));
+	fakesup_run_fini(&g);
 }
 
 static void
 test_stdio_secret_error(void **state)
 {
-	struct fake *f = *state;
-	struct view *v = view_new(f->wk, 3000);
-	struct got g;
+	struct fakesup *f = *state;
+	struct fakesup_run g;
 
 	run_view("{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
 	                   "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
 	                   "\"i\","
 	                   "\"secretRefs\":[{\"name\":\"boom\"}]}}}",
-	        NULL, v, &g);
-	view_free(v);
+	        NULL, f, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_ERROR);
 	assert_non_null(strstr(g.message, "API down"));
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_stdio_no_view(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" MD(1) ",\"spec\":{\"transportType\":\"stdio\",\"toolsPrefix\":"
@@ -465,26 +344,26 @@ test_stdio_no_view(void **state)
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_ERROR);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_http_create(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 	json_object *pod;
 
 	(void)state;
 	run("{" MD(1) "," HTTP_SPEC "}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 3);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_CREATE);
-	assert_json(jx_get(w.object, "spec.replicas"), "2");
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "2");
 	pod = jx_get(w.object, "spec.template.spec");
 	assert_null(jx_get(pod, "initContainers"));
 	assert_null(jx_get(pod, "volumes"));
-	assert_json(jx_get(pod, "containers"),
+	fakesup_assert_json(jx_get(pod, "containers"),
 	        "[{\"name\":\"mcp-server\",\"image\":\"ghcr.io/x/search:1\","
 	        "\"env\":[{\"name\":\"A\",\"value\":\"1\"},{\"name\":"
 	        "\"LOG_LEVEL\",\"value\":\"info\"}],\"envFrom\":[{"
@@ -494,21 +373,21 @@ test_http_create(void **state)
 	        "\"protocol\":\"TCP\"}],\"readinessProbe\":{\"tcpSocket\":"
 	        "{\"port\":9000},\"initialDelaySeconds\":3,"
 	        "\"periodSeconds\":5}}]");
-	w = W(&g, 1);
-	assert_json(jx_get(w.object, "spec.ports"),
+	w = fakesup_write(&g, 1);
+	fakesup_assert_json(jx_get(w.object, "spec.ports"),
 	        "[{\"name\":\"http\",\"protocol\":\"TCP\",\"port\":9000,"
 	        "\"targetPort\":9000}]");
-	w = W(&g, 2);
+	w = fakesup_write(&g, 2);
 	assert_string_equal(jx_get_str(w.object, "status.url"),
 	        "http://github.ns.svc:9000");
 	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_http_command(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	json_object *c;
 
 	(void)state;
@@ -517,25 +396,28 @@ test_http_command(void **state)
 	              "\"args\":"
 	              "[\"-p\",\"1\"]}}}",
 	        NULL, &g);
-	c = jx_get(W(&g, 0).object, "spec.template.spec.containers.0");
-	assert_json(jx_get(c, "command"), "[\"srv\"]");
-	assert_json(jx_get(c, "args"), "[\"-p\",\"1\"]");
+	c = jx_get(fakesup_write(&g, 0).object,
+	        "spec.template.spec.containers.0");
+	fakesup_assert_json(jx_get(c, "command"), "[\"srv\"]");
+	fakesup_assert_json(jx_get(c, "args"), "[\"-p\",\"1\"]");
 	assert_null(jx_get(c, "env"));
 	assert_null(jx_get(c, "envFrom"));
-	assert_json(jx_get(c, "ports"),
+	fakesup_assert_json(jx_get(c, "ports"),
 	        "[{\"containerPort\":8080,\"protocol\":\"TCP\"}]");
-	assert_string_equal(jx_get_str(W(&g, 2).object, "status.url"),
+	assert_string_equal(
+	        jx_get_str(fakesup_write(&g, 2).object, "status.url"),
 	        "http://github.ns.svc:8080");
-	done(&g);
+	fakesup_run_fini(&g);
 	/* args without cmd are kept (upstream drops them) */
 	run("{" MD(1) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
 	              "\"g\",\"deployment\":{\"image\":\"i\",\"args\":[\"-v\"]"
 	              "}}}",
 	        NULL, &g);
-	c = jx_get(W(&g, 0).object, "spec.template.spec.containers.0");
+	c = jx_get(fakesup_write(&g, 0).object,
+	        "spec.template.spec.containers.0");
 	assert_null(jx_get(c, "command"));
-	assert_json(jx_get(c, "args"), "[\"-v\"]");
-	done(&g);
+	fakesup_assert_json(jx_get(c, "args"), "[\"-v\"]");
+	fakesup_run_fini(&g);
 }
 
 /* The children and status a first http reconcile produced, as the cache
@@ -543,11 +425,12 @@ test_http_command(void **state)
 static void
 steady_children(char *buf, size_t len, int ready)
 {
-	struct got g;
+	struct fakesup_run g;
 	char *dep, *svc;
 
 	run("{" MD(1) "," HTTP_SPEC "}", NULL, &g);
-	json_object *d = W(&g, 0).object, *s = W(&g, 1).object;
+	json_object *d = fakesup_write(&g, 0).object,
+	            *s = fakesup_write(&g, 1).object;
 	jx_set_path(
 	        d, "metadata.resourceVersion", json_object_new_string("9"));
 	jx_set_path(d, "status.readyReplicas", json_object_new_int(ready));
@@ -561,14 +444,14 @@ steady_children(char *buf, size_t len, int ready)
 	snprintf(buf, len, "[%s,%s]", dep, svc);
 	free(dep);
 	free(svc);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_ready_then_steady(void **state)
 {
 	char children[8192], obj[8192];
-	struct got g;
+	struct fakesup_run g;
 	json_object *st;
 
 	(void)state;
@@ -576,8 +459,8 @@ test_ready_then_steady(void **state)
 	run("{" MD(1) "," HTTP_SPEC "}", children, &g);
 	/* nothing to change on the children: only status */
 	assert_int_equal(g.r.nwrites, 1);
-	st = jx_get(W(&g, 0).object, "status");
-	assert_json(jx_get(st, "ready"), "true");
+	st = jx_get(fakesup_write(&g, 0).object, "status");
+	fakesup_assert_json(jx_get(st, "ready"), "true");
 	assert_string_equal(jx_get_str(st, "conditions.1.type"), "Ready");
 	assert_string_equal(jx_get_str(st, "conditions.1.status"), "True");
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "Ready");
@@ -588,29 +471,29 @@ test_ready_then_steady(void **state)
 	snprintf(obj, sizeof(obj), "{" MD(1) "," HTTP_SPEC ",\"status\":%s}",
 	        sts);
 	free(sts);
-	done(&g);
+	fakesup_run_fini(&g);
 	/* steady state: no write at all, no requeue */
 	run(obj, children, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 	/* the Deployment loses its pods: Ready flips, requeue after 5 s */
 	steady_children(children, sizeof(children), 0);
 	run(obj, children, &g);
 	assert_int_equal(g.r.nwrites, 1);
-	st = jx_get(W(&g, 0).object, "status");
-	assert_json(jx_get(st, "ready"), "false");
+	st = jx_get(fakesup_write(&g, 0).object, "status");
+	fakesup_assert_json(jx_get(st, "ready"), "false");
 	assert_string_equal(jx_get_str(st, "conditions.1.reason"), "NotReady");
 	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(g.after_ms, 5000);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_update_on_change(void **state)
 {
 	char children[8192];
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 
 	(void)state;
@@ -622,7 +505,7 @@ test_update_on_change(void **state)
 	              "\"port\":9100}}}",
 	        children, &g);
 	assert_int_equal(g.r.nwrites, 3);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.name, "github");
 	assert_string_equal(
@@ -631,21 +514,20 @@ test_update_on_change(void **state)
 	assert_string_equal(
 	        jx_get_str(w.object, "spec.template.spec.containers.0.image"),
 	        "new:2");
-	w = W(&g, 1);
+	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "services");
 	assert_string_equal(
 	        jx_get_str(w.object, "spec.clusterIP"), "10.0.0.1");
-	assert_json(jx_get(w.object, "spec.ports.0.port"), "9100");
-	done(&g);
+	fakesup_assert_json(jx_get(w.object, "spec.ports.0.port"), "9100");
+	fakesup_run_fini(&g);
 }
 
 static void
 test_stdio_to_http_clears_adapter(void **state)
 {
-	struct fake *f = *state;
-	struct view *v = view_new(f->wk, 3000);
-	struct got g;
+	struct fakesup *f = *state;
+	struct fakesup_run g;
 	char *dep;
 	char children[16384];
 
@@ -653,24 +535,25 @@ test_stdio_to_http_clears_adapter(void **state)
 	                   "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
 	                   "\"i\","
 	                   "\"serviceAccountName\":\"sa\"}}}",
-	        NULL, v, &g);
-	view_free(v);
-	dep = jx_to_string(W(&g, 0).object);
+	        NULL, f, &g);
+	dep = jx_to_string(fakesup_write(&g, 0).object);
 	snprintf(children, sizeof(children), "[%s]", dep);
 	free(dep);
-	done(&g);
+	fakesup_run_fini(&g);
 	run("{" MD(2) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
 	              "\"g\",\"deployment\":{\"image\":\"i\"}}}",
 	        children, &g);
-	assert_int_equal(W(&g, 0).op, IPC_OP_UPDATE);
-	json_object *pod = jx_get(W(&g, 0).object, "spec.template.spec");
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE);
+	json_object *pod
+	        = jx_get(fakesup_write(&g, 0).object, "spec.template.spec");
 	assert_null(jx_get(pod, "initContainers"));
 	assert_null(jx_get(pod, "volumes"));
 	assert_null(jx_get(pod, "serviceAccountName"));
 	assert_int_equal(
 	        json_object_array_length(jx_get(pod, "containers")), 1);
-	assert_int_equal(W(&g, 1).op, IPC_OP_CREATE); /* no Service yet */
-	done(&g);
+	assert_int_equal(
+	        fakesup_write(&g, 1).op, IPC_OP_CREATE); /* no Service yet */
+	fakesup_run_fini(&g);
 }
 
 static void
@@ -693,23 +576,24 @@ test_invalid_specs(void **state)
 	static const char *const msgs[] = { "spec.deployment is required",
 		"transportType", "image is required", "port must be",
 		"spec.deployment is required" };
-	struct got g;
+	struct fakesup_run g;
 	json_object *st;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
 		run(objs[i], NULL, &g);
 		assert_int_equal(g.r.nwrites, 1);
-		assert_int_equal(W(&g, 0).op, IPC_OP_UPDATE_STATUS);
-		st = jx_get(W(&g, 0).object, "status");
-		assert_json(jx_get(st, "ready"), "false");
+		assert_int_equal(
+		        fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+		st = jx_get(fakesup_write(&g, 0).object, "status");
+		fakesup_assert_json(jx_get(st, "ready"), "false");
 		assert_null(jx_get(st, "url"));
 		assert_string_equal(
 		        jx_get_str(st, "conditions.0.reason"), "InvalidSpec");
 		assert_non_null(strstr(
 		        jx_get_str(st, "conditions.0.message"), msgs[i]));
 		assert_int_equal(g.verdict, IPC_V_DONE);
-		done(&g);
+		fakesup_run_fini(&g);
 	}
 }
 
@@ -721,11 +605,11 @@ main(void)
 		cmocka_unit_test(test_external),
 		cmocka_unit_test(test_external_keeps_deployed),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_create, fake_setup, fake_teardown),
+		        test_stdio_create, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_image_env, fake_setup, fake_teardown),
+		        test_stdio_image_env, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_stdio_secret_error, fake_setup, fake_teardown),
+		        test_stdio_secret_error, fake_setup, fakesup_teardown),
 		cmocka_unit_test(test_stdio_no_view),
 		cmocka_unit_test(test_http_create),
 		cmocka_unit_test(test_http_command),
@@ -733,7 +617,7 @@ main(void)
 		cmocka_unit_test(test_update_on_change),
 		cmocka_unit_test_setup_teardown(
 		        test_stdio_to_http_clears_adapter, fake_setup,
-		        fake_teardown),
+		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
 	};
 

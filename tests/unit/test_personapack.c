@@ -7,133 +7,26 @@
  * exclusion, seeds, disabled-pack teardown with auth Secrets, deletion,
  * and the error statuses.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/buf.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "tests/lib/fakesup.h"
 #include "ipc/ipc.h"
-#include "ipc/ipc_sock.h"
 #include "workers/personapack.h"
-#include "workers/view.h"
 
 #define NOW_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
 
 /* ---- fake supervisor end ---- */
-
-struct fake {
-	char dir[64];
-	char path[128];
-	struct ipc_sock *sup;
-	struct ipc_sock *wk;
-	struct view *view;
-	pthread_t th;
-	atomic_int stop;
-	json_object *store; /* "plural/name" -> object or "error" */
-	json_object *log;   /* "get plural/name", "secret name" */
-	pthread_mutex_t mu;
-};
-
-static void
-answer(struct fake *f, const struct ipc_view_req *req)
-{
-	struct ipc_view_reply rep
-	        = { .id = req->id, .status = IPC_VS_NOT_FOUND };
-	const char *plural = req->what == IPC_VIEW_SECRET_META
-	        ? "secrets"
-	        : (req->res.plural != NULL ? req->res.plural : "?");
-	char *key = xasprintf("%s/%s", plural, req->name ? req->name : "");
-	json_object *v = json_object_object_get(f->store, key), *body;
-
-	pthread_mutex_lock(&f->mu);
-	json_object_array_add(f->log, json_object_new_string(key));
-	pthread_mutex_unlock(&f->mu);
-	if (v != NULL && json_object_is_type(v, json_type_string)) {
-		rep.status = IPC_VS_ERROR;
-		rep.message = "boom";
-	} else if (v != NULL) {
-		rep.status = IPC_VS_OK;
-		json_object_deep_copy(v, &rep.object, NULL);
-	}
-	body = ipc_view_reply_new(&rep);
-	ipc_sock_send(f->sup, IPC_VIEW_REPLY, 0, body);
-	json_object_put(body);
-	free(key);
-}
-
-static void *
-serve(void *arg)
-{
-	struct fake *f = arg;
-	struct ipc_msg m = { 0 };
-	struct ipc_view_req req;
-	char err[128];
-
-	while (!atomic_load(&f->stop)) {
-		if (ipc_sock_recv_wait(f->sup, 20, &m, err, sizeof(err))
-		        != IPC_SOCK_OK) {
-			continue;
-		}
-		if (m.type == IPC_VIEW_REQ
-		        && ipc_view_req_read(&m, &req) == 0) {
-			answer(f, &req);
-		}
-		ipc_msg_fini(&m);
-	}
-	return (NULL);
-}
-
-static int
-setup(void **state)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	char err[128];
-
-	strcpy(f->dir, "/tmp/test-pp.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/w.sock", f->dir);
-	f->sup = ipc_sock_listen(f->path, 0, err, sizeof(err));
-	assert_non_null(f->sup);
-	f->wk = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
-	assert_non_null(f->wk);
-	f->view = view_new(f->wk, 3000);
-	f->store = json_object_new_object();
-	f->log = json_object_new_array();
-	pthread_mutex_init(&f->mu, NULL);
-	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
-	*state = f;
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	struct fake *f = *state;
-
-	atomic_store(&f->stop, 1);
-	pthread_join(f->th, NULL);
-	view_free(f->view);
-	ipc_sock_close(f->wk);
-	ipc_sock_close(f->sup);
-	unlink(f->path);
-	rmdir(f->dir);
-	json_object_put(f->store);
-	json_object_put(f->log);
-	pthread_mutex_destroy(&f->mu);
-	free(f);
-	return (0);
-}
 
 /* ---- JSON helpers ---- */
 
@@ -166,92 +59,35 @@ eqj(json_object *a, const char *json)
 	return (eq);
 }
 
+/* Puts o (taken) at "plural/name" in every namespace ("secrets/name":
+ * a Secret's metadata); the string "error" makes its reads fail. */
 static void
-store_put(struct fake *f, const char *key, json_object *o)
+store_put(struct fakesup *f, const char *key, json_object *o)
 {
-	json_object_object_add(f->store, key, o);
-}
+	char *plural = xstrdup(key), *name = strchr(plural, '/');
 
-static size_t
-reads(struct fake *f)
-{
-	return (json_object_array_length(f->log));
-}
-
-static bool
-was_read(struct fake *f, const char *key)
-{
-	for (size_t i = 0; i < reads(f); i++) {
-		if (strcmp(json_object_get_string(
-		                   json_object_array_get_idx(f->log, i)),
-		            key)
-		        == 0) {
-			return (true);
-		}
+	*name++ = '\0';
+	fakesup_remove(f, plural, NULL, name);
+	fakesup_fail(f, plural, name, NULL);
+	if (json_object_is_type(o, json_type_string)) {
+		fakesup_fail(f, plural, name, "boom");
+		json_object_put(o);
+	} else if (strcmp(plural, "secrets") == 0) {
+		fakesup_add_secret(f, NULL, name, o);
+	} else {
+		fakesup_add(f, plural, NULL, name, o);
 	}
-	return (false);
+	free(plural);
 }
 
 /* ---- running the reconciler ---- */
 
-struct run {
-	struct ipc_msg msg; /* the decoded RESULT */
-	struct ipc_result r;
-};
-
 static void
-run(struct fake *f, json_object *pack, json_object *children, struct run *out)
+run(struct fakesup *f, json_object *pack, json_object *children,
+        struct fakesup_run *out)
 {
-	struct rec_in in = { .key = "default/x",
-		.object = pack,
-		.children = children,
-		.now_ms = NOW_MS,
-		.view = f != NULL ? f->view : NULL };
-	struct rec_out ro = { 0 };
-	struct buf b = BUF_INIT;
-	char err[256];
-
-	if (children == NULL) {
-		in.children = json_object_new_array();
-	}
-	ro.result = ipc_result_new("default/x", 1, IPC_V_DONE, 0, NULL);
-	ro.verdict = IPC_V_DONE;
-	personapack_reconciler.reconcile(&in, &ro);
-	json_object *v = json_object_new_object();
-	json_object_object_add(v, "kind",
-	        json_object_new_string(ipc_verdict_name(ro.verdict)));
-	if (ro.verdict == IPC_V_REQUEUE_AFTER) {
-		json_object_object_add(
-		        v, "afterMs", json_object_new_int64(ro.after_ms));
-	}
-	json_object_object_add(
-	        v, "message", json_object_new_string(ro.message));
-	json_object_object_add(ro.result, "verdict", v);
-	/* through the wire format: the writes must pass ipc_decode() */
-	assert_int_equal(ipc_encode(IPC_RESULT, 0, ro.result, &b), 0);
-	assert_int_equal(
-	        ipc_decode(b.data, b.len, 0, &out->msg, err, sizeof(err)), 0);
-	assert_int_equal(ipc_result_read(&out->msg, &out->r), 0);
-	buf_fini(&b);
-	json_object_put(ro.result);
-	if (children == NULL) {
-		json_object_put(in.children);
-	}
-}
-
-static void
-run_fini(struct run *r)
-{
-	ipc_msg_fini(&r->msg);
-}
-
-static struct ipc_write
-W(struct run *r, size_t i) {
-	struct ipc_write w;
-
-	assert_true(i < r->r.nwrites);
-	assert_int_equal(ipc_result_write(&r->r, i, &w), 0);
-	return (w);
+	fakesup_run(&personapack_reconciler, f, "default/x", pack, children,
+	        NOW_MS, out);
 }
 
 /* The target name of a write (create: the object's). */
@@ -263,10 +99,10 @@ wname(const struct ipc_write *w)
 }
 
 static void
-assert_write(struct run *r, size_t i, enum ipc_op op, const char *plural,
-        const char *name)
+assert_write(struct fakesup_run *r, size_t i, enum ipc_op op,
+        const char *plural, const char *name)
 {
-	struct ipc_write w = W(r, i);
+	struct ipc_write w = fakesup_write(r, i);
 
 	assert_string_equal(ipc_op_name(w.op), ipc_op_name(op));
 	assert_string_equal(w.res.plural, plural);
@@ -279,10 +115,10 @@ assert_write(struct run *r, size_t i, enum ipc_op op, const char *plural,
 
 /* The index of the write of that op and name, or -1. */
 static int
-find(struct run *r, enum ipc_op op, const char *name)
+find(struct fakesup_run *r, enum ipc_op op, const char *name)
 {
 	for (size_t i = 0; i < r->r.nwrites; i++) {
-		struct ipc_write w = W(r, i);
+		struct ipc_write w = fakesup_write(r, i);
 		if (w.op == op && strcmp(wname(&w), name) == 0) {
 			return ((int)i);
 		}
@@ -291,12 +127,12 @@ find(struct run *r, enum ipc_op op, const char *name)
 }
 
 static json_object *
-status_of(struct run *r)
+status_of(struct fakesup_run *r)
 {
 	int i = find(r, IPC_OP_UPDATE_STATUS, "my-team");
 
 	assert_true(i >= 0);
-	return (jx_get(W(r, (size_t)i).object, "status"));
+	return (jx_get(fakesup_write(r, (size_t)i).object, "status"));
 }
 
 static void
@@ -357,12 +193,12 @@ set(json_object *o, const char *path, const char *json)
 
 /* Turns the creates of r into cached children (uid, resourceVersion). */
 static json_object *
-children_from(struct run *r, const char *plural)
+children_from(struct fakesup_run *r, const char *plural)
 {
 	json_object *out = json_object_new_array();
 
 	for (size_t i = 0; i < r->r.nwrites; i++) {
-		struct ipc_write w = W(r, i);
+		struct ipc_write w = fakesup_write(r, i);
 		json_object *o = NULL;
 		if (w.op != IPC_OP_CREATE
 		        || strcmp(w.res.plural, plural) != 0) {
@@ -431,22 +267,22 @@ test_cron(void **state)
 static void
 test_gone(void **state)
 {
-	struct run r;
+	struct fakesup_run r;
 
 	(void)state;
 	run(NULL, NULL, NULL, &r);
 	assert_int_equal(r.r.nwrites, 0);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 }
 
 /* Spec 9.5 my-team: what a fresh enabled pack stamps. */
 static void
 test_stamp_my_team(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *o, *st;
-	struct run r;
+	struct fakesup_run r;
 
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
@@ -464,8 +300,9 @@ test_stamp_my_team(void **state)
 	        "my-team-triager-schedule");
 	assert_write(&r, 5, IPC_OP_UPDATE_STATUS, "personapacks", "my-team");
 
-	o = W(&r, 0).object;
-	assert_int_equal(W(&r, 0).tolerate, IPC_TOL_ALREADY_EXISTS);
+	o = fakesup_write(&r, 0).object;
+	assert_int_equal(
+	        fakesup_write(&r, 0).tolerate, IPC_TOL_ALREADY_EXISTS);
 	assert_string_equal(
 	        json_object_get_string(jx_getv(o, "data", "MEMORY.md", NULL)),
 	        "# Memory\n\n- Follow team coding standards\n");
@@ -478,8 +315,8 @@ test_stamp_my_team(void **state)
 	        "my-team");
 	assert_null(jx_get(o, "metadata.ownerReferences"));
 
-	o = W(&r, 1).object;
-	assert_int_equal(W(&r, 1).tolerate, 0);
+	o = fakesup_write(&r, 1).object;
+	assert_int_equal(fakesup_write(&r, 1).tolerate, 0);
 	assert_string_equal(json_object_get_string(jx_getv(o, "metadata",
 	                            "labels", "sympozium.ai/persona", NULL)),
 	        "reviewer");
@@ -500,14 +337,15 @@ test_stamp_my_team(void **state)
 	assert_str(o, "spec.policyRef", "default-policy");
 	assert_str(o, "spec.observability.otlpProtocol", "grpc");
 
-	o = W(&r, 2).object;
+	o = fakesup_write(&r, 2).object;
 	assert_true(eqj(jx_get(o, "spec"),
 	        "{'instanceRef':'my-team-reviewer',"
 	        "'schedule':'0 */4 * * 1-5','task':'Review unreviewed PRs.',"
 	        "'type':'scheduled','concurrencyPolicy':'Forbid',"
 	        "'includeMemory':true,'suspend':false}"));
-	assert_str(W(&r, 4).object, "spec.schedule", "2/30 * * * *");
-	assert_null(jx_get(W(&r, 3).object, "spec.channels"));
+	assert_str(
+	        fakesup_write(&r, 4).object, "spec.schedule", "2/30 * * * *");
+	assert_null(jx_get(fakesup_write(&r, 3).object, "spec.channels"));
 
 	st = status_of(&r);
 	assert_true(eqj(st,
@@ -517,13 +355,15 @@ test_stamp_my_team(void **state)
 	        "'scheduleName':'my-team-reviewer-schedule'},"
 	        "{'name':'triager','instanceName':'my-team-triager',"
 	        "'scheduleName':'my-team-triager-schedule'}]}"));
-	assert_int_equal(W(&r, 5).tolerate, IPC_TOL_CONFLICT);
+	assert_int_equal(fakesup_write(&r, 5).tolerate, IPC_TOL_CONFLICT);
 	/* the missing stamps were looked up before being created */
-	assert_true(was_read(f, "sympoziuminstances/my-team-reviewer"));
 	assert_true(
-	        was_read(f, "sympoziumschedules/my-team-triager-schedule"));
-	assert_true(was_read(f, "configmaps/my-team-reviewer-memory"));
-	run_fini(&r);
+	        fakesup_was_read(f, "sympoziuminstances", "my-team-reviewer"));
+	assert_true(fakesup_was_read(
+	        f, "sympoziumschedules", "my-team-triager-schedule"));
+	assert_true(
+	        fakesup_was_read(f, "configmaps", "my-team-reviewer-memory"));
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -531,9 +371,9 @@ test_stamp_my_team(void **state)
 static void
 test_idempotent(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *children;
-	struct run r1, r2;
+	struct fakesup_run r1, r2;
 	size_t n;
 
 	run(f, pack, NULL, &r1);
@@ -543,14 +383,14 @@ test_idempotent(void **state)
 	        pack, "status", json_object_get(status_of(&r1)));
 	store_put(f, "configmaps/my-team-reviewer-memory",
 	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
-	n = reads(f);
+	n = fakesup_nreqs(f);
 	run(f, pack, children, &r2);
 	assert_int_equal(r2.r.nwrites, 0);
 	assert_int_equal(r2.r.verdict, IPC_V_DONE);
 	/* only the seed ConfigMap is read */
-	assert_int_equal(reads(f), n + 1);
-	run_fini(&r1);
-	run_fini(&r2);
+	assert_int_equal(fakesup_nreqs(f), n + 1);
+	fakesup_run_fini(&r1);
+	fakesup_run_fini(&r2);
 	json_object_put(children);
 	json_object_put(pack);
 }
@@ -560,14 +400,14 @@ test_idempotent(void **state)
 static void
 test_finalizer_added(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r;
+	struct fakesup_run r;
 	struct ipc_write w;
 
 	set(pack, "metadata.finalizers", "['other']");
 	run(f, pack, NULL, &r);
-	w = W(&r, 0);
+	w = fakesup_write(&r, 0);
 	assert_int_equal(w.op, IPC_OP_PATCH);
 	assert_int_equal(w.patch_type, IPC_PATCH_MERGE);
 	assert_true(eqj(w.patch,
@@ -577,7 +417,7 @@ test_finalizer_added(void **state)
 	assert_int_equal(w.tolerate, IPC_TOL_CONFLICT);
 	assert_true(find(&r, IPC_OP_CREATE, "my-team-reviewer") > 0);
 	assert_int_equal(find(&r, IPC_OP_UPDATE_STATUS, "my-team"), -1);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -586,7 +426,7 @@ test_finalizer_added(void **state)
 static void
 test_developer_team(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = J(
 	        "{'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
 	        "'metadata':{'name':'developer-team','namespace':'default',"
@@ -614,7 +454,7 @@ test_developer_team(void **state)
 	        "'developer-team-qa-engineer-schedule','namespace':'default',"
 	        "'deletionTimestamp':'2026-01-01T00:00:00Z'}}]");
 	json_object *o;
-	struct run r;
+	struct fakesup_run r;
 	int i;
 
 	store_put(f, "configmaps/developer-team-qa-engineer-memory",
@@ -622,12 +462,12 @@ test_developer_team(void **state)
 	          "}"));
 	run(f, pack, children, &r);
 	i = find(&r, IPC_OP_CREATE, "developer-team-tech-lead");
-	o = W(&r, (size_t)i).object;
+	o = fakesup_write(&r, (size_t)i).object;
 	assert_true(eqj(jx_get(o, "spec.skills"),
 	        "[{'skillPackRef':'github-gitops','params':"
 	        "{'repo':'myorg/myapp'}},{'skillPackRef':'code-review'},"
 	        "{'skillPackRef':'memory'}]"));
-	o = W(&r,
+	o = fakesup_write(&r,
 	        (size_t)find(&r, IPC_OP_CREATE,
 	                "developer-team-tech-lead-schedule"))
 	            .object;
@@ -635,7 +475,7 @@ test_developer_team(void **state)
 	assert_str(o, "spec.task",
 	        "TEAM OBJECTIVE: Build the /api/v1/users endpoints.\n\n"
 	        "YOUR ROLE TASK: Review open PRs.");
-	o = W(&r,
+	o = fakesup_write(&r,
 	        (size_t)find(&r, IPC_OP_CREATE,
 	                "developer-team-backend-dev-schedule"))
 	            .object;
@@ -653,16 +493,16 @@ test_developer_team(void **state)
 	assert_int_equal(
 	        find(&r, IPC_OP_CREATE, "developer-team-qa-engineer-schedule"),
 	        -1);
-	assert_int_equal(W(&r,
+	assert_int_equal(fakesup_write(&r,
 	                         (size_t)find(&r, IPC_OP_DELETE,
 	                                 "developer-team-qa-engineer"))
 	                         .tolerate,
 	        IPC_TOL_NOT_FOUND);
-	o = jx_get(W(&r, r.r.nwrites - 1).object, "status");
+	o = jx_get(fakesup_write(&r, r.r.nwrites - 1).object, "status");
 	assert_int_equal(int_at(o, "personaCount"), 3);
 	assert_int_equal(int_at(o, "installedCount"), 2);
 	assert_str(o, "phase", "Ready");
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(children);
 	json_object_put(pack);
 }
@@ -672,9 +512,9 @@ test_developer_team(void **state)
 static void
 test_sync_instance(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *children, *o, *want;
-	struct run r;
+	struct fakesup_run r;
 	int i;
 
 	set(pack, "spec.baseURL", "'http://ollama:11434'");
@@ -697,8 +537,9 @@ test_sync_instance(void **state)
 	run(f, pack, children, &r);
 	i = find(&r, IPC_OP_UPDATE, "my-team-reviewer");
 	assert_true(i >= 0);
-	assert_int_equal(W(&r, (size_t)i).tolerate, IPC_TOL_CONFLICT);
-	o = W(&r, (size_t)i).object;
+	assert_int_equal(
+	        fakesup_write(&r, (size_t)i).tolerate, IPC_TOL_CONFLICT);
+	o = fakesup_write(&r, (size_t)i).object;
 	want = J("{'agents':{'default':{'model':'gpt-5','lifecycle':{'x':1},"
 	         "'baseURL':'http://ollama:11434'}},"
 	         "'authRefs':[{'provider':'openai','secret':"
@@ -712,9 +553,10 @@ test_sync_instance(void **state)
 	assert_str(o, "metadata.resourceVersion", "7");
 	assert_null(jx_get(o, "status"));
 	/* no instance read: it was among the children */
-	assert_false(was_read(f, "sympoziuminstances/my-team-reviewer"));
+	assert_false(
+	        fakesup_was_read(f, "sympoziuminstances", "my-team-reviewer"));
 	json_object_put(want);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 
 	/* same channel set: only the secret of the existing channel moves */
 	set(pack, "spec.personas",
@@ -729,14 +571,16 @@ test_sync_instance(void **state)
 	set(json_object_array_get_idx(children, 0), "spec.memory",
 	        "{'enabled':false,'systemPrompt':'P'}");
 	run(f, pack, children, &r);
-	o = W(&r, (size_t)find(&r, IPC_OP_UPDATE, "my-team-reviewer")).object;
+	o = fakesup_write(
+	        &r, (size_t)find(&r, IPC_OP_UPDATE, "my-team-reviewer"))
+	            .object;
 	assert_true(eqj(jx_get(o, "spec.channels"),
 	        "[{'type':'slack','configRef':{'secret':'s2'}}]"));
 	assert_true(eqj(jx_get(o, "spec.memory"),
 	        "{'enabled':false,'systemPrompt':'P'}"));
 	assert_str(o, "spec.agents.default.model", "gpt-4o");
 	assert_null(jx_get(o, "spec.authRefs"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(children);
 	json_object_put(pack);
 }
@@ -746,9 +590,9 @@ test_sync_instance(void **state)
 static void
 test_sync_schedule(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *children, *o;
-	struct run r1, r2;
+	struct fakesup_run r1, r2;
 	int i;
 
 	run(f, pack, NULL, &r1);
@@ -765,18 +609,18 @@ test_sync_schedule(void **state)
 	run(f, pack, children, &r2);
 	i = find(&r2, IPC_OP_UPDATE, "my-team-reviewer-schedule");
 	assert_true(i >= 0);
-	o = W(&r2, (size_t)i).object;
+	o = fakesup_write(&r2, (size_t)i).object;
 	assert_true(eqj(jx_get(o, "spec.suspend"), "false"));
 	assert_string_equal(json_object_get_string(jx_getv(o, "metadata",
 	                            "labels", "sympozium.ai/persona", NULL)),
 	        "reviewer");
 	assert_true(find(&r2, IPC_OP_DELETE, "my-team-triager-schedule") >= 0);
-	o = jx_get(W(&r2, r2.r.nwrites - 1).object, "status");
+	o = jx_get(fakesup_write(&r2, r2.r.nwrites - 1).object, "status");
 	assert_null(jx_get(
 	        json_object_array_get_idx(jx_get(o, "installedPersonas"), 1),
 	        "scheduleName"));
-	run_fini(&r1);
-	run_fini(&r2);
+	fakesup_run_fini(&r1);
+	fakesup_run_fini(&r2);
 	json_object_put(children);
 	json_object_put(pack);
 }
@@ -786,9 +630,9 @@ test_sync_schedule(void **state)
 static void
 test_stale_children(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r1, r2;
+	struct fakesup_run r1, r2;
 	json_object *kids;
 
 	run(f, pack, NULL, &r1);
@@ -802,8 +646,8 @@ test_stale_children(void **state)
 	assert_int_equal(find(&r2, IPC_OP_UPDATE, "my-team-reviewer"), -1);
 	assert_true(
 	        find(&r2, IPC_OP_CREATE, "my-team-reviewer-schedule") >= 0);
-	run_fini(&r1);
-	run_fini(&r2);
+	fakesup_run_fini(&r1);
+	fakesup_run_fini(&r2);
 	json_object_put(kids);
 	json_object_put(pack);
 }
@@ -814,9 +658,9 @@ test_stale_children(void **state)
 static void
 test_name_conflict(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *st, *c;
-	struct run r;
+	struct fakesup_run r;
 
 	store_put(f, "sympoziuminstances/my-team-triager",
 	        J("{'metadata':{'name':'my-team-triager','uid':'u-user'}}"));
@@ -841,13 +685,13 @@ test_name_conflict(void **state)
 
 	/* still failing an hour later: same status, no write */
 	json_object_object_add(pack, "status", json_object_get(st));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	run(f, pack, NULL, &r);
 	assert_int_equal(find(&r, IPC_OP_UPDATE_STATUS, "my-team"), -1);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 
 	/* the user's object goes: Ready, the condition is removed */
-	json_object_object_del(f->store, "sympoziuminstances/my-team-triager");
+	fakesup_remove(f, "sympoziuminstances", NULL, "my-team-triager");
 	set(pack, "status.conditions",
 	        "[{'type':'Other','status':'True'},{'type':'Ready',"
 	        "'status':'False','reason':'NameConflict','message':'x',"
@@ -857,7 +701,7 @@ test_name_conflict(void **state)
 	assert_str(st, "phase", "Ready");
 	assert_true(eqj(jx_get(st, "conditions"),
 	        "[{'type':'Other','status':'True'}]"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -866,9 +710,9 @@ test_name_conflict(void **state)
 static void
 test_invalid_personas(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *st;
-	struct run r;
+	struct fakesup_run r;
 	size_t n;
 
 	set(pack, "spec.personas",
@@ -895,7 +739,7 @@ test_invalid_personas(void **state)
 	assert_non_null(strstr(r.r.message, "Bad_Name"));
 	assert_non_null(strstr(r.r.message, "personas[4] is not an object"));
 	assert_non_null(strstr(r.r.message, "longer than 63"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -904,23 +748,23 @@ test_invalid_personas(void **state)
 static void
 test_seeds_existing_or_unreadable(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r;
+	struct fakesup_run r;
 
 	store_put(f, "configmaps/my-team-reviewer-memory",
 	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(
 	        find(&r, IPC_OP_CREATE, "my-team-reviewer-memory"), -1);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	store_put(f, "configmaps/my-team-reviewer-memory", J("'error'"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(
 	        find(&r, IPC_OP_CREATE, "my-team-reviewer-memory"), -1);
 	assert_str(status_of(&r), "phase", "Ready");
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -928,9 +772,9 @@ test_seeds_existing_or_unreadable(void **state)
 static void
 test_build_extras(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *o;
-	struct run r;
+	struct fakesup_run r;
 
 	set(pack, "spec.personas",
 	        "[{'name':'web','systemPrompt':'p','model':'m1',"
@@ -944,7 +788,8 @@ test_build_extras(void **state)
 	set(pack, "spec.agentSandbox", "{'enabled':true}");
 	set(pack, "spec.skillParams", "{'code-review':{},'memory':{'a':'b'}}");
 	run(f, pack, NULL, &r);
-	o = W(&r, (size_t)find(&r, IPC_OP_CREATE, "my-team-web")).object;
+	o = fakesup_write(&r, (size_t)find(&r, IPC_OP_CREATE, "my-team-web"))
+	            .object;
 	assert_true(eqj(jx_get(o, "spec.skills"),
 	        "[{'skillPackRef':'memory','params':{'a':'b'}},"
 	        "{'skillPackRef':'code-review'},{'skillPackRef':"
@@ -958,11 +803,12 @@ test_build_extras(void **state)
 	        "{'enabled':true}"));
 	assert_true(eqj(
 	        jx_get(o, "spec.agents.default.lifecycle"), "{'preRun':[]}"));
-	o = W(&r, (size_t)find(&r, IPC_OP_CREATE, "my-team-web2")).object;
+	o = fakesup_write(&r, (size_t)find(&r, IPC_OP_CREATE, "my-team-web2"))
+	            .object;
 	assert_true(eqj(jx_get(o, "spec.skills"),
 	        "[{'skillPackRef':'memory'},{'skillPackRef':'web-endpoint'}"
 	        "]"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -972,9 +818,9 @@ test_build_extras(void **state)
 static void
 test_disabled_teardown(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *children;
-	struct run r;
+	struct fakesup_run r;
 
 	set(pack, "spec.enabled", "false");
 	children = J("[{'kind':'SympoziumInstance','metadata':{'name':"
@@ -994,8 +840,9 @@ test_disabled_teardown(void **state)
 	        &r, 1, IPC_OP_DELETE, "sympoziuminstances", "my-team-gone");
 	assert_write(
 	        &r, 2, IPC_OP_DELETE, "configmaps", "my-team-reviewer-memory");
-	assert_true(was_read(f, "configmaps/my-team-triager-memory"));
-	run_fini(&r);
+	assert_true(
+	        fakesup_was_read(f, "configmaps", "my-team-triager-memory"));
+	fakesup_run_fini(&r);
 	json_object_put(children);
 	json_object_put(pack);
 }
@@ -1005,9 +852,9 @@ test_disabled_teardown(void **state)
 static void
 test_disabled_secrets(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r;
+	struct fakesup_run r;
 
 	set(pack, "spec.enabled", "false");
 	set(pack, "spec.authRefs",
@@ -1035,11 +882,12 @@ test_disabled_secrets(void **state)
 	assert_write(&r, 1, IPC_OP_DELETE, "secrets", "my-team-credentials");
 	assert_write(&r, 2, IPC_OP_DELETE, "secrets", "labelled");
 	assert_write(&r, 3, IPC_OP_DELETE, "secrets", "my-team-key");
-	assert_int_equal(W(&r, 3).tolerate, IPC_TOL_NOT_FOUND);
+	assert_int_equal(fakesup_write(&r, 3).tolerate, IPC_TOL_NOT_FOUND);
 	assert_write(&r, 4, IPC_OP_PATCH, "personapacks", "my-team");
-	assert_true(eqj(W(&r, 4).patch, "{'spec':{'authRefs':null}}"));
-	assert_true(was_read(f, "secrets/absent-key"));
-	run_fini(&r);
+	assert_true(
+	        eqj(fakesup_write(&r, 4).patch, "{'spec':{'authRefs':null}}"));
+	assert_true(fakesup_was_read(f, "secrets", "absent-key"));
+	fakesup_run_fini(&r);
 
 	set(pack, "spec.authRefs", NULL);
 	run(f, pack, NULL, &r);
@@ -1048,11 +896,11 @@ test_disabled_secrets(void **state)
 	        "{'phase':'Inactive','personaCount':2,'installedCount':0,"
 	        "'sharedMemoryReady':false}"));
 	json_object_object_add(pack, "status", json_object_get(status_of(&r)));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.nwrites, 0);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -1060,9 +908,9 @@ test_disabled_secrets(void **state)
 static void
 test_disabled_secret_error(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r;
+	struct fakesup_run r;
 
 	set(pack, "spec.enabled", "false");
 	set(pack, "status", "{'phase':'Ready','installedPersonas':[{}]}");
@@ -1072,7 +920,7 @@ test_disabled_secret_error(void **state)
 	assert_int_equal(find(&r, IPC_OP_PATCH, "my-team"), -1);
 	assert_str(status_of(&r), "phase", "Inactive");
 	assert_null(jx_get(status_of(&r), "installedPersonas"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -1080,9 +928,9 @@ test_disabled_secret_error(void **state)
 static void
 test_deletion(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team();
-	struct run r;
+	struct fakesup_run r;
 
 	set(pack, "metadata.deletionTimestamp", "'2026-01-01T00:00:00Z'");
 	set(pack, "metadata.finalizers",
@@ -1095,33 +943,33 @@ test_deletion(void **state)
 	assert_write(
 	        &r, 0, IPC_OP_DELETE, "configmaps", "my-team-triager-memory");
 	assert_write(&r, 1, IPC_OP_PATCH, "personapacks", "my-team");
-	assert_true(eqj(W(&r, 1).patch,
+	assert_true(eqj(fakesup_write(&r, 1).patch,
 	        "{'metadata':{'finalizers':['a'],'resourceVersion':'10'}}"));
-	assert_int_equal(
-	        W(&r, 1).tolerate, IPC_TOL_CONFLICT | IPC_TOL_NOT_FOUND);
-	run_fini(&r);
+	assert_int_equal(fakesup_write(&r, 1).tolerate,
+	        IPC_TOL_CONFLICT | IPC_TOL_NOT_FOUND);
+	fakesup_run_fini(&r);
 
 	/* the last finalizer: the key is removed */
 	set(pack, "metadata.finalizers",
 	        "['sympozium.ai/personapack-finalizer']");
 	run(f, pack, NULL, &r);
-	assert_true(eqj(W(&r, 1).patch,
+	assert_true(eqj(fakesup_write(&r, 1).patch,
 	        "{'metadata':{'finalizers':null,'resourceVersion':'10'}}"));
-	run_fini(&r);
+	fakesup_run_fini(&r);
 
 	/* a ConfigMap read error keeps the finalizer */
 	store_put(f, "configmaps/my-team-reviewer-memory", J("'error'"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.verdict, IPC_V_ERROR);
 	assert_int_equal(r.r.nwrites, 0);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 
 	/* our finalizer already gone: nothing to do */
 	set(pack, "metadata.finalizers", "['a']");
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.nwrites, 0);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
-	run_fini(&r);
+	fakesup_run_fini(&r);
 	json_object_put(pack);
 }
 
@@ -1130,9 +978,9 @@ test_deletion(void **state)
 static void
 test_terminating_and_empty(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	json_object *pack = my_team(), *children;
-	struct run r1, r2;
+	struct fakesup_run r1, r2;
 
 	run(f, pack, NULL, &r1);
 	children = children_from(&r1, "sympoziuminstances");
@@ -1142,8 +990,8 @@ test_terminating_and_empty(void **state)
 	run(f, pack, children, &r2);
 	assert_int_equal(find(&r2, IPC_OP_UPDATE, "my-team-reviewer"), -1);
 	assert_int_equal(find(&r2, IPC_OP_CREATE, "my-team-reviewer"), -1);
-	run_fini(&r1);
-	run_fini(&r2);
+	fakesup_run_fini(&r1);
+	fakesup_run_fini(&r2);
 	json_object_put(children);
 
 	json_object_object_del(pack, "spec");
@@ -1151,7 +999,7 @@ test_terminating_and_empty(void **state)
 	assert_true(eqj(status_of(&r1),
 	        "{'phase':'Inactive','personaCount':0,'installedCount':0,"
 	        "'sharedMemoryReady':false}"));
-	run_fini(&r1);
+	fakesup_run_fini(&r1);
 	json_object_put(pack);
 }
 
@@ -1161,7 +1009,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cron),
 		cmocka_unit_test(test_gone),
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)                                                                 \
+	cmocka_unit_test_setup_teardown(fn, fakesup_setup, fakesup_teardown)
 		T(test_stamp_my_team),
 		T(test_idempotent),
 		T(test_finalizer_added),

@@ -8,170 +8,51 @@
  * one catch-up run after downtime, stale status repaired from the owned
  * runs, CRON_TZ, names too long for labels, view errors, no-op status.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/jsonx.h"
 #include "common/timefmt.h"
-#include "ipc/ipc_sock.h"
-#include "supervisor/labelsel.h"
+#include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/schedule.h"
-#include "workers/view.h"
 
 /* ---- the fake supervisor end ---- */
 
-struct fake {
-	char dir[64], path[128];
-	struct ipc_sock *srv, *cli;
-	struct view *view;
-	pthread_t th;
-	atomic_int stop;
-	json_object *world; /* objects the views answer from */
-	const char *fail;   /* plural whose views answer an error */
-	atomic_int nreq;
-};
-
 static const char *
-kind_of(const char *plural)
+plural_of(const char *kind)
 {
-	if (strcmp(plural, "agentruns") == 0) {
-		return ("AgentRun");
+	if (strcmp(kind, "AgentRun") == 0) {
+		return ("agentruns");
 	}
-	if (strcmp(plural, "configmaps") == 0) {
-		return ("ConfigMap");
+	if (strcmp(kind, "ConfigMap") == 0) {
+		return ("configmaps");
 	}
-	if (strcmp(plural, "sympoziuminstances") == 0) {
-		return ("SympoziumInstance");
+	if (strcmp(kind, "SympoziumInstance") == 0) {
+		return ("sympoziuminstances");
 	}
 	return ("?");
 }
 
-static json_object *
-answer(struct fake *f, const struct ipc_view_req *q)
-{
-	struct ipc_view_reply r = { .id = q->id, .status = IPC_VS_NOT_FOUND };
-	const char *kind = kind_of(q->res.plural);
-	struct labelsel *sel = labelsel_parse(q->label_selector, NULL, 0);
-
-	if (f->fail != NULL && strcmp(f->fail, q->res.plural) == 0) {
-		r.status = IPC_VS_ERROR;
-		r.message = "injected";
-	} else if (q->what == IPC_VIEW_LIST) {
-		r.status = IPC_VS_OK;
-		r.items = json_object_new_array();
-	}
-	for (size_t i = 0; r.status != IPC_VS_ERROR
-	        && i < json_object_array_length(f->world);
-	        i++) {
-		json_object *o = json_object_array_get_idx(f->world, i);
-		if (strcmp(jx_get_str(o, "kind"), kind) != 0
-		        || strcmp(kobj_ns(o), q->namespace) != 0) {
-			continue;
-		}
-		if (q->what == IPC_VIEW_GET
-		        && strcmp(kobj_name(o), q->name) == 0) {
-			r.status = IPC_VS_OK;
-			r.object = json_object_get(o);
-		} else if (q->what == IPC_VIEW_LIST
-		        && labelsel_match_json(
-		                sel, jx_get(o, "metadata.labels"))) {
-			json_object_array_add(r.items, json_object_get(o));
-		}
-	}
-	labelsel_free(sel);
-	return (ipc_view_reply_new(&r));
-}
-
-static void *
-serve(void *arg)
-{
-	struct fake *f = arg;
-	struct ipc_msg m = { 0 };
-	struct ipc_view_req q;
-	char err[128];
-
-	while (!atomic_load(&f->stop)) {
-		if (ipc_sock_recv_wait(f->srv, 20, &m, err, sizeof(err))
-		        != IPC_SOCK_OK) {
-			continue;
-		}
-		if (m.type == IPC_VIEW_REQ && ipc_view_req_read(&m, &q) == 0) {
-			json_object *rep = answer(f, &q);
-			atomic_fetch_add(&f->nreq, 1);
-			ipc_sock_send(f->srv, IPC_VIEW_REPLY, 0, rep);
-			json_object_put(rep);
-		}
-		ipc_msg_fini(&m);
-	}
-	return (NULL);
-}
-
-static int
-setup(void **state)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	char err[128];
-
-	strcpy(f->dir, "/tmp/test-schedule.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
-	f->srv = ipc_sock_listen(f->path, 0, err, sizeof(err));
-	assert_non_null(f->srv);
-	f->cli = ipc_sock_dial(f->path, 0, 3000, err, sizeof(err));
-	assert_non_null(f->cli);
-	f->view = view_new(f->cli, 3000);
-	f->world = json_object_new_array();
-	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
-	*state = f;
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	struct fake *f = *state;
-
-	atomic_store(&f->stop, 1);
-	pthread_join(f->th, NULL);
-	view_free(f->view);
-	ipc_sock_close(f->cli);
-	ipc_sock_close(f->srv);
-	json_object_put(f->world);
-	unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return (0);
-}
-
+/* Adds an object the views answer from, its plural from its kind. */
 static void
-world(struct fake *f, const char *json)
+world(struct fakesup *f, const char *json)
 {
 	json_object *o = json_tokener_parse(json);
 
 	assert_non_null(o);
-	json_object_array_add(f->world, o);
+	fakesup_add(f, plural_of(jx_get_str(o, "kind")), kobj_ns(o),
+	        kobj_name(o), o);
 }
 
 /* ---- driving the reconciler ---- */
-
-struct outcome {
-	json_object *result; /* owned */
-	json_object *writes; /* borrowed from result */
-	enum ipc_verdict verdict;
-	int64_t after_ms;
-	char message[512];
-};
 
 static int64_t
 at(const char *rfc3339)
@@ -182,41 +63,25 @@ at(const char *rfc3339)
 	return (us / 1000);
 }
 
+/* Runs the reconciler on obj (taken) at now. */
 static void
-run(struct fake *f, json_object *obj, json_object *children, const char *now,
-        struct outcome *o)
+run(struct fakesup *f, json_object *obj, json_object *children,
+        const char *now, struct fakesup_run *o)
 {
-	struct rec_in in = { .key = "default/x",
-		.object = obj,
-		.children
-		= children != NULL ? children : json_object_new_array(),
-		.now_ms = at(now),
-		.view = f->view };
-	struct rec_out out = { .result
-		= ipc_result_new("default/x", 1, IPC_V_DONE, 0, NULL) };
-	char err[256];
-
-	schedule_reconciler.reconcile(&in, &out);
-	assert_int_equal(
-	        ipc_validate(IPC_RESULT, out.result, err, sizeof(err)), 0);
-	memset(o, 0, sizeof(*o));
-	o->result = out.result;
-	o->writes = json_object_object_get(out.result, "writes");
-	o->verdict = out.verdict;
-	o->after_ms = out.after_ms;
-	memcpy(o->message, out.message, sizeof(o->message));
-	json_object_put(in.children);
+	fakesup_run(&schedule_reconciler, f, "default/x", obj, children,
+	        at(now), o);
+	json_object_put(children);
 	json_object_put(obj);
 }
 
 static size_t
-nwrites(const struct outcome *o)
+nwrites(const struct fakesup_run *o)
 {
 	return (o->writes != NULL ? json_object_array_length(o->writes) : 0);
 }
 
 static json_object *
-write_at(const struct outcome *o, size_t i, const char *op)
+write_at(const struct fakesup_run *o, size_t i, const char *op)
 {
 	json_object *w;
 
@@ -228,19 +93,13 @@ write_at(const struct outcome *o, size_t i, const char *op)
 
 /* The status of an update_status write. */
 static json_object *
-status_of(const struct outcome *o, size_t i)
+status_of(const struct fakesup_run *o, size_t i)
 {
 	json_object *w = write_at(o, i, "update_status");
 
 	assert_string_equal(
 	        jx_get_str(w, "resource.plural"), "sympoziumschedules");
 	return (jx_get(w, "object.status"));
-}
-
-static void
-done(struct outcome *o)
-{
-	json_object_put(o->result);
 }
 
 static const char base_json[]
@@ -272,7 +131,7 @@ set(json_object *o, const char *path, const char *json)
 }
 
 static void
-instance_and_memory(struct fake *f)
+instance_and_memory(struct fakesup *f)
 {
 	world(f,
 	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
@@ -294,7 +153,7 @@ instance_and_memory(struct fake *f)
 }
 
 static void
-run_in_world(struct fake *f, const char *name, const char *phase)
+run_in_world(struct fakesup *f, const char *name, const char *phase)
 {
 	char buf[512];
 
@@ -313,14 +172,14 @@ run_in_world(struct fake *f, const char *name, const char *phase)
 static void
 test_gone_and_deleted(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base();
 
 	run(f, NULL, NULL, "2026-06-15T10:30:00Z", &o);
 	assert_int_equal(o.verdict, IPC_V_DONE);
 	assert_int_equal(nwrites(&o), 0);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	set(s, "metadata.deletionTimestamp", "\"2026-06-15T10:31:00Z\"");
 	set(s, "metadata.finalizers",
@@ -335,15 +194,15 @@ test_gone_and_deleted(void **state)
 	        1);
 	assert_string_equal(
 	        jx_get_str(w, "patch.metadata.resourceVersion"), "42");
-	done(&o);
+	fakesup_run_fini(&o);
 
 	s = base();
 	set(s, "metadata.deletionTimestamp", "\"2026-06-15T10:31:00Z\"");
 	set(s, "metadata.finalizers", "[]");
 	run(f, s, NULL, "2026-06-15T10:31:00Z", &o);
 	assert_int_equal(nwrites(&o), 0);
-	assert_int_equal(atomic_load(&f->nreq), 0);
-	done(&o);
+	assert_int_equal(fakesup_nreqs(f), 0);
+	fakesup_run_fini(&o);
 }
 
 /* A new schedule: the finalizer patch alone (its watch event brings the
@@ -352,8 +211,8 @@ test_gone_and_deleted(void **state)
 static void
 test_finalizer_not_due(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base(), *st;
 
 	jx_strip(s, "metadata.finalizers");
@@ -366,8 +225,8 @@ test_finalizer_not_due(void **state)
 	                jx_get(w, "patch.metadata.finalizers"), 0)),
 	        SCHEDULE_FINALIZER);
 	assert_int_equal(o.verdict, IPC_V_DONE);
-	assert_int_equal(atomic_load(&f->nreq), 0);
-	done(&o);
+	assert_int_equal(fakesup_nreqs(f), 0);
+	fakesup_run_fini(&o);
 
 	s = base();
 	set(s, "spec.schedule", "\"0 0 1 1 *\"");
@@ -380,7 +239,7 @@ test_finalizer_not_due(void **state)
 	assert_null(jx_get(st, "lastRunTime"));
 	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	/* Feb 29 only: the next one is in 2028 */
 	s = base();
@@ -388,7 +247,7 @@ test_finalizer_not_due(void **state)
 	run(f, s, NULL, "2026-06-15T10:30:05Z", &o);
 	assert_string_equal(jx_get_str(status_of(&o, 0), "nextRunTime"),
 	        "2028-02-29T00:00:00Z");
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* Not due: the delay is the time to the tick when under a minute, and an
@@ -396,8 +255,8 @@ test_finalizer_not_due(void **state)
 static void
 test_not_due_noop(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base();
 
 	set(s, "spec.schedule", "\"*/5 * * * *\"");
@@ -410,14 +269,14 @@ test_not_due_noop(void **state)
 	assert_int_equal(nwrites(&o), 0);
 	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(o.after_ms, 30000);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 static void
 test_suspended(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base();
 
 	set(s, "spec.suspend", "true");
@@ -432,7 +291,7 @@ test_suspended(void **state)
 	        jx_get_str(st, "nextRunTime"), "2026-06-15T11:00:00Z");
 	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	s = base();
 	set(s, "spec.suspend", "true");
@@ -440,15 +299,15 @@ test_suspended(void **state)
 	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
 	assert_int_equal(nwrites(&o), 0);
 	assert_int_equal(o.after_ms, 60000);
-	assert_int_equal(atomic_load(&f->nreq), 0);
-	done(&o);
+	assert_int_equal(fakesup_nreqs(f), 0);
+	fakesup_run_fini(&o);
 }
 
 static void
 test_invalid_cron(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base(), *st, *c;
 	const char *bad[] = { "@hourly", "0 * * *", "* * * * 7",
 		"CRON_TZ=Nowhere/City 0 * * * *", "0 0 30 2 *", "" };
@@ -472,11 +331,11 @@ test_invalid_cron(void **state)
 	s = base();
 	set(s, "spec.schedule", "\"61 * * * *\"");
 	json_object_object_add(s, "status", json_object_get(st));
-	done(&o);
+	fakesup_run_fini(&o);
 	run(f, s, NULL, "2026-06-15T12:10:00Z", &o);
 	assert_int_equal(nwrites(&o), 0);
 	assert_int_equal(o.verdict, IPC_V_DONE);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		s = base();
@@ -486,9 +345,9 @@ test_invalid_cron(void **state)
 		assert_string_equal(
 		        jx_get_str(status_of(&o, 0), "phase"), "Error");
 		assert_int_equal(o.verdict, IPC_V_DONE);
-		done(&o);
+		fakesup_run_fini(&o);
 	}
-	assert_int_equal(atomic_load(&f->nreq), 0);
+	assert_int_equal(fakesup_nreqs(f), 0);
 }
 
 /* The first fire of a new hourly schedule (a tick within the 24 h before
@@ -496,8 +355,8 @@ test_invalid_cron(void **state)
 static void
 test_first_fire(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *run_, *st;
 
 	instance_and_memory(f);
@@ -566,7 +425,7 @@ test_first_fire(void **state)
 	        "42");
 	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* includeMemory false, an empty memory, a missing memory ConfigMap, and
@@ -574,8 +433,8 @@ test_first_fire(void **state)
 static void
 test_task_text(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base();
 
 	instance_and_memory(f);
@@ -585,9 +444,9 @@ test_task_text(void **state)
 	json_object *r = jx_get(write_at(&o, 0, "create"), "object");
 	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
 	assert_string_equal(kobj_label(r, "sympozium.ai/type"), "scheduled");
-	done(&o);
+	fakesup_run_fini(&o);
 
-	json_object_array_del_idx(f->world, 1, 1); /* the memory */
+	fakesup_remove(f, "configmaps", "default", "alice-memory");
 	world(f,
 	        "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
 	        "\"alice-memory\",\"namespace\":\"default\"},"
@@ -595,13 +454,13 @@ test_task_text(void **state)
 	run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
 	r = jx_get(write_at(&o, 0, "create"), "object");
 	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
-	done(&o);
+	fakesup_run_fini(&o);
 
-	json_object_array_del_idx(f->world, 1, 1);
+	fakesup_remove(f, "configmaps", "default", "alice-memory");
 	run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
 	r = jx_get(write_at(&o, 0, "create"), "object");
 	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 static json_object *
@@ -624,7 +483,7 @@ after_run(const char *policy)
 static void
 test_forbid(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	static const struct {
 		const char *phase; /* NULL: the run is gone */
 		bool blocks;
@@ -639,7 +498,7 @@ test_forbid(void **state)
 		{ "Failed", false },
 		{ NULL, false },
 	};
-	struct outcome o;
+	struct fakesup_run o;
 
 	instance_and_memory(f);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -661,10 +520,10 @@ test_forbid(void **state)
 			        "alice-heartbeat-2");
 			assert_int_equal(o.after_ms, 60000);
 		}
-		done(&o);
+		fakesup_run_fini(&o);
 		if (cases[i].phase != NULL) {
-			json_object_array_del_idx(f->world,
-			        json_object_array_length(f->world) - 1, 1);
+			fakesup_remove(f, "agentruns", "default",
+			        "alice-heartbeat-1");
 		}
 	}
 }
@@ -674,9 +533,9 @@ test_forbid(void **state)
 static void
 test_allow_replace(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	const char *policies[] = { "Allow", "Replace" };
-	struct outcome o;
+	struct fakesup_run o;
 
 	instance_and_memory(f);
 	run_in_world(f, "alice-heartbeat-1", "Running");
@@ -688,15 +547,15 @@ test_allow_replace(void **state)
 		        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
 		        "alice-heartbeat-2");
 		status_of(&o, 1);
-		done(&o);
+		fakesup_run_fini(&o);
 	}
 }
 
 static void
 test_serving_guard(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 
 	instance_and_memory(f);
 	world(f,
@@ -708,14 +567,14 @@ test_serving_guard(void **state)
 	assert_int_equal(nwrites(&o), 0);
 	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 static void
 test_instance_missing(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *st, *c;
 
 	run(f, after_run("Allow"), NULL, "2026-06-15T11:00:10Z", &o);
@@ -733,14 +592,14 @@ test_instance_missing(void **state)
 	/* the instance appears: Active again, the condition goes */
 	json_object *s = after_run("Allow");
 	json_object_object_add(s, "status", json_object_get(st));
-	done(&o);
+	fakesup_run_fini(&o);
 	instance_and_memory(f);
 	run(f, s, NULL, "2026-06-15T11:01:10Z", &o);
 	st = status_of(&o, 1);
 	assert_string_equal(jx_get_str(st, "phase"), "Active");
 	assert_int_equal(
 	        json_object_array_length(jx_get(st, "conditions")), 0);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* N = max(totalRuns + 1, highest `<name>-<k>` + 1), other names ignored,
@@ -748,8 +607,8 @@ test_instance_missing(void **state)
 static void
 test_numbering(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *kids = json_object_new_array();
 
 	instance_and_memory(f);
@@ -771,7 +630,7 @@ test_numbering(void **state)
 	int64_t total = 0;
 	jx_get_int(status_of(&o, 1), "totalRuns", &total);
 	assert_int_equal(total, 9);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	/* totalRuns ahead of the names */
 	json_object *s = after_run("Allow");
@@ -780,7 +639,7 @@ test_numbering(void **state)
 	assert_string_equal(
 	        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
 	        "alice-heartbeat-21");
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* Three days down: exactly one catch-up run, then the next tick from
@@ -788,8 +647,8 @@ test_numbering(void **state)
 static void
 test_catch_up(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = after_run("Forbid"), *st;
 
 	instance_and_memory(f);
@@ -801,7 +660,7 @@ test_catch_up(void **state)
 	        jx_get_str(st, "lastRunTime"), "2026-06-18T09:17:45Z");
 	assert_string_equal(
 	        jx_get_str(st, "nextRunTime"), "2026-06-18T10:00:00Z");
-	done(&o);
+	fakesup_run_fini(&o);
 
 	/* with that status the next reconcile waits */
 	s = after_run("Allow");
@@ -811,7 +670,7 @@ test_catch_up(void **state)
 	assert_string_equal(jx_get_str(status_of(&o, 0), "nextRunTime"),
 	        "2026-06-18T10:00:00Z");
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* The run was created but the status write is not in the cache: the owned
@@ -819,8 +678,8 @@ test_catch_up(void **state)
 static void
 test_stale_status(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *kids = json_object_new_array(), *st;
 
 	instance_and_memory(f);
@@ -840,15 +699,15 @@ test_stale_status(void **state)
 	assert_string_equal(
 	        jx_get_str(st, "nextRunTime"), "2026-06-15T12:00:00Z");
 	assert_int_equal(o.after_ms, 60000);
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 /* The spec's second sample: CRON_TZ=Europe/London, weekdays 08:30. */
 static void
 test_cron_tz(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base();
 
 	instance_and_memory(f);
@@ -864,14 +723,14 @@ test_cron_tz(void **state)
 	assert_string_equal(jx_get_str(r, "spec.task"), "Check in.");
 	assert_string_equal(jx_get_str(status_of(&o, 1), "nextRunTime"),
 	        "2026-03-30T07:30:00Z");
-	done(&o);
+	fakesup_run_fini(&o);
 }
 
 static void
 test_bad_names(void **state)
 {
-	struct fake *f = *state;
-	struct outcome o;
+	struct fakesup *f = *state;
+	struct fakesup_run o;
 	json_object *s = base(), *c;
 	char name[64];
 
@@ -885,7 +744,7 @@ test_bad_names(void **state)
 	        jx_get(status_of(&o, 0), "conditions"), 0);
 	assert_string_equal(jx_get_str(c, "reason"), "NameTooLong");
 	assert_int_equal(o.verdict, IPC_V_DONE);
-	done(&o);
+	fakesup_run_fini(&o);
 
 	s = base();
 	set(s, "spec.instanceRef", "\"\"");
@@ -893,29 +752,29 @@ test_bad_names(void **state)
 	c = json_object_array_get_idx(
 	        jx_get(status_of(&o, 0), "conditions"), 0);
 	assert_string_equal(jx_get_str(c, "reason"), "InvalidInstanceRef");
-	done(&o);
+	fakesup_run_fini(&o);
 
-	atomic_store(&f->nreq, 0);
+	fakesup_clear_log(f);
 	s = base();
 	set(s, "spec.instanceRef", "\"a,b=c\"");
 	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
 	assert_string_equal(jx_get_str(status_of(&o, 0), "phase"), "Error");
-	assert_int_equal(atomic_load(&f->nreq), 0);
-	done(&o);
+	assert_int_equal(fakesup_nreqs(f), 0);
+	fakesup_run_fini(&o);
 }
 
 /* A view that fails: an error verdict, no run. */
 static void
 test_view_errors(void **state)
 {
-	struct fake *f = *state;
+	struct fakesup *f = *state;
 	const char *plurals[]
 	        = { "agentruns", "configmaps", "sympoziuminstances" };
-	struct outcome o;
+	struct fakesup_run o;
 
 	instance_and_memory(f);
 	for (size_t i = 0; i < 3; i++) {
-		f->fail = plurals[i];
+		fakesup_fail(f, plurals[i], NULL, "injected");
 		run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
 		assert_int_equal(o.verdict, IPC_V_ERROR);
 		assert_non_null(strstr(o.message, "injected"));
@@ -926,15 +785,16 @@ test_view_errors(void **state)
 			                "op"),
 			        "create");
 		}
-		done(&o);
+		fakesup_run_fini(&o);
+		fakesup_fail(f, plurals[i], NULL, NULL);
 	}
-	f->fail = NULL;
 }
 
 int
 main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn)                                                                 \
+	cmocka_unit_test_setup_teardown(fn, fakesup_setup, fakesup_teardown)
 	static const struct CMUnitTest tests[] = {
 		T(test_gone_and_deleted),
 		T(test_finalizer_not_due),

@@ -14,19 +14,12 @@
 
 #include <cmocka.h>
 
-#include "common/buf.h"
 #include "common/jsonx.h"
+#include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/skillpack.h"
 
 #define NOW_MS 1767225600000LL /* 2026-01-01T00:00:00Z */
-
-struct got {
-	struct ipc_msg m;
-	struct ipc_result r;
-	enum ipc_verdict verdict;
-	int64_t after_ms;
-};
 
 static json_object *
 J(const char *text)
@@ -37,61 +30,18 @@ J(const char *text)
 	return (o);
 }
 
-/* Runs the reconciler; the writes go through encode/decode so they are
- * checked by the protocol's validation too. */
+/* Runs the reconciler; fakesup_run() checks the writes against the
+ * protocol's encoding and validation too. */
 static void
-run(const char *obj, const char *children, struct got *g)
+run(const char *obj, const char *children, struct fakesup_run *g)
 {
-	struct rec_in in = { .key = "ns/code-review", .now_ms = NOW_MS };
-	struct rec_out out = { 0 };
-	struct buf b;
-	char err[256];
+	json_object *o = obj != NULL ? J(obj) : NULL;
+	json_object *k = J(children != NULL ? children : "[]");
 
-	in.object = obj != NULL ? J(obj) : NULL;
-	in.children = J(children != NULL ? children : "[]");
-	out.result = ipc_result_new(in.key, 1, IPC_V_DONE, 0, NULL);
-	out.verdict = IPC_V_ERROR;
-	skillpack_reconciler.reconcile(&in, &out);
-	buf_init(&b);
-	assert_int_equal(ipc_encode(IPC_RESULT, 0, out.result, &b), 0);
-	assert_int_equal(
-	        ipc_decode(b.data, b.len, 0, &g->m, err, sizeof(err)), 0);
-	assert_int_equal(ipc_result_read(&g->m, &g->r), 0);
-	g->verdict = out.verdict;
-	g->after_ms = out.after_ms;
-	buf_fini(&b);
-	json_object_put(out.result);
-	json_object_put(in.object);
-	json_object_put(in.children);
-}
-
-static void
-done(struct got *g)
-{
-	ipc_msg_fini(&g->m);
-}
-
-static struct ipc_write
-W(struct got *g, size_t i) {
-	struct ipc_write w;
-
-	assert_int_equal(ipc_result_write(&g->r, i, &w), 0);
-	return (w);
-}
-
-static void
-assert_json(json_object *got, const char *want)
-{
-	json_object *w = J(want);
-
-	if (!jx_equal(got, w)) {
-		char *s = jx_to_string(got);
-		print_error("got  %s\nwant %s\n", s, want);
-		free(s);
-		json_object_put(w);
-		fail();
-	}
-	json_object_put(w);
+	fakesup_run(&skillpack_reconciler, NULL, "ns/code-review", o, k,
+	        NOW_MS, g);
+	json_object_put(o);
+	json_object_put(k);
 }
 
 #define PACK_MD                                                               \
@@ -118,19 +68,19 @@ assert_json(json_object *got, const char *want)
 static void
 test_gone(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run(NULL, NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_finalizer_added(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 
 	(void)state;
@@ -139,11 +89,11 @@ test_finalizer_added(void **state)
 	    "[\"other\"]}," SPEC "}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 1);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "skillpacks");
 	assert_string_equal(w.name, "code-review");
-	assert_json(jx_get(w.object, "metadata.finalizers"),
+	fakesup_assert_json(jx_get(w.object, "metadata.finalizers"),
 	        "[\"other\",\"sympozium.ai/skillpack-finalizer\"]");
 	assert_string_equal(
 	        jx_get_str(w.object, "metadata.resourceVersion"), "7");
@@ -151,42 +101,42 @@ test_finalizer_added(void **state)
 	assert_string_equal(
 	        jx_get_str(w.object, "apiVersion"), "sympozium.ai/v1alpha1");
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_create(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 
 	(void)state;
 	run(PACK, NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_CREATE);
 	assert_string_equal(w.res.plural, "configmaps");
 	assert_string_equal(w.namespace, "ns");
 	assert_string_equal(kobj_name(w.object), "code-review");
-	assert_json(jx_get(w.object, "data"), DATA);
-	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
-	assert_json(jx_get(w.object, "metadata.ownerReferences"),
+	fakesup_assert_json(jx_get(w.object, "data"), DATA);
+	fakesup_assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	fakesup_assert_json(jx_get(w.object, "metadata.ownerReferences"),
 	        "[{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	        "\"SkillPack\",\"name\":\"code-review\",\"uid\":\"u-1\","
 	        "\"controller\":true,\"blockOwnerDeletion\":true}]");
 	assert_int_equal(w.tolerate, 0);
-	w = W(&g, 1);
+	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	assert_string_equal(w.res.plural, "skillpacks");
-	assert_json(jx_get(w.object, "status"), READY_STATUS);
+	fakesup_assert_json(jx_get(w.object, "status"), READY_STATUS);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_duplicates_last_wins(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"a\",\"content\":"
@@ -194,15 +144,17 @@ test_duplicates_last_wins(void **state)
 	    "\"two\"}]}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(jx_get(W(&g, 0).object, "data"), "{\"a.md\":\"two\"}");
-	assert_json(jx_get(W(&g, 1).object, "status.skillCount"), "2");
-	done(&g);
+	fakesup_assert_json(jx_get(fakesup_write(&g, 0).object, "data"),
+	        "{\"a.md\":\"two\"}");
+	fakesup_assert_json(
+	        jx_get(fakesup_write(&g, 1).object, "status.skillCount"), "2");
+	fakesup_run_fini(&g);
 }
 
 static void
 test_sample_value(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" PACK_MD
@@ -211,18 +163,18 @@ test_sample_value(void **state)
 	    "\"content\":\"# Code Review Guidelines\\n\",\"requires\":"
 	    "{\"tools\":[\"read_file\"]}}]}}",
 	        NULL, &g);
-	json_object *data = jx_get(W(&g, 0).object, "data");
+	json_object *data = jx_get(fakesup_write(&g, 0).object, "data");
 	assert_string_equal(json_object_get_string(json_object_object_get(
 	                            data, "review-guidelines.md")),
 	        "# review-guidelines\n\n> Guidelines for performing code "
 	        "reviews\n\n# Code Review Guidelines\n");
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_replace_existing(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 
 	(void)state;
@@ -239,25 +191,25 @@ test_replace_existing(void **state)
 	        "\"data\":{\"stale.md\":\"x\"}}]",
 	        &g);
 	assert_int_equal(g.r.nwrites, 1);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "configmaps");
 	assert_string_equal(w.name, "code-review");
-	assert_json(jx_get(w.object, "data"), DATA);
-	assert_json(jx_get(w.object, "metadata.labels"), LABELS);
+	fakesup_assert_json(jx_get(w.object, "data"), DATA);
+	fakesup_assert_json(jx_get(w.object, "metadata.labels"), LABELS);
 	assert_int_equal(json_object_array_length(
 	                         jx_get(w.object, "metadata.ownerReferences")),
 	        2);
 	assert_string_equal(
 	        jx_get_str(w.object, "metadata.resourceVersion"), "4");
 	assert_string_equal(jx_get_str(w.object, "kind"), "ConfigMap");
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_steady_state(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" PACK_MD "," SPEC ",\"status\":" READY_STATUS "}",
@@ -267,13 +219,13 @@ test_steady_state(void **state)
 	        &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_other_child_kind_ignored(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" PACK_MD "," SPEC ",\"status\":" READY_STATUS "}",
@@ -281,29 +233,29 @@ test_other_child_kind_ignored(void **state)
 	        "\"code-review\",\"namespace\":\"ns\"}}]",
 	        &g);
 	assert_int_equal(g.r.nwrites, 1);
-	assert_int_equal(W(&g, 0).op, IPC_OP_CREATE);
-	done(&g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_CREATE);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_no_skills(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{" PACK_MD ",\"spec\":{\"category\":\"x\"}}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(jx_get(W(&g, 0).object, "data"), "{}");
-	assert_json(jx_get(W(&g, 1).object, "status"),
+	fakesup_assert_json(jx_get(fakesup_write(&g, 0).object, "data"), "{}");
+	fakesup_assert_json(jx_get(fakesup_write(&g, 1).object, "status"),
 	        "{\"phase\":\"Ready\",\"configMapName\":\"code-review\","
 	        "\"skillCount\":0}");
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_deletion(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 
 	(void)state;
@@ -313,24 +265,25 @@ test_deletion(void **state)
 	    "\"other\"]}," SPEC "}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_DELETE);
 	assert_string_equal(w.res.plural, "configmaps");
 	assert_string_equal(w.namespace, "ns");
 	assert_string_equal(w.name, "code-review");
 	assert_int_equal(w.tolerate, IPC_TOL_NOT_FOUND);
-	w = W(&g, 1);
+	w = fakesup_write(&g, 1);
 	assert_int_equal(w.op, IPC_OP_UPDATE);
 	assert_string_equal(w.res.plural, "skillpacks");
-	assert_json(jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
+	fakesup_assert_json(
+	        jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_deletion_without_our_finalizer(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	run("{\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","
@@ -339,13 +292,13 @@ test_deletion_without_our_finalizer(void **state)
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_invalid_name(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	struct ipc_write w;
 	json_object *st;
 
@@ -354,12 +307,12 @@ test_invalid_name(void **state)
 	    "\"x\"},{\"name\":\"bad name\",\"content\":\"y\"}]}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 1);
-	w = W(&g, 0);
+	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	st = jx_get(w.object, "status");
 	assert_string_equal(jx_get_str(st, "phase"), "Failed");
 	assert_null(jx_get(st, "configMapName"));
-	assert_json(jx_get(st, "skillCount"), "2");
+	fakesup_assert_json(jx_get(st, "skillCount"), "2");
 	assert_string_equal(jx_get_str(st, "conditions.0.type"), "Ready");
 	assert_string_equal(jx_get_str(st, "conditions.0.status"), "False");
 	assert_string_equal(
@@ -368,15 +321,16 @@ test_invalid_name(void **state)
 	        jx_get_str(st, "conditions.0.message"), "\"bad name.md\""));
 	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
 	        "2026-01-01T00:00:00Z");
-	assert_json(jx_get(st, "conditions.0.observedGeneration"), "3");
+	fakesup_assert_json(
+	        jx_get(st, "conditions.0.observedGeneration"), "3");
 	assert_int_equal(g.verdict, IPC_V_DONE);
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_invalid_then_fixed(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	json_object *st;
 
 	(void)state;
@@ -388,7 +342,7 @@ test_invalid_then_fixed(void **state)
 	    "\"InvalidSkills\",\"message\":\"skills[0] has no name\"}]}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 0);
-	done(&g);
+	fakesup_run_fini(&g);
 	/* fixed: Ready again, the condition flips with a new time */
 	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"n\",\"content\":"
 	    "\"y\"}]},\"status\":{\"phase\":\"Failed\",\"skillCount\":1,"
@@ -398,7 +352,7 @@ test_invalid_then_fixed(void **state)
 	    "\"message\":\"skills[0] has no name\"}]}}",
 	        NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	st = jx_get(W(&g, 1).object, "status");
+	st = jx_get(fakesup_write(&g, 1).object, "status");
 	assert_string_equal(jx_get_str(st, "phase"), "Ready");
 	assert_string_equal(jx_get_str(st, "configMapName"), "code-review");
 	assert_string_equal(jx_get_str(st, "conditions.0.status"), "True");
@@ -406,13 +360,13 @@ test_invalid_then_fixed(void **state)
 	        jx_get_str(st, "conditions.0.reason"), "ConfigMapSynced");
 	assert_string_equal(jx_get_str(st, "conditions.0.lastTransitionTime"),
 	        "2026-01-01T00:00:00Z");
-	done(&g);
+	fakesup_run_fini(&g);
 }
 
 static void
 test_too_large(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 	size_t n = 1024 * 1024 + 10;
 	char *big = malloc(n + 1);
 	char *obj;
@@ -428,11 +382,12 @@ test_too_large(void **state)
 	run(obj, NULL, &g);
 	assert_int_equal(g.r.nwrites, 1);
 	assert_string_equal(
-	        jx_get_str(W(&g, 0).object, "status.phase"), "Failed");
-	assert_non_null(strstr(
-	        jx_get_str(W(&g, 0).object, "status.conditions.0.message"),
+	        jx_get_str(fakesup_write(&g, 0).object, "status.phase"),
+	        "Failed");
+	assert_non_null(strstr(jx_get_str(fakesup_write(&g, 0).object,
+	                               "status.conditions.0.message"),
 	        "more than a ConfigMap holds"));
-	done(&g);
+	fakesup_run_fini(&g);
 	free(obj);
 	free(big);
 }
@@ -440,19 +395,21 @@ test_too_large(void **state)
 static void
 test_bad_shapes(void **state)
 {
-	struct got g;
+	struct fakesup_run g;
 
 	(void)state;
 	/* skills not an array, a skill not an object: no crash */
 	run("{" PACK_MD ",\"spec\":{\"skills\":\"x\"}}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 2);
-	assert_json(jx_get(W(&g, 1).object, "status.skillCount"), "0");
-	done(&g);
+	fakesup_assert_json(
+	        jx_get(fakesup_write(&g, 1).object, "status.skillCount"), "0");
+	fakesup_run_fini(&g);
 	run("{" PACK_MD ",\"spec\":{\"skills\":[7]}}", NULL, &g);
 	assert_int_equal(g.r.nwrites, 1);
 	assert_string_equal(
-	        jx_get_str(W(&g, 0).object, "status.phase"), "Failed");
-	done(&g);
+	        jx_get_str(fakesup_write(&g, 0).object, "status.phase"),
+	        "Failed");
+	fakesup_run_fini(&g);
 }
 
 int
