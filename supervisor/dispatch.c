@@ -37,7 +37,7 @@ find_ctl(struct sup *s, const char *name, size_t *idx)
 }
 
 static void
-enqueue_owner(struct sup *s, struct sup_ctl *c, const char *child_key,
+enqueue_owner(struct sup_ctl *c, const char *child_key,
         const struct inf_owner *o, int64_t now)
 {
 	const char *sl = strchr(child_key, '/');
@@ -54,7 +54,6 @@ enqueue_owner(struct sup *s, struct sup_ctl *c, const char *child_key,
 		snprintf(key, sizeof(key), "%s", o->name);
 	}
 	queue_add(c->q, key, now);
-	(void)s;
 }
 
 void
@@ -71,8 +70,8 @@ sup_on_change(void *arg, size_t kind, enum inf_change change,
 	if (role == CTRL_PRIMARY) {
 		queue_add(c->q, key, now);
 	} else if (role == CTRL_CHILD) {
-		enqueue_owner(s, c, key, old_owner, now);
-		enqueue_owner(s, c, key, new_owner, now);
+		enqueue_owner(c, key, old_owner, now);
+		enqueue_owner(c, key, new_owner, now);
 	}
 }
 
@@ -120,7 +119,7 @@ add_child(void *arg, const struct cache_item *it)
 
 /* The WORK body for key of controller c. */
 static json_object *
-work_body(struct sup *s, struct sup_ctl *c, const char *key, int64_t now)
+work_body(struct sup *s, struct sup_ctl *c, const char *key)
 {
 	struct cache *primary = inf_cache(s->inf, c->first_kind);
 	struct cache_item it;
@@ -142,7 +141,6 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key, int64_t now)
 		free(uid);
 	}
 	w.children = ch.arr;
-	(void)now;
 	return (ipc_work_new(&w));
 }
 
@@ -162,7 +160,7 @@ sup_dispatch(struct sup *s, int64_t now)
 				break;
 			}
 			char *key = xstrdup(k);
-			json_object *body = work_body(s, c, key, now);
+			json_object *body = work_body(s, c, key);
 			if (wk_dispatch(s->pool, c->spec->name, key, body, now) !=
 			        0) {
 				queue_done(c->q, key, now);
@@ -282,13 +280,6 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 	queue_done(c->q, key, now);
 	queue_forget(c->q, key);
 	queue_add_after(c->q, key, until > now ? until - now : 600000, now);
-}
-
-void
-sup_on_idle(void *arg, const char *controller)
-{
-	(void)arg;
-	(void)controller;
 }
 
 int

@@ -161,8 +161,9 @@ static int
 setup_workers(struct sup *s, char *err, size_t errlen)
 {
 	struct wk_config wc;
+	/* no on_idle: the loop dispatches to idle workers on every turn */
 	struct wk_callbacks cb = {sup_on_result, sup_on_view, sup_on_lost,
-	        sup_on_idle};
+	        NULL};
 	char e[256];
 
 	wk_config_default(&wc);

@@ -19,13 +19,11 @@
 #include "supervisor/sup.h"
 
 struct live {
-	struct sup *s;
 	struct wk_worker *w;
 	uint64_t ticket;
 	int64_t id;
 	enum ipc_view_what what;
 	struct kapi_res res;
-	char *strs[3];
 };
 
 static void
@@ -160,9 +158,6 @@ live_done(void *arg, struct kapi_resp *resp)
 		        NULL, NULL, NULL);
 	}
 	json_object_put(obj);
-	for (size_t i = 0; i < 3; i++) {
-		free(l->strs[i]);
-	}
 	free(l);
 }
 
@@ -176,13 +171,11 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 	struct live *l = xcalloc(1, sizeof(*l));
 	struct kapi_req kr = {.verb = KAPI_GET};
 
-	*l = (struct live){.s = s, .w = w, .ticket = ticket, .id = req->id,
+	/* the engine copies what it keeps of kr: borrowing req is enough */
+	*l = (struct live){.w = w, .ticket = ticket, .id = req->id,
 	        .what = req->what};
-	l->strs[0] = req->namespace ? xstrdup(req->namespace) : NULL;
-	l->strs[1] = req->name ? xstrdup(req->name) : NULL;
-	l->strs[2] = req->container ? xstrdup(req->container) : NULL;
-	kr.ns = l->strs[0];
-	kr.name = l->strs[1];
+	kr.ns = req->namespace;
+	kr.name = req->name;
 	if (req->what == IPC_VIEW_LIST) {
 		kr.verb = KAPI_LIST;
 		kr.name = NULL;
@@ -192,7 +185,7 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 		kr.res = &l->res;
 	} else if (req->what == IPC_VIEW_POD_LOG) {
 		kr.verb = KAPI_LOG;
-		kr.log.container = l->strs[2];
+		kr.log.container = req->container;
 		kr.log.tail_lines = req->tail_lines;
 	} else if (req->what == IPC_VIEW_SECRET_META) {
 		kr.res = &secrets;

@@ -99,30 +99,14 @@ pump(struct kapi_multi *m, struct inf *in, cond_fn *cond, void *arg)
 static void
 make_ns(const char *ns)
 {
-	json_object *o = json_object_new_object();
-	struct kapi_err e = KAPI_ERR_INIT;
-
-	jx_setv(o, json_object_new_string(ns), "metadata", "name", NULL);
-	assert_int_equal(kapi_create(A.c, &R_NS, NULL, o, NULL, &e), KAPI_OK);
-	json_object_put(o);
-	kapi_err_fini(&e);
+	assert_int_equal(ksim_api_create(&A, &R_NS, NULL, ns, NULL), KAPI_OK);
 }
 
 static void
 make_obj(const struct kapi_res *r, const char *ns, const char *name,
         const char *label)
 {
-	json_object *o = json_object_new_object();
-	struct kapi_err e = KAPI_ERR_INIT;
-
-	jx_setv(o, json_object_new_string(name), "metadata", "name", NULL);
-	if (label != NULL) {
-		jx_setv(o, json_object_new_string(label), "metadata", "labels",
-		        "app", NULL);
-	}
-	assert_int_equal(kapi_create(A.c, r, ns, o, NULL, &e), KAPI_OK);
-	json_object_put(o);
-	kapi_err_fini(&e);
+	assert_int_equal(ksim_api_create(&A, r, ns, name, label), KAPI_OK);
 }
 
 static void

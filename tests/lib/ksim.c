@@ -943,3 +943,26 @@ ksim_count_log(const char *request_log, const char *verb,
 	fclose(f);
 	return (n);
 }
+
+enum kapi_rc
+ksim_api_create(struct ksim_api *a, const struct kapi_res *r, const char *ns,
+        const char *name, const char *app_label)
+{
+	json_object *o = json_object_new_object();
+	struct kapi_err e = KAPI_ERR_INIT;
+	enum kapi_rc rc;
+
+	jx_setv(o, json_object_new_string(name), "metadata", "name", NULL);
+	if (app_label != NULL) {
+		jx_setv(o, json_object_new_string(app_label), "metadata",
+		        "labels", "app", NULL);
+	}
+	rc = kapi_create(a->c, r, ns, o, NULL, &e);
+	if (rc != KAPI_OK) {
+		fprintf(stderr, "ksim_api_create %s: %s\n", name,
+		        e.message != NULL ? e.message : kapi_rc_name(rc));
+	}
+	json_object_put(o);
+	kapi_err_fini(&e);
+	return (rc);
+}

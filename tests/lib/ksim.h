@@ -23,6 +23,8 @@
 
 #include <json-c/json.h>
 
+#include "common/kapi.h"
+
 struct ksim;
 struct ksim_watch;
 struct kapi_conf;
@@ -137,6 +139,12 @@ int ksim_api_start(struct ksim_api *a, const char *const *extra_args,
  * files and the directory, and zeroes *a.  Returns ksim_stop()'s status
  * (0 for a clean exit), or -1 when a was not started. */
 int ksim_api_stop(struct ksim_api *a);
+
+/* Creates a minimal object of r named name in ns (NULL: cluster-scoped,
+ * e.g. a Namespace), labelled app=<app_label> when app_label is not NULL.
+ * Returns kapi_create()'s outcome. */
+enum kapi_rc ksim_api_create(struct ksim_api *a, const struct kapi_res *r,
+        const char *ns, const char *name, const char *app_label);
 /* A cmocka group teardown (the library itself does not use cmocka):
  * ksim_api_stop() of the ksim_api *state points to (the group setup sets
  * it).  Returns 0 when kubesim exited cleanly, else -1. */
