@@ -49,8 +49,10 @@ KUBESIM_MODS := $(sort $(filter-out tests/kubesim/main.c,\
 # linked into the unit tests too: pure logic tested module by module.
 SUP_MODS := $(sort $(filter-out supervisor/main.c,$(wildcard supervisor/*.c)))
 WRK_MODS := $(sort $(filter-out workers/main.c,$(wildcard workers/*.c)))
+# sympoziumctl's modules (ctl/, all but main.c), tested the same way.
+CTL_MODS := $(sort $(filter-out ctl/main.c,$(wildcard ctl/*.c)))
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c)) $(KUBESIM_MODS) \
-		$(SUP_MODS) $(WRK_MODS)
+		$(SUP_MODS) $(WRK_MODS) $(CTL_MODS)
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
 # Black-box tests in C (they start bin/kubesim and talk HTTP to it) build
 # like unit tests and run from the same directory.
@@ -79,6 +81,11 @@ endif
 ifneq ($(wildcard workers/main.c),)
 PROGS += $(BIN)/sympozium-worker $(BIN)/tests/sympozium-worker-test
 endif
+# bin/sympoziumctl: the ops CLI over the health socket (ctl/).
+ifneq ($(wildcard ctl/main.c),)
+PROGS += $(BIN)/sympoziumctl
+endif
+CTL_OBJS := $(CTL_MODS:%.c=$(BUILD)/%.o) $(BUILD)/ctl/main.o
 SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
@@ -117,7 +124,12 @@ $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 
 $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
+	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) -lmicrohttpd \
+		$(LDLIBS_ALL)
+
+$(BIN)/sympoziumctl: $(CTL_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(CTL_OBJS) $(LIBCOMMON) $(LDLIBS_ALL)
 
 $(BIN)/sympozium-worker: $(WRK_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
