@@ -19,6 +19,7 @@
 #include "common/xmalloc.h"
 #include "workers/agentrun.h"
 #include "workers/agentrun_job.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/agentrun_result.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -653,6 +654,64 @@ ensure_sa_and_input(struct ctx *c)
 	free(name);
 }
 
+/* The MCPServer of an entry: in the run's namespace, else the system
+ * one.  Returns 0 (*srv may be NULL: none) or -1 on a view error. */
+static int
+find_mcp(struct ctx *c, json_object *entry, json_object **srv)
+{
+	const char *name = jx_get_str(entry, "name");
+	int rc;
+
+	*srv = NULL;
+	if (jx_get_str(entry, "url") != NULL
+	        && jx_get_str(entry, "url")[0] != '\0') {
+		return (0);
+	}
+	rc = get(c, &kobj_mcpservers, c->ns, name, srv);
+	if (rc == 1) {
+		rc = get(c, &kobj_mcpservers, KOBJ_SYSTEM_NS, name, srv);
+	}
+	return (rc < 0 ? -1 : 0);
+}
+
+/* spec 1.3 step 7 [PERIPH]: the ConfigMap <run>-mcp-servers of the
+ * instance's reachable MCP servers (the bridge containers are not
+ * built).  Returns -1 on a view error. */
+static int
+mcp_config(struct ctx *c, struct plan *p)
+{
+	json_object *list = jx_get(p->inst, "spec.mcpServers");
+	json_object *servers = json_object_new_array(), *cm, *srv;
+	char *name, *yaml;
+
+	for (size_t i = 0; i < alen(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i), *r;
+		if (find_mcp(c, e, &srv) != 0) {
+			json_object_put(servers);
+			return (-1);
+		}
+		if ((r = agentrun_mcp_resolve(e, srv)) != NULL) {
+			json_object_array_add(servers, r);
+		}
+		json_object_put(srv);
+	}
+	if (json_object_array_length(servers) > 0) {
+		name = xasprintf("%s-mcp-servers", c->name);
+		cm = owned(c, "v1", "ConfigMap", name);
+		kobj_set_label(cm, "sympozium.ai/instance",
+		        spec_str(c, "instanceRef"));
+		kobj_set_label(cm, "sympozium.ai/component", "mcp-config");
+		yaml = agentrun_mcp_yaml(servers);
+		jx_setv(cm, json_object_new_string(yaml), "data",
+		        AGENTRUN_MCP_KEY, NULL);
+		kobj_create(c->out, &kobj_configmaps, cm, true);
+		free(yaml);
+		free(name);
+	}
+	json_object_put(servers);
+	return (0);
+}
+
 /* Mirrors one system ConfigMap into the run's namespace. */
 static int
 mirror_one(struct ctx *c, const char *name)
@@ -817,6 +876,9 @@ pending(struct ctx *c)
 	if (rc == 0) {
 		ensure_sa_and_input(c);
 		inherit(c, &p);
+		rc = mcp_config(c, &p);
+	}
+	if (rc == 0) {
 		rc = resolve_sidecars(c, &p);
 	}
 	if (rc == 0) {

@@ -359,6 +359,82 @@ test_pending_creates(void **state)
 	free(r);
 }
 
+/* spec 1.3 step 7: the instance's MCP servers, resolved from MCPServers
+ * (the run's namespace first, then sympozium-system), in <run>-mcp-servers;
+ * none reachable: no ConfigMap. */
+static void
+test_mcp_config(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"mcpServers\":[{\"name\":\"gh\",\"toolsPrefix\":"
+	        "\"gh\",\"timeout\":30,\"authSecret\":\"gh-tok\"},{\"name\":"
+	        "\"gone\",\"toolsPrefix\":\"g\"},{\"name\":\"fixed\","
+	        "\"url\":\"http://fixed:9/mcp\",\"toolsPrefix\":\"f\"}]}}");
+	fakesup_add_json(f, "mcpservers",
+	        "{\"metadata\":{\"name\":\"gh\",\"namespace\":"
+	        "\"sympozium-system\"},\"spec\":{\"toolsAllow\":[\"issues\"]},"
+	        "\"status\":{\"ready\":true,\"url\":\"http://gh.sympozium-"
+	        "system.svc:8080/mcp\"}}");
+	res = run(f, r, NULL, T0);
+	w = find_w(res, "create", "configmaps", "r-mcp-servers");
+	assert_non_null(w);
+	assert_true(fakesup_was_read(f, "mcpservers", "gone"));
+	fakesup_assert_json(jx_get(w, "object.metadata"),
+	        "{\"name\":\"r-mcp-servers\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/agent-run\":\"r\","
+	        "\"sympozium.ai/instance\":\"alice\",\"sympozium.ai/"
+	        "component\":\"mcp-config\"},\"ownerReferences\":[{"
+	        "\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"name\":\"r\",\"uid\":\"u1\",\"controller\":"
+	        "true,\"blockOwnerDeletion\":true}]}");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object",
+	                            "data", "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: gh\n"
+	        "    url: http://gh.sympozium-system.svc:8080/mcp\n"
+	        "    toolsPrefix: gh\n"
+	        "    timeout: 30\n"
+	        "    auth:\n"
+	        "      type: bearer\n"
+	        "      tokenEnv: MCP_AUTH_GH\n"
+	        "    toolsAllow:\n"
+	        "      - issues\n"
+	        "  - name: fixed\n"
+	        "    url: http://fixed:9/mcp\n"
+	        "    toolsPrefix: f\n"
+	        "    timeout: 30\n");
+	assert_string_equal(
+	        jx_get_str(wr(res, 2), "object.metadata.name"), "r-mcp-servers");
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_remove(f, "mcpservers", NULL, "gh");
+	res = run(f, r, NULL, T0);
+	w = find_w(res, "create", "configmaps", "r-mcp-servers");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object",
+	                            "data", "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: fixed\n"
+	        "    url: http://fixed:9/mcp\n"
+	        "    toolsPrefix: f\n"
+	        "    timeout: 30\n");
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"mcpServers\":[{\"name\":\"gone\","
+	        "\"toolsPrefix\":\"g\"}]}}");
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "create", "configmaps", "r-mcp-servers"));
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	free(r);
+}
+
 #define JOB(st)                                                               \
 	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"        \
 	"{\"name\":\"r\",\"namespace\":\"ns\"},\"status\":{" st "}}]"
@@ -564,6 +640,8 @@ main(void)
 		        test_unsupported, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_pending_creates, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_mcp_config, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
