@@ -255,6 +255,22 @@ by_creation(const void *a, const void *b)
 	return (d != 0 ? d : strcmp(kobj_name(x), kobj_name(y)));
 }
 
+/* The history limit: env AGENTRUN_HISTORY_ENV (sympoziumd's
+ * --max-run-history), AGENTRUN_HISTORY when unset, invalid or <= 0. */
+static size_t
+history_limit(void)
+{
+	const char *v = getenv(AGENTRUN_HISTORY_ENV);
+	char *end = NULL;
+	long long n;
+
+	if (v == NULL || v[0] == '\0') {
+		return (AGENTRUN_HISTORY);
+	}
+	n = strtoll(v, &end, 10);
+	return (*end == '\0' && n > 0 ? (size_t)n : AGENTRUN_HISTORY);
+}
+
 /* Deletes the oldest completed runs of the instance beyond the history
  * limit (spec 1.6 step 4); errors are logged only. */
 static void
@@ -263,7 +279,7 @@ prune_history(struct ctx *c)
 	const char *inst = spec_str(c, "instanceRef");
 	json_object *items = NULL;
 	json_object **done;
-	size_t n = 0, total;
+	size_t n = 0, total, limit = history_limit();
 	char err[256], *sel;
 
 	if (inst[0] == '\0') {
@@ -287,8 +303,7 @@ prune_history(struct ctx *c)
 		}
 	}
 	qsort(done, n, sizeof(*done), by_creation);
-	for (size_t i = 0; n > AGENTRUN_HISTORY && i < n - AGENTRUN_HISTORY;
-	        i++) {
+	for (size_t i = 0; n > limit && i < n - limit; i++) {
 		kobj_delete(c->out, &kobj_agentruns, c->ns, kobj_name(done[i]),
 		        true);
 	}

@@ -81,6 +81,19 @@ find_w(json_object *res, const char *op, const char *plural, const char *name)
 	return (NULL);
 }
 
+static size_t
+count_w(json_object *res, const char *op, const char *plural)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nwrites(res); i++) {
+		json_object *w = wr(res, i);
+		n += strcmp(jx_get_str(w, "op"), op) == 0
+		        && strcmp(jx_get_str(w, "resource.plural"), plural) == 0;
+	}
+	return (n);
+}
+
 static int64_t
 verdict(json_object *res)
 {
@@ -600,6 +613,28 @@ test_completed(void **state)
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
+	/* --max-run-history reaches the worker through the environment */
+	setenv(AGENTRUN_HISTORY_ENV, "50", 1);
+	res = run(f, r, NULL, T0);
+	assert_int_equal(count_w(res, "delete", "agentruns"), 2);
+	json_object_put(res);
+	setenv(AGENTRUN_HISTORY_ENV, "3", 1);
+	res = run(f, r, NULL, T0);
+	assert_int_equal(count_w(res, "delete", "agentruns"), 49);
+	assert_non_null(find_w(res, "delete", "agentruns", "old03"));
+	assert_null(find_w(res, "delete", "agentruns", "old02"));
+	assert_null(find_w(res, "delete", "agentruns", "live"));
+	json_object_put(res);
+	/* 0, negative or garbage: 50 */
+	for (int i = 0; i < 3; i++) {
+		setenv(AGENTRUN_HISTORY_ENV, (const char *[]) { "0", "-4",
+		                                     "x" }[i],
+		        1);
+		res = run(f, r, NULL, T0);
+		assert_int_equal(count_w(res, "delete", "agentruns"), 2);
+		json_object_put(res);
+	}
+	unsetenv(AGENTRUN_HISTORY_ENV);
 	free(r);
 }
 
