@@ -496,15 +496,25 @@ count_gates(json_object *hooks)
 	return (n);
 }
 
-/* Features this build rejects, and the gate checks (spec 1.3 steps 2,
- * 3, 10; 1.7).  Returns 1 when the run failed. */
+/* A timeout that does not parse (upstream cannot even decode such a
+ * run), features this build rejects, and the gate checks (spec 1.3
+ * steps 2, 3, 10; 1.7; 1.11).  Returns 1 when the run failed. */
 static int
 unsupported(struct ctx *c)
 {
 	json_object *lc = jx_get(c->run, "spec.lifecycle");
+	const char *to = spec_str(c, "timeout");
+	int64_t ns = 0;
 	bool sandbox = false;
 
-	if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
+	if (to[0] != '\0' && duration_parse(to, &ns) != 0) {
+		fail_run(c,
+		        "invalid timeout \"%s\": want a duration such as "
+		        "\"10m\" or \"1h30m\"",
+		        to);
+	} else if (to[0] != '\0' && ns <= 0) {
+		fail_run(c, "invalid timeout \"%s\": must be positive", to);
+	} else if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
 		fail_run(c,
 		        "gate hook validation failed: preRun hooks cannot "
 		        "be gates");
@@ -520,8 +530,8 @@ unsupported(struct ctx *c)
 	                == 0
 	        && sandbox) {
 		fail_run(c,
-		        "agent sandbox backend is not supported by this "
-		        "controller");
+		        "agent-sandbox mode requires dynamic client "
+		        "(agent-sandbox CRDs not available)");
 	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
 		fail_run(c, "server mode is not supported by this controller");
 	} else {
@@ -857,6 +867,17 @@ rbac(struct ctx *c, struct plan *p)
 	}
 }
 
+/* The run's persona-pack label as the Pending path sees it: the
+ * instance's copied over the run's own (spec 1.3 step 6). */
+static const char *
+persona_pack(struct ctx *c, struct plan *p)
+{
+	const char *v = kobj_label(p->inst, "sympozium.ai/persona-pack");
+
+	return (v != NULL ? v
+	                  : kobj_label(c->run, "sympozium.ai/persona-pack"));
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
@@ -867,8 +888,7 @@ create_job(struct ctx *c, struct plan *p)
 
 	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		kobj_label(p->inst, "sympozium.ai/persona-pack"), mem,
-		p->timeout_s };
+		persona_pack(c, p), mem, p->timeout_s };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);

@@ -18,7 +18,9 @@
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "common/yamlj.h"
 #include "tests/lib/fakesup.h"
+#include "tests/lib/testutil.h"
 #include "workers/agentrun.h"
 
 /* 2026-01-01T00:00:00Z */
@@ -89,7 +91,8 @@ count_w(json_object *res, const char *op, const char *plural)
 	for (size_t i = 0; i < nwrites(res); i++) {
 		json_object *w = wr(res, i);
 		n += strcmp(jx_get_str(w, "op"), op) == 0
-		        && strcmp(jx_get_str(w, "resource.plural"), plural) == 0;
+		        && strcmp(jx_get_str(w, "resource.plural"), plural)
+		                == 0;
 	}
 	return (n);
 }
@@ -139,10 +142,17 @@ mkrun(const char *meta_extra, const char *spec_extra, const char *status)
 	"\"skills\":[{\"skillPackRef\":\"skillpack-web\",\"params\":"         \
 	"{\"b\":\"2\",\"a\":\"1\"}}]}}"
 
+#define JOB(st)                                                               \
+	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"        \
+	"{\"name\":\"r\",\"namespace\":\"ns\"},\"status\":{" st "}}]"
+#define RUNNING                                                               \
+	"\"phase\":\"Running\",\"jobName\":\"r\",\"startedAt\":"              \
+	"\"2026-01-01T00:00:00Z\""
+
 static json_object *
 status_of(json_object *res)
 {
-	json_object *w = find_w(res, "update_status", "agentruns", "r");
+	json_object *w = find_w(res, "update_status", "agentruns", NULL);
 
 	assert_non_null(w);
 	return (jx_get(w, "object.status"));
@@ -405,8 +415,8 @@ test_mcp_config(void **state)
 	        "\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	        "\"AgentRun\",\"name\":\"r\",\"uid\":\"u1\",\"controller\":"
 	        "true,\"blockOwnerDeletion\":true}]}");
-	assert_string_equal(json_object_get_string(jx_getv(w, "object",
-	                            "data", "mcp-servers.yaml", NULL)),
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
 	        "servers:\n"
 	        "  - name: gh\n"
 	        "    url: http://gh.sympozium-system.svc:8080/mcp\n"
@@ -421,15 +431,15 @@ test_mcp_config(void **state)
 	        "    url: http://fixed:9/mcp\n"
 	        "    toolsPrefix: f\n"
 	        "    timeout: 30\n");
-	assert_string_equal(
-	        jx_get_str(wr(res, 2), "object.metadata.name"), "r-mcp-servers");
+	assert_string_equal(jx_get_str(wr(res, 2), "object.metadata.name"),
+	        "r-mcp-servers");
 	assert_non_null(find_w(res, "create", "jobs", "r"));
 	json_object_put(res);
 	fakesup_remove(f, "mcpservers", NULL, "gh");
 	res = run(f, r, NULL, T0);
 	w = find_w(res, "create", "configmaps", "r-mcp-servers");
-	assert_string_equal(json_object_get_string(jx_getv(w, "object",
-	                            "data", "mcp-servers.yaml", NULL)),
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
 	        "servers:\n"
 	        "  - name: fixed\n"
 	        "    url: http://fixed:9/mcp\n"
@@ -448,12 +458,218 @@ test_mcp_config(void **state)
 	free(r);
 }
 
-#define JOB(st)                                                               \
-	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"        \
-	"{\"name\":\"r\",\"namespace\":\"ns\"},\"status\":{" st "}}]"
-#define RUNNING                                                               \
-	"\"phase\":\"Running\",\"jobName\":\"r\",\"startedAt\":"              \
-	"\"2026-01-01T00:00:00Z\""
+/* A run failed in Pending: exactly one write, the status {phase: Failed,
+ * completedAt: now, error}, and verdict done. */
+static void
+assert_failed_only(json_object *res, const char *error)
+{
+	char *want = xasprintf("{\"phase\":\"Failed\",\"completedAt\":"
+	                       "\"2026-01-01T00:00:00Z\",\"error\":\"%s\"}",
+	        error);
+
+	assert_int_equal(nwrites(res), 1);
+	fakesup_assert_json(status_of(res), want);
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	free(want);
+}
+
+static void
+fails_with(struct fakesup *f, const char *spec_extra, const char *error)
+{
+	char *r = mkrun(FIN, spec_extra, "");
+	json_object *res = run(f, r, NULL, T0);
+
+	assert_failed_only(res, error);
+	json_object_put(res);
+	free(r);
+}
+
+/* Bad input fails the run in Pending with a clear error and creates
+ * nothing: an invalid or non-positive timeout, gate hooks in the wrong
+ * place, postRun hooks and agent sandboxes (not supported), server
+ * mode. */
+static void
+test_bad_input(void **state)
+{
+	struct fakesup *f = *state;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fails_with(f, ",\"timeout\":\"10 minutes\"",
+	        "invalid timeout \\\"10 minutes\\\": want a duration such as "
+	        "\\\"10m\\\" or \\\"1h30m\\\"");
+	fails_with(f, ",\"timeout\":\"-5m\"",
+	        "invalid timeout \\\"-5m\\\": must be positive");
+	fails_with(f, ",\"timeout\":\"0s\"",
+	        "invalid timeout \\\"0s\\\": must be positive");
+	fails_with(f,
+	        ",\"lifecycle\":{\"preRun\":[{\"name\":\"a\",\"image\":\"i\","
+	        "\"gate\":true}]}",
+	        "gate hook validation failed: preRun hooks cannot be gates");
+	fails_with(f,
+	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":\"i\","
+	        "\"gate\":true},{\"name\":\"b\",\"image\":\"i\",\"gate\":"
+	        "true}]}",
+	        "gate hook validation failed: at most one postRun hook may "
+	        "be a gate");
+	fails_with(f,
+	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":"
+	        "\"i\"}]}",
+	        "lifecycle postRun hooks are not supported by this "
+	        "controller");
+	fails_with(f, ",\"mode\":\"server\"",
+	        "server mode is not supported by this controller");
+	/* a bad timeout on the instance is only ignored (spec 1.3 step 6) */
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"agents\":{\"default\":{\"runTimeout\":"
+	        "\"soon\"}}}}");
+	{
+		char *r = mkrun(FIN, "", "");
+		json_object *res = run(f, r, NULL, T0);
+		int64_t v = 0;
+		assert_int_equal(
+		        jx_get_int(find_w(res, "create", "jobs", "r"),
+		                "object.spec.activeDeadlineSeconds", &v),
+		        0);
+		assert_int_equal(v, 600);
+		json_object_put(res);
+		free(r);
+	}
+}
+
+/* The upstream agent-sandbox samples: the runs fail with the message
+ * upstream gives when the agent-sandbox CRDs are absent; the instance's
+ * agents.default.agentSandbox is not read by this controller, so a plain
+ * run of that instance gets a Job. */
+static void
+test_agent_sandbox_samples(void **state)
+{
+	struct fakesup *f = *state;
+	char *path
+	        = testutil_shared_path("upstream/sympozium-v1alpha1/samples/"
+	                               "agentrun_agent_sandbox.yaml");
+	char *ipath = testutil_shared_path("upstream/sympozium-v1alpha1/"
+	                                   "samples/"
+	                                   "sympoziuminstance_agent_sandbox."
+	                                   "yaml");
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len), err[256];
+	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+	json_object *inst, *res;
+	char *r;
+
+	assert_non_null(docs);
+	assert_int_equal(json_object_array_length(docs), 2);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":"
+	        "\"default\"}}");
+	for (size_t i = 0; i < 2; i++) {
+		json_object *run_o = json_object_array_get_idx(docs, i);
+		jx_setv(run_o, json_object_new_string("u1"), "metadata", "uid",
+		        NULL);
+		jx_setv(run_o,
+		        json_tokener_parse(
+		                "[\"sympozium.ai/agentrun-finalizer\"]"),
+		        "metadata", "finalizers", NULL);
+		res = run(f, json_object_to_json_string(run_o), NULL, T0);
+		assert_failed_only(res,
+		        "agent-sandbox mode requires dynamic client "
+		        "(agent-sandbox CRDs not available)");
+		json_object_put(res);
+	}
+	free(text);
+	text = testutil_read_file(ipath, &len);
+	inst = yamlj_parse(text, len, err, sizeof(err));
+	assert_non_null(inst);
+	jx_setv(inst, json_object_new_string("ns"), "metadata", "namespace",
+	        NULL);
+	jx_setv(inst, json_object_new_string("alice"), "metadata", "name",
+	        NULL);
+	fakesup_add(f, "sympoziuminstances", "ns", "alice", inst);
+	fakesup_add_json(f, "sympoziumpolicies",
+	        "{\"metadata\":{\"name\":\"restrictive\",\"namespace\":"
+	        "\"ns\"},\"spec\":{}}");
+	r = mkrun(FIN, "", "");
+	res = run(f, r, NULL, T0);
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Running");
+	json_object_put(res);
+	free(r);
+	free(text);
+	free(path);
+	free(ipath);
+	json_object_put(docs);
+}
+
+/* A skill whose SkillPack exists in neither namespace is skipped (no
+ * sidecar, no RBAC) but its ConfigMap is still projected (optional);
+ * a view error ends the reconcile with an error and no write. */
+static void
+test_missing_skillpack_and_view_error(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN,
+	        ",\"skills\":[{\"skillPackRef\":\"skillpack-nope\"}]", "");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	res = run(f, r, NULL, T0);
+	assert_non_null(strstr(fakesup_log(f), "get skillpacks ns/nope"));
+	assert_non_null(strstr(
+	        fakesup_log(f), "get skillpacks sympozium-system/nope"));
+	w = find_w(res, "create", "jobs", "r");
+	assert_int_equal(json_object_array_length(jx_get(
+	                         w, "object.spec.template.spec.containers")),
+	        2);
+	fakesup_assert_json(
+	        json_object_array_get_idx(jx_get(w,
+	                                          "object.spec.template.spec."
+	                                          "volumes"),
+	                3),
+	        "{\"name\":\"skills\",\"projected\":{\"sources\":[{"
+	        "\"configMap\":{\"name\":\"skillpack-nope\",\"optional\":"
+	        "true}}]}}");
+	assert_int_equal(count_w(res, "create", "roles"), 0);
+	assert_int_equal(count_w(res, "create", "configmaps"), 1);
+	json_object_put(res);
+	fakesup_fail(f, "skillpacks", NULL, "connection refused");
+	res = run(f, r, NULL, T0);
+	assert_int_equal(verdict(res), IPC_V_ERROR);
+	assert_null(find_w(res, "create", "jobs", NULL));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	free(r);
+}
+
+/* Status writes that change nothing are not sent: a pod name found while
+ * the Job runs is written once; the next poll writes nothing. */
+static void
+test_no_op_status(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING);
+	char *r2 = mkrun(FIN, "", RUNNING ",\"podName\":\"r-abc\"");
+	json_object *res;
+
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"r-abc\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/agent-run\":\"r\"}},\"spec\":"
+	        "{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"}]}}");
+	res = run(f, r, JOB("\"active\":1"), T0 + 1000);
+	assert_int_equal(nwrites(res), 1);
+	fakesup_assert_json(
+	        status_of(res), "{" RUNNING ",\"podName\":\"r-abc\"}");
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, r2, JOB("\"active\":1"), T0 + 6000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(after(res), 5000);
+	json_object_put(res);
+	free(r);
+	free(r2);
+}
 
 /* The upstream defect: the pod name found in this reconcile is used at
  * once, so a run whose Job already finished keeps its result. */
@@ -627,9 +843,8 @@ test_completed(void **state)
 	json_object_put(res);
 	/* 0, negative or garbage: 50 */
 	for (int i = 0; i < 3; i++) {
-		setenv(AGENTRUN_HISTORY_ENV, (const char *[]) { "0", "-4",
-		                                     "x" }[i],
-		        1);
+		setenv(AGENTRUN_HISTORY_ENV,
+		        (const char *[]) { "0", "-4", "x" }[i], 1);
 		res = run(f, r, NULL, T0);
 		assert_int_equal(count_w(res, "delete", "agentruns"), 2);
 		json_object_put(res);
@@ -677,6 +892,15 @@ main(void)
 		        test_pending_creates, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_mcp_config, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_bad_input, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_sandbox_samples,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_missing_skillpack_and_view_error, fakesup_setup,
+		        fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_no_op_status, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
