@@ -272,6 +272,90 @@ env_of(json_object *c, const char *name, int *pos)
 	return (NULL);
 }
 
+static json_object *
+pending_job(struct fakesup *f, const char *meta, const char *spec)
+{
+	char *r = mkrun(meta, spec, "");
+	json_object *res = run(f, r, NULL, T0);
+	json_object *job = json_object_get(
+	        jx_get(find_w(res, "create", "jobs", "r"), "object"));
+
+	assert_non_null(job);
+	json_object_put(res);
+	free(r);
+	return (job);
+}
+
+static const char *
+agent_env(json_object *job, const char *name)
+{
+	int pos;
+
+	return (env_of(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.containers"), 0),
+	        name, &pos));
+}
+
+/* What the Pending path takes from the instance, in memory only (spec
+ * 1.3 step 6): skills unless the run has its own or comes from the web
+ * proxy, legacy memory, runTimeout for the Job deadline, the persona
+ * pack label (the run's own when the instance has none). */
+static void
+test_inherit(void **state)
+{
+	struct fakesup *f = *state;
+	json_object *job;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/persona-pack\":\"team\"}},"
+	        "\"spec\":{\"memory\":{\"enabled\":true},\"agents\":{"
+	        "\"default\":{\"runTimeout\":\"30m\"}},\"skills\":[{"
+	        "\"configMapRef\":\"inst-skill\"}]}}");
+	job = pending_job(f, FIN, "");
+	fakesup_assert_json(jx_get(job, "spec.activeDeadlineSeconds"), "1860");
+	assert_string_equal(agent_env(job, "PERSONA_PACK_NAME"), "team");
+	assert_string_equal(agent_env(job, "MEMORY_ENABLED"), "true");
+	fakesup_assert_json(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.volumes"), 3),
+	        "{\"name\":\"skills\",\"projected\":{\"sources\":[{"
+	        "\"configMap\":{\"name\":\"inst-skill\",\"optional\":true}}]}"
+	        "}");
+	json_object_put(job);
+	/* the run's own timeout and skills win */
+	job = pending_job(f, FIN,
+	        ",\"timeout\":\"90s\",\"skills\":[{\"configMapRef\":\"own\"}"
+	        "]");
+	fakesup_assert_json(jx_get(job, "spec.activeDeadlineSeconds"), "150");
+	assert_string_equal(jx_get_str(json_object_array_get_idx(
+	                                       jx_get(job,
+	                                               "spec.template.spec."
+	                                               "volumes.3.projected."
+	                                               "sources"),
+	                                       0),
+	                            "configMap.name"),
+	        "own");
+	json_object_put(job);
+	/* web-proxy runs do not inherit skills */
+	job = pending_job(f,
+	        FIN ",\"labels\":{\"sympozium.ai/source\":\"web-proxy\"}", "");
+	fakesup_assert_json(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.volumes"), 3),
+	        "{\"name\":\"skills\",\"emptyDir\":{}}");
+	json_object_put(job);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"}}");
+	job = pending_job(f,
+	        FIN ",\"labels\":{\"sympozium.ai/persona-pack\":\"own\"}", "");
+	assert_string_equal(agent_env(job, "PERSONA_PACK_NAME"), "own");
+	assert_null(agent_env(job, "MEMORY_ENABLED"));
+	json_object_put(job);
+}
+
 static void
 check_job(json_object *job)
 {
@@ -901,6 +985,8 @@ main(void)
 		        fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_no_op_status, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_inherit, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
