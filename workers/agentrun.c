@@ -507,7 +507,11 @@ unsupported(struct ctx *c)
 	int64_t ns = 0;
 	bool sandbox = false;
 
-	if (to[0] != '\0' && duration_parse(to, &ns) != 0) {
+	if (strlen(c->name) > 63) {
+		fail_run(c,
+		        "run name is longer than 63 characters (it is used "
+		        "as a label value)");
+	} else if (to[0] != '\0' && duration_parse(to, &ns) != 0) {
 		fail_run(c,
 		        "invalid timeout \"%s\": want a duration such as "
 		        "\"10m\" or \"1h30m\"",

@@ -960,6 +960,165 @@ test_deleting_and_unknown(void **state)
 	free(u);
 }
 
+/* A run name that cannot be a label value fails the run. */
+static void
+test_long_name(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *o = json_tokener_parse(r);
+	json_object *res;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	jx_setv(o,
+	        json_object_new_string("a234567890123456789012345678901234567"
+	                               "890123456789012345678901234"),
+	        "metadata", "name", NULL);
+	res = run(f, json_object_to_json_string(o), NULL, T0);
+	assert_failed_only(res,
+	        "run name is longer than 63 characters (it is used as a "
+	        "label value)");
+	json_object_put(res);
+	json_object_put(o);
+	free(r);
+}
+
+/* The agent container ended with 0 while sidecars linger: the result
+ * from the log, the Job deleted in the background; a non-zero exit with
+ * an error in the log fails with the log's error. */
+static void
+test_agent_container_success(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"},{\"name\":\"skill-x\"}]},\"status\":"
+	        "{\"containerStatuses\":[{\"name\":\"skill-x\",\"state\":{"
+	        "\"running\":{}}},{\"name\":\"agent\",\"state\":"
+	        "{\"terminated\":{\"exitCode\":0}}}]}}");
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"status\":\"success\",\"response\":"
+	        "\"fine\"}__SYMPOZIUM_END__\n");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	w = find_w(res, "delete", "jobs", "r");
+	assert_string_equal(jx_get_str(w, "propagation"), "Background");
+	fakesup_assert_json(status_of(res),
+	        "{" RUNNING ",\"podName\":\"p\",\"phase\":\"Succeeded\","
+	        "\"completedAt\":\"2026-01-01T00:00:30Z\",\"result\":"
+	        "\"fine\"}");
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	json_object_put(res);
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"},{\"name\":\"skill-x\"}]},\"status\":"
+	        "{\"containerStatuses\":[{\"name\":\"agent\",\"state\":"
+	        "{\"terminated\":{\"exitCode\":2}}}]}}");
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"status\":\"error\",\"error\":"
+	        "\" model refused \"}__SYMPOZIUM_END__\n");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	assert_string_equal(
+	        jx_get_str(status_of(res), "error"), "model refused");
+	json_object_put(res);
+	/* two containers: the agent's state is not looked at */
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"}]},\"status\":{\"containerStatuses\":[{"
+	        "\"name\":\"agent\",\"state\":{\"terminated\":{\"exitCode\":"
+	        "2}}}]}}");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	free(r);
+}
+
+/* The Running timeout: spec.timeout; without one the instance's
+ * runTimeout (our fix: the Job's deadline came from it), else 10
+ * minutes; a timeout that no longer parses counts as none. */
+static void
+test_running_timeouts(void **state)
+{
+	struct fakesup *f = *state;
+	char *own = mkrun(FIN, ",\"timeout\":\"1m\"", RUNNING);
+	char *none = mkrun(FIN, "", RUNNING);
+	char *bad = mkrun(FIN, ",\"timeout\":\"later\"", RUNNING);
+	json_object *res;
+
+	res = run(f, own, JOB("\"active\":1"), T0 + 60000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, own, JOB("\"active\":1"), T0 + 61000);
+	fakesup_assert_json(status_of(res),
+	        "{" RUNNING ",\"phase\":\"Failed\",\"completedAt\":"
+	        "\"2026-01-01T00:01:01Z\",\"error\":\"timeout\"}");
+	json_object_put(res);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"agents\":{\"default\":{\"runTimeout\":"
+	        "\"30m\"}}}}");
+	res = run(f, none, JOB("\"active\":1"), T0 + 11 * 60000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, none, JOB("\"active\":1"), T0 + 31 * 60000);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	fakesup_reset(f);
+	res = run(f, bad, JOB("\"active\":1"), T0 + 9 * 60000);
+	assert_int_equal(nwrites(res), 0);
+	json_object_put(res);
+	res = run(f, bad, JOB("\"active\":1"), T0 + 11 * 60000);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	free(own);
+	free(none);
+	free(bad);
+}
+
+/* Completed: the workspace PVC after a postRun, no finalizer patch when
+ * there is none, no pruning without an instanceRef; PostRunning and
+ * Serving runs (features this controller does not build) fail. */
+static void
+test_completed_variants(void **state)
+{
+	struct fakesup *f = *state;
+	char *pr = mkrun("", "",
+	        "\"phase\":\"Failed\",\"postRunJobName\":"
+	        "\"r-postrun\"");
+	char *noinst = mkrun("", "", "\"phase\":\"Succeeded\"");
+	char *post = mkrun(FIN, "", "\"phase\":\"PostRunning\"");
+	json_object *o, *res, *w;
+
+	res = run(f, pr, NULL, T0);
+	w = find_w(res, "delete", "persistentvolumeclaims", "r-workspace");
+	assert_non_null(w);
+	assert_null(find_w(res, "patch", "agentruns", NULL));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	o = json_tokener_parse(noinst);
+	jx_setv(o, json_object_new_string(""), "spec", "instanceRef", NULL);
+	fakesup_clear_log(f);
+	res = run(f, json_object_to_json_string(o), NULL, T0);
+	assert_int_equal(nwrites(res), 0);
+	assert_null(strstr(fakesup_log(f), "list agentruns"));
+	json_object_put(res);
+	json_object_put(o);
+	res = run(f, post, NULL, T0);
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "phase PostRunning is not supported by this controller");
+	json_object_put(res);
+	free(pr);
+	free(noinst);
+	free(post);
+}
+
 int
 main(void)
 {
@@ -998,6 +1157,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_completed, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_deleting_and_unknown,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_long_name, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_container_success,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_running_timeouts,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_completed_variants,
 		        fakesup_setup, fakesup_teardown),
 	};
 
