@@ -154,6 +154,10 @@ worker_env(struct sup *s)
 			s->env[n++] = xasprintf("%s=%s", pass[i], v);
 		}
 	}
+	if (s->cfg.max_run_history != NULL && n < SUP_MAX_ENV - 1) {
+		s->env[n++] = xasprintf("SYMPOZIUM_MAX_RUN_HISTORY=%s",
+		        s->cfg.max_run_history);
+	}
 	s->env[n] = NULL;
 }
 
