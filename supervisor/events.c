@@ -495,3 +495,36 @@ ev_correlate(struct ev *e, json_object *event, int64_t now_ns,
 	}
 	return (out->verb);
 }
+
+static void
+copy_ref(
+        json_object *ref, const char *key, json_object *from, const char *path)
+{
+	const char *v = jx_get_str(from, path);
+
+	if (v != NULL && v[0] != '\0') {
+		json_object_object_add(ref, key, json_object_new_string(v));
+	}
+}
+
+json_object *
+ev_event_new(json_object *involved, const char *type, const char *reason,
+        const char *message)
+{
+	json_object *ev = json_object_new_object();
+	json_object *ref = json_object_new_object();
+
+	copy_ref(ref, "kind", involved, "kind");
+	copy_ref(ref, "namespace", involved, "metadata.namespace");
+	copy_ref(ref, "name", involved, "metadata.name");
+	copy_ref(ref, "uid", involved, "metadata.uid");
+	copy_ref(ref, "apiVersion", involved, "apiVersion");
+	copy_ref(ref, "resourceVersion", involved, "metadata.resourceVersion");
+	set_str(ev, "apiVersion", "v1");
+	set_str(ev, "kind", "Event");
+	json_object_object_add(ev, "involvedObject", ref);
+	set_str(ev, "type", type);
+	set_str(ev, "reason", reason);
+	set_str(ev, "message", message != NULL ? message : "");
+	return (ev);
+}

@@ -92,6 +92,13 @@ enum ev_verb ev_correlate(struct ev *e, json_object *event, int64_t now_ns,
 
 void ev_action_fini(struct ev_action *a);
 
+/* A bare core/v1 Event about involved (borrowed; its apiVersion, kind,
+ * namespace, name, uid and resourceVersion become involvedObject), as
+ * ev_correlate() takes it; the same shape as workers/kobj.h kobj_event().
+ * Caller puts. */
+json_object *ev_event_new(json_object *involved, const char *type,
+        const char *reason, const char *message);
+
 struct ev_stats {
 	uint64_t created, patched, dropped, aggregated;
 	size_t similar_entries, log_entries, spam_entries; /* cache sizes */
