@@ -264,13 +264,14 @@ void
 kobj_event(struct rec_out *out, json_object *involved, const char *type,
         const char *reason, const char *message)
 {
-	json_object *ev, *ref = json_object_new_object();
-	const char *ns = kobj_ns(involved);
+	json_object *ev, *ref;
+	const char *ns;
 
 	if (involved == NULL) {
-		json_object_put(ref);
 		return;
 	}
+	ns = kobj_ns(involved);
+	ref = json_object_new_object();
 	copy_str(ref, "kind", involved, "kind");
 	copy_str(ref, "namespace", involved, "metadata.namespace");
 	copy_str(ref, "name", involved, "metadata.name");
@@ -309,6 +310,95 @@ kobj_eventf(struct rec_out *out, json_object *involved, const char *type,
 	va_end(ap);
 	kobj_event(out, involved, type, reason, msg != NULL ? msg : fmt);
 	free(msg);
+}
+
+/* The condition of that type in status (borrowed), or NULL. */
+static json_object *
+condition(json_object *status, const char *type)
+{
+	json_object *conds = jx_get(status, "conditions");
+
+	for (size_t i = 0; json_object_is_type(conds, json_type_array)
+	        && i < json_object_array_length(conds);
+	        i++) {
+		json_object *c = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(c, "type");
+		if (t != NULL && strcmp(t, type) == 0) {
+			return (c);
+		}
+	}
+	return (NULL);
+}
+
+static bool
+same_str(json_object *a, json_object *b, const char *path)
+{
+	const char *x = jx_get_str(a, path), *y = jx_get_str(b, path);
+
+	return (strcmp(x != NULL ? x : "", y != NULL ? y : "") == 0);
+}
+
+/* Ready=False reasons that say "in progress", not "wrong". */
+static const char *const progress[] = {"NotReady", "Progressing", "Pending",
+        "Reconciling", NULL};
+
+/* A Ready=False condition that is new or changed, and not progress. */
+static bool
+ready_turned_false(json_object *was, json_object *now)
+{
+	const char *st = jx_get_str(now, "status");
+	const char *reason = jx_get_str(now, "reason");
+
+	if (now == NULL || st == NULL || strcmp(st, "False") != 0) {
+		return (false);
+	}
+	for (size_t i = 0; reason != NULL && progress[i] != NULL; i++) {
+		if (strcmp(reason, progress[i]) == 0) {
+			return (false);
+		}
+	}
+	return (was == NULL || !same_str(was, now, "status")
+	        || !same_str(was, now, "reason")
+	        || !same_str(was, now, "message"));
+}
+
+static bool
+bad_phase(const char *p)
+{
+	return (p != NULL
+	        && (strcmp(p, "Error") == 0 || strcmp(p, "Failed") == 0));
+}
+
+void
+kobj_status_event(
+        struct rec_out *out, json_object *obj, json_object *new_status)
+{
+	json_object *old = jx_get(obj, "status");
+	json_object *ready = condition(new_status, "Ready");
+	const char *phase = jx_get_str(new_status, "phase");
+	const char *msg;
+
+	if (ready_turned_false(condition(old, "Ready"), ready)) {
+		const char *r = jx_get_str(ready, "reason");
+		kobj_event(out, obj, KOBJ_WARNING,
+		        r != NULL && r[0] != '\0' ? r : "NotReady",
+		        jx_get_str(ready, "message"));
+		return;
+	}
+	if (ready != NULL || !bad_phase(phase)
+	        || same_str(old, new_status, "phase")) {
+		return;
+	}
+	msg = jx_get_str(new_status, "message");
+	if (msg == NULL) {
+		msg = jx_get_str(new_status, "error");
+	}
+	if (msg != NULL) {
+		kobj_event(out, obj, KOBJ_WARNING, "Failed", msg);
+	} else {
+		kobj_eventf(
+		        out, obj, KOBJ_WARNING, "Failed", "phase %s", phase);
+	}
 }
 
 static const char *const providers[] = { "anthropic", "azure-openai",

@@ -87,6 +87,19 @@ void kobj_eventf(struct rec_out *out, json_object *involved, const char *type,
         const char *reason, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
 
+/* The event for a status transition, given obj as cached (borrowed) and
+ * the status about to be written (borrowed); call it right after the
+ * status write, so it goes out only when that write succeeds:
+ *  - the Ready condition turns False, or changes reason or message while
+ *    False: a Warning with its reason and message (invalid specs, missing
+ *    references), unless the reason says "in progress" (NotReady,
+ *    Progressing, Pending, Reconciling);
+ *  - otherwise, phase turns Error or Failed: a Warning with reason
+ *    "Failed" and the status's message or error (else "phase <P>").
+ * Nothing else (a steady state emits nothing). */
+void kobj_status_event(
+        struct rec_out *out, json_object *obj, json_object *new_status);
+
 /* spec 0.3 resolveProvider(instance): borrowed static or instance
  * string. */
 const char *kobj_resolve_provider(json_object *instance);
