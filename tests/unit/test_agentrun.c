@@ -18,6 +18,7 @@
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "workers/agentrun.h"
 
@@ -166,7 +167,8 @@ test_instance_missing(void **state)
 	json_object *res = run(f, r, NULL, T0);
 	json_object *st = status_of(res);
 
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "not found");
 	assert_string_equal(jx_get_str(st, "phase"), "Failed");
 	assert_string_equal(
 	        jx_get_str(st, "completedAt"), "2026-01-01T00:00:00Z");
@@ -225,7 +227,8 @@ test_unsupported(void **state)
 
 	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
 	res = run(f, r, NULL, T0);
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "server mode");
 	assert_string_equal(jx_get_str(status_of(res), "error"),
 	        "server mode is not supported by this controller");
 	json_object_put(res);
@@ -353,6 +356,9 @@ test_pending_creates(void **state)
 	assert_string_equal(jx_get_str(st, "jobName"), "r");
 	assert_string_equal(
 	        jx_get_str(st, "startedAt"), "2026-01-01T00:00:00Z");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Started",
+	        "Created Job r");
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
@@ -400,6 +406,8 @@ test_succeeded_late_pod(void **state)
 	assert_string_equal(json_object_get_string(jx_getv(
 	                            w, "object", "data", "MEMORY.md", NULL)),
 	        "remember");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Succeeded", NULL);
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
 	free(r);
@@ -414,6 +422,8 @@ test_failed_job(void **state)
 
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"), "Job failed");
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Failed", "Job failed");
 	json_object_put(res);
 	fakesup_add_log(f, "ns", "p",
 	        "__SYMPOZIUM_RESULT__{\"response\":\"ok\"}"
@@ -461,7 +471,7 @@ test_poll_timeout_missing_job(void **state)
 	json_object *res, *w;
 
 	res = run(f, r, JOB(""), T0 + 60000);
-	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(nwrites(res), 0); /* steady: no event either */
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
@@ -469,6 +479,9 @@ test_poll_timeout_missing_job(void **state)
 	w = find_w(res, "delete", "jobs", "r");
 	assert_string_equal(jx_get_str(w, "propagation"), "Foreground");
 	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Timeout", "timeout");
 	json_object_put(res);
 	res = run(f, r, NULL, T0 + 1000);
 	assert_int_equal(nwrites(res), 0);
@@ -522,6 +535,7 @@ test_completed(void **state)
 	assert_non_null(find_w(res, "delete", "agentruns", "old50"));
 	assert_null(find_w(res, "delete", "agentruns", "old49"));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	assert_int_equal(evtest_count(res), 0); /* no transition */
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
 	free(r);
