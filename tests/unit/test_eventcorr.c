@@ -1,5 +1,5 @@
 /*
- * test_events.c: the Event correlator (supervisor/events.h): stamping,
+ * test_eventcorr.c: the Event correlator (supervisor/events.h): stamping,
  * deduplication into count PATCHes, aggregation of similar events, the
  * spam filter's token bucket and the LRU bounds, with time as a parameter.
  */
