@@ -12,7 +12,8 @@
  * Event saying so;
  *  - a SkillPack made invalid, valid, then invalid again with the same
  *    mistake has ONE InvalidSkills Event whose count went to 2 (a PATCH,
- *    not a second Event);
+ *    not a second Event); deleted, the next one re-creates it (count 3)
+ *    after the PATCH's 404;
  *  - after convergence the supervisor POSTs and PATCHes no Event for 3 s;
  *  - SIGTERM stops the supervisor (exit 0).
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
@@ -459,7 +460,7 @@ static void
 test_dedupe_counts(void **state)
 {
 	json_object *ev;
-	char first[256];
+	char first[256], name[300];
 
 	(void)state;
 	create(&R_SKP, PACK("bad name"));
@@ -474,10 +475,22 @@ test_dedupe_counts(void **state)
 	ev = wait_event("flip", "InvalidSkills", 2);
 	assert_int_equal(count_of(ev), 2);
 	assert_string_equal(jx_get_str(ev, "firstTimestamp"), first);
+	snprintf(name, sizeof(name), "%s", jx_get_str(ev, "metadata.name"));
 	json_object_put(ev);
 	assert_true(ksim_count_log(
 	                    F.a.request_log, "PATCH", "/events/flip.", UA_SD)
 	        >= 1);
+	/* The Event deleted meanwhile (as the server's TTL does): the count
+	 * PATCH finds it gone and the whole Event is POSTed again. */
+	assert_int_equal(kapi_delete(F.a.c, &R_EV, NS, name, NULL, NULL, NULL),
+	        KAPI_OK);
+	set_pack("good", "Ready");
+	set_pack("bad name", "Failed");
+	ev = wait_event("flip", "InvalidSkills", 3);
+	assert_int_equal(count_of(ev), 3);
+	assert_string_equal(jx_get_str(ev, "metadata.name"), name);
+	assert_string_equal(jx_get_str(ev, "firstTimestamp"), first);
+	json_object_put(ev);
 }
 
 /* Event requests (POST and PATCH) by the supervisor so far. */
