@@ -317,9 +317,10 @@ sup_on_event(void *arg, json_object *event, struct ev_action *act)
 
 	v = ev_correlate(s->ev, event, timefmt_now_us_real() * 1000, act);
 	if (v == EV_DROP) {
-		log_debug("event %s on %s dropped: %s",
-		        jx_get_str(event, "reason"),
-		        jx_get_str(event, "involvedObject.name"), act->why);
+		const char *r = jx_get_str(event, "reason");
+		const char *n = jx_get_str(event, "involvedObject.name");
+		log_debug("event %s on %s dropped: %s", r != NULL ? r : "",
+		        n != NULL ? n : "", act->why);
 	}
 	return (v);
 }
