@@ -136,6 +136,8 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	}
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
+	s->ev = ev_new(NULL);
+	wr_set_event_fn(s->wr, sup_on_event);
 	return (0);
 }
 
@@ -275,6 +277,7 @@ sup_free(struct sup *s)
 		return;
 	}
 	wr_free(s->wr);
+	ev_free(s->ev);
 	inf_free(s->inf);
 	if (s->m != NULL) {
 		kapi_multi_free(s->m);

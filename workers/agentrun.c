@@ -67,6 +67,30 @@ st_now(struct ctx *c, const char *key)
 	st_set(c, key, ts);
 }
 
+/* The Event for a phase transition (issue 6 item 4), after the status
+ * write: started (Job created), succeeded, failed or timed out. */
+static void
+phase_event(struct ctx *c, json_object *old)
+{
+	const char *was = jx_get_str(old, "phase"), *now = st_str(c, "phase");
+	const char *err = st_str(c, "error");
+
+	if (was != NULL && strcmp(was, now) == 0) {
+		return;
+	}
+	if (strcmp(now, "Running") == 0) {
+		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
+		        "Created Job %s", st_str(c, "jobName"));
+	} else if (strcmp(now, "Succeeded") == 0) {
+		kobj_event(c->out, c->run, KOBJ_NORMAL, "Succeeded",
+		        "The agent run succeeded");
+	} else if (strcmp(now, "Failed") == 0) {
+		kobj_event(c->out, c->run, KOBJ_WARNING,
+		        strcmp(err, "timeout") == 0 ? "Timeout" : "Failed",
+		        err[0] != '\0' ? err : "The agent run failed");
+	}
+}
+
 /* Emits the status when it differs from the cached one. */
 static void
 flush_status(struct ctx *c)
@@ -84,6 +108,7 @@ flush_status(struct ctx *c)
 	json_object_deep_copy(c->run, &obj, NULL);
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
+	phase_event(c, old);
 }
 
 static void fail_run(struct ctx *c, const char *fmt, ...)

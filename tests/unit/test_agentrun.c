@@ -19,6 +19,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "tests/lib/testutil.h"
 #include "workers/agentrun.h"
@@ -189,7 +190,8 @@ test_instance_missing(void **state)
 	json_object *res = run(f, r, NULL, T0);
 	json_object *st = status_of(res);
 
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "not found");
 	assert_string_equal(jx_get_str(st, "phase"), "Failed");
 	assert_string_equal(
 	        jx_get_str(st, "completedAt"), "2026-01-01T00:00:00Z");
@@ -248,7 +250,8 @@ test_unsupported(void **state)
 
 	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
 	res = run(f, r, NULL, T0);
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "server mode");
 	assert_string_equal(jx_get_str(status_of(res), "error"),
 	        "server mode is not supported by this controller");
 	json_object_put(res);
@@ -460,6 +463,9 @@ test_pending_creates(void **state)
 	assert_string_equal(jx_get_str(st, "jobName"), "r");
 	assert_string_equal(
 	        jx_get_str(st, "startedAt"), "2026-01-01T00:00:00Z");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Started",
+	        "Created Job r");
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
@@ -542,8 +548,9 @@ test_mcp_config(void **state)
 	free(r);
 }
 
-/* A run failed in Pending: exactly one write, the status {phase: Failed,
- * completedAt: now, error}, and verdict done. */
+/* A run failed in Pending: exactly two writes, the status {phase: Failed,
+ * completedAt: now, error} and its Warning Failed event, and verdict
+ * done. */
 static void
 assert_failed_only(json_object *res, const char *error)
 {
@@ -551,8 +558,9 @@ assert_failed_only(json_object *res, const char *error)
 	                       "\"2026-01-01T00:00:00Z\",\"error\":\"%s\"}",
 	        error);
 
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
 	fakesup_assert_json(status_of(res), want);
+	evtest_assert(res, 1, NULL, "Warning", "Failed", NULL);
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	free(want);
 }
@@ -789,6 +797,8 @@ test_succeeded_late_pod(void **state)
 	assert_string_equal(json_object_get_string(jx_getv(
 	                            w, "object", "data", "MEMORY.md", NULL)),
 	        "remember");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Succeeded", NULL);
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
 	free(r);
@@ -803,6 +813,8 @@ test_failed_job(void **state)
 
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"), "Job failed");
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Failed", "Job failed");
 	json_object_put(res);
 	fakesup_add_log(f, "ns", "p",
 	        "__SYMPOZIUM_RESULT__{\"response\":\"ok\"}"
@@ -850,7 +862,7 @@ test_poll_timeout_missing_job(void **state)
 	json_object *res, *w;
 
 	res = run(f, r, JOB(""), T0 + 60000);
-	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(nwrites(res), 0); /* steady: no event either */
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
@@ -858,6 +870,9 @@ test_poll_timeout_missing_job(void **state)
 	w = find_w(res, "delete", "jobs", "r");
 	assert_string_equal(jx_get_str(w, "propagation"), "Foreground");
 	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Timeout", "timeout");
 	json_object_put(res);
 	res = run(f, r, NULL, T0 + 1000);
 	assert_int_equal(nwrites(res), 0);
@@ -911,6 +926,7 @@ test_completed(void **state)
 	assert_non_null(find_w(res, "delete", "agentruns", "old50"));
 	assert_null(find_w(res, "delete", "agentruns", "old49"));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	assert_int_equal(evtest_count(res), 0); /* no transition */
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
 	/* --max-run-history reaches the worker through the environment */
