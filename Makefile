@@ -198,8 +198,11 @@ fuzz: deps
 
 fuzz-build: $(FUZZ_BINS)
 
-# Fuzz targets link kubesim's modules too (selectors, patches, schemas).
-FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o)
+# Fuzz targets link kubesim's modules too (selectors, patches, schemas),
+# and the pure supervisor and worker modules they fuzz.
+FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o) \
+	build/fuzz/supervisor/labelsel.o build/fuzz/workers/cron.o \
+	build/fuzz/workers/agentrun_result.o
 
 build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
