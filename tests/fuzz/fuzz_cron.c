@@ -85,7 +85,7 @@ rnum(const char *s, size_t n, const struct rfield *f)
 static int
 rrange(const char *s, size_t n, const struct rfield *f, uint64_t *bits)
 {
-	char t[64];
+	char t[4100];
 	char *slash, *dash;
 	long lo, hi, step = 1;
 	uint64_t extra = 0;
