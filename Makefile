@@ -185,6 +185,8 @@ asan: deps
 # ASan+UBSan, each run for FUZZ_SECONDS with the seed corpus in
 # tests/fuzz/corpus/<name>/.  New inputs go under build/fuzz/, not the repo.
 FUZZ_SECONDS ?= 60
+# Targets run at a time (CI: make fuzz FUZZ_SECONDS=10 FUZZ_JOBS=2).
+FUZZ_JOBS ?= 1
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
@@ -194,7 +196,8 @@ fuzz: deps
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
 		BIN=build/fuzz/bin SANFLAGS="$(FUZZ_FLAGS)" OPT="-O1 -g" \
 		fuzz-build
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-fuzz.sh $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) \
+		tests/fuzz/run-fuzz.sh $(FUZZ_BINS)
 
 fuzz-build: $(FUZZ_BINS)
 
