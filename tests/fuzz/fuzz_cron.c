@@ -46,9 +46,8 @@ struct rfield {
 	const char *const *names;
 };
 
-static const char *const months[]
-        = { "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
-	          "oct", "nov", "dec", NULL };
+static const char *const months[] = { "jan", "feb", "mar", "apr", "may", "jun",
+	"jul", "aug", "sep", "oct", "nov", "dec", NULL };
 static const char *const days[]
         = { "sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL };
 static const struct rfield rfields[5] = { { 0, 59, NULL }, { 0, 23, NULL },
@@ -156,7 +155,8 @@ oracle(const char *expr, uint64_t bits[5])
 		bits[k] = 0;
 		for (const char *q = p; q < e;) {
 			const char *c = memchr(q, ',', (size_t)(e - q));
-			size_t n = c != NULL ? (size_t)(c - q) : (size_t)(e - q);
+			size_t n = c != NULL ? (size_t)(c - q)
+			                     : (size_t)(e - q);
 			if (rrange(q, n, &rfields[k], &bits[k]) != 0) {
 				return (-1);
 			}

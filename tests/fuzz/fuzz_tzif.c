@@ -13,8 +13,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const int64_t probes[] = { INT64_MIN, -2208988800, -1, 0,
-	1772953200, 1792364400, 4102444800, 13569465600, INT64_MAX };
+static const int64_t probes[] = { INT64_MIN, -2208988800, -1, 0, 1772953200,
+	1792364400, 4102444800, 13569465600, INT64_MAX };
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

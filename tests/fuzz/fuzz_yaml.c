@@ -55,7 +55,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(rc == 0 && json_object_is_type(all, json_type_array));
 		if (doc != NULL) {
 			check(json_object_array_length(all) > 0);
-			check(jx_equal(doc, json_object_array_get_idx(all, 0)));
+			check(jx_equal(
+			        doc, json_object_array_get_idx(all, 0)));
 		}
 	}
 	if (doc != NULL) {
