@@ -185,6 +185,8 @@ asan: deps
 # ASan+UBSan, each run for FUZZ_SECONDS with the seed corpus in
 # tests/fuzz/corpus/<name>/.  New inputs go under build/fuzz/, not the repo.
 FUZZ_SECONDS ?= 60
+# Targets run at a time (CI: make fuzz FUZZ_SECONDS=10 FUZZ_JOBS=2).
+FUZZ_JOBS ?= 1
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/bin/%)
 FUZZ_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
@@ -194,12 +196,16 @@ fuzz: deps
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
 		BIN=build/fuzz/bin SANFLAGS="$(FUZZ_FLAGS)" OPT="-O1 -g" \
 		fuzz-build
-	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run-fuzz.sh $(FUZZ_BINS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) \
+		tests/fuzz/run-fuzz.sh $(FUZZ_BINS)
 
 fuzz-build: $(FUZZ_BINS)
 
-# Fuzz targets link kubesim's modules too (selectors, patches, schemas).
-FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o)
+# Fuzz targets link kubesim's modules too (selectors, patches, schemas),
+# and the pure supervisor and worker modules they fuzz.
+FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o) \
+	build/fuzz/supervisor/labelsel.o build/fuzz/workers/cron.o \
+	build/fuzz/workers/agentrun_result.o
 
 build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)

@@ -203,9 +203,10 @@ text_message(const char *body, size_t len)
 	if (n > MSG_MAX) {
 		n = MSG_MAX;
 	}
-	s = xstrndup(body + start, n);
-	n = strlen(s);
-	for (i = 0; i < n; i++) {
+	s = xmalloc(n + 1);
+	memcpy(s, body + start, n);
+	s[n] = '\0';
+	for (i = 0; i < n; i++) { /* NUL bytes too: keep what follows */
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
 			s[i] = ' ';
 		}

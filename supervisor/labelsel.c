@@ -66,17 +66,22 @@ valid_name(const char *s, size_t len)
 	return (true);
 }
 
-/* A DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', at most
- * 253 characters, alphanumeric at both ends. */
+/* A DNS-1123 subdomain: at most 253 characters, dot-separated labels of
+ * lower-case alphanumerics and '-', each alphanumeric at both ends. */
 static bool
 valid_prefix(const char *s, size_t len)
 {
-	if (len == 0 || len > 253 || !alnum(s[0]) || !alnum(s[len - 1])) {
+	if (len == 0 || len > 253) {
 		return (false);
 	}
 	for (size_t i = 0; i < len; i++) {
-		if (isupper((unsigned char)s[i])
-		        || (!alnum(s[i]) && s[i] != '-' && s[i] != '.')) {
+		bool edge = i == 0 || i == len - 1 || s[i - 1] == '.'
+		        || s[i + 1] == '.';
+		if (s[i] == '.' && !edge) {
+			continue;
+		}
+		if (isupper((unsigned char)s[i]) || s[i] == '.'
+		        || (!alnum(s[i]) && (edge || s[i] != '-'))) {
 			return (false);
 		}
 	}
@@ -103,15 +108,23 @@ valid_value(const char *s)
 	return (len == 0 || valid_name(s, len));
 }
 
+/* apimachinery's selector lexer: only these four are white space (not
+ * \f or \v, which isspace() would also skip). */
+static bool
+is_blank(char c)
+{
+	return (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+}
+
 /* Copy of s[0..len) without surrounding blanks. */
 static char *
 trimdup(const char *s, size_t len)
 {
-	while (len > 0 && isspace((unsigned char)*s)) {
+	while (len > 0 && is_blank(*s)) {
 		s++;
 		len--;
 	}
-	while (len > 0 && isspace((unsigned char)s[len - 1])) {
+	while (len > 0 && is_blank(s[len - 1])) {
 		len--;
 	}
 	return (xstrndup(s, len));
@@ -169,7 +182,7 @@ static bool
 blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
-		if (!isspace((unsigned char)s[i])) {
+		if (!is_blank(s[i])) {
 			return (false);
 		}
 	}

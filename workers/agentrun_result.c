@@ -102,7 +102,12 @@ from_json(json_object *j, struct agentrun_result *out)
 	out->output_tokens = metric(m, "outputTokens");
 	out->tool_calls = metric(m, "toolCalls");
 	out->duration_ms = metric(m, "durationMs");
-	out->total_tokens = out->input_tokens + out->output_tokens;
+	if (__builtin_add_overflow(out->input_tokens, out->output_tokens,
+	            &out->total_tokens)) {
+		/* absurd counts: saturate rather than overflow */
+		out->total_tokens
+		        = out->input_tokens > 0 ? INT64_MAX : INT64_MIN;
+	}
 	out->has_usage = out->input_tokens > 0 || out->output_tokens > 0;
 	if (status != NULL && strcmp(status, "error") == 0) {
 		text = jx_get_str(j, "error");

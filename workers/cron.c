@@ -17,12 +17,13 @@
 #include "common/xmalloc.h"
 #include "workers/cron.h"
 
-#define STAR      (1ULL << 63)
-#define ALPHA     INT64_MIN
-#define OMEGA     INT64_MAX
-#define DAY       86400
-#define LOOPS_MAX 1000000 /* a safety net: Next never needs this many */
-#define TZIF_MAX  (1 << 20)
+#define STAR       (1ULL << 63)
+#define ALPHA      INT64_MIN
+#define OMEGA      INT64_MAX
+#define DAY        86400
+#define LOOPS_MAX  1000000 /* a safety net: Next never needs this many */
+#define TZIF_MAX   (1 << 20)
+#define FOOTER_MAX (INT64_C(1) << 40) /* seconds */
 
 /* ---- calendar ---- */
 
@@ -166,6 +167,11 @@ footer_lookup(const struct footer *f, int64_t last, int64_t sec, int *off,
 		*end = OMEGA;
 		return;
 	}
+	/* Years beyond +-2^40 s (35,000 years) would overflow below: they
+	 * answer as the year at the bound. */
+	sec = sec > FOOTER_MAX      ? FOOTER_MAX
+	        : sec < -FOOTER_MAX ? -FOOTER_MAX
+	                            : sec;
 	civil_from_days(fdiv(sec, DAY), &y, &m, &d);
 	abs = days_from_civil(y, 1, 1) * DAY;
 	ysec = (fdiv(sec, DAY) - abs / DAY) * DAY + sec % DAY;

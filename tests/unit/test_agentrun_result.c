@@ -151,6 +151,32 @@ test_memory(void **state)
 	assert_null(agentrun_result_memory(NULL));
 }
 
+/* Found by fuzz_agentrun_result: token counts whose sum overflows int64
+ * saturate instead of overflowing. */
+static void
+test_huge_tokens(void **state)
+{
+	struct agentrun_result r;
+
+	(void)state;
+	agentrun_result_parse("__SYMPOZIUM_RESULT__ {\"response\":\"x\","
+	                      "\"metrics\":{\"inputTokens\":"
+	                      "9223372036854775807,\"outputTokens\":"
+	                      "9223372036854775807}} __SYMPOZIUM_END__\n",
+	        &r);
+	assert_string_equal(r.result, "x");
+	assert_true(r.has_usage);
+	assert_true(r.total_tokens == INT64_MAX);
+	agentrun_result_fini(&r);
+	agentrun_result_parse("__SYMPOZIUM_RESULT__ {\"metrics\":{"
+	                      "\"inputTokens\":-9223372036854775807,"
+	                      "\"outputTokens\":-9}} __SYMPOZIUM_END__",
+	        &r);
+	assert_false(r.has_usage);
+	assert_true(r.total_tokens == INT64_MIN);
+	agentrun_result_fini(&r);
+}
+
 int
 main(void)
 {
@@ -161,6 +187,7 @@ main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_quota_fallback),
 		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_huge_tokens),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -317,6 +317,23 @@ test_zone_bad_data(void **state)
 	cron_free(NULL);
 }
 
+/* Found by fuzz_tzif: a zone with a DST footer asked about the ends of
+ * int64 overflowed computing the year's rule times. */
+static void
+test_zone_extreme_times(void **state)
+{
+	char err[256];
+	struct cron_zone *ny
+	        = cron_zone_load("America/New_York", err, sizeof(err));
+
+	(void)state;
+	assert_non_null(ny);
+	assert_int_equal(cron_zone_offset(ny, INT64_MAX) % 3600, 0);
+	assert_int_equal(cron_zone_offset(ny, INT64_MIN), -17762); /* LMT */
+	assert_int_equal(cron_zone_offset(ny, INT64_C(1) << 50), -5 * 3600);
+	cron_zone_free(ny);
+}
+
 int
 main(void)
 {
@@ -326,6 +343,7 @@ main(void)
 		cmocka_unit_test(test_invalid),
 		cmocka_unit_test(test_zone_offsets),
 		cmocka_unit_test(test_zone_bad_data),
+		cmocka_unit_test(test_zone_extreme_times),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

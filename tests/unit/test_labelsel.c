@@ -127,6 +127,38 @@ test_long_names_ok(void **state)
 	labelsel_free(ls);
 }
 
+/* Found by fuzz_labelsel against kubesim's ksel (apimachinery's rules):
+ * a key prefix is a DNS subdomain label by label, and only space, tab,
+ * CR and LF are blanks. */
+static void
+test_fuzz_findings(void **state)
+{
+	static const char *const bad[]
+	        = { "example-.com/k=v", "example.-com/k=v", "a..b/k=v", ".a/k",
+		          "a./k", "a=a\f", "\va=b", "a\f=b", NULL };
+	static const char *const good[]
+	        = { "a-b.c-d/k=v", "a.b/k", " a = b ,\tc\r\n", NULL };
+	char err[256];
+
+	(void)state;
+	for (int i = 0; bad[i] != NULL; i++) {
+		err[0] = '\0';
+		struct labelsel *ls = labelsel_parse(bad[i], err, sizeof(err));
+		if (ls != NULL) {
+			fail_msg("\"%s\" accepted", bad[i]);
+		}
+		assert_true(err[0] != '\0');
+	}
+	for (int i = 0; good[i] != NULL; i++) {
+		struct labelsel *ls
+		        = labelsel_parse(good[i], err, sizeof(err));
+		if (ls == NULL) {
+			fail_msg("\"%s\" refused: %s", good[i], err);
+		}
+		labelsel_free(ls);
+	}
+}
+
 int
 main(void)
 {
@@ -136,6 +168,7 @@ main(void)
 		cmocka_unit_test(test_empty_and_missing_labels),
 		cmocka_unit_test(test_rejected),
 		cmocka_unit_test(test_long_names_ok),
+		cmocka_unit_test(test_fuzz_findings),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
