@@ -14,7 +14,7 @@
 enum {
 	O_KUBECONFIG = 256, O_LE, O_LE_NS, O_LE_ID, O_LEASE, O_RENEW, O_RETRY,
 	O_METRICS, O_PROBE, O_HSOCK, O_RUNDIR, O_WBIN, O_CTRLS, O_WORKERS,
-	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HELP,
+	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_NOSBX, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -35,6 +35,7 @@ static const struct option opts[] = {
         {"reconcile-timeout", required_argument, NULL, O_RTIMEOUT},
         {"shutdown-grace", required_argument, NULL, O_GRACE},
         {"log-format", required_argument, NULL, O_LOGFMT},
+        {"no-worker-sandbox", no_argument, NULL, O_NOSBX},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -74,6 +75,8 @@ cfg_usage(void)
 	        "  --shutdown-grace D                in-flight reconciles "
 	        "at SIGTERM (default 10s)\n"
 	        "  --log-format text|json            default text\n"
+	        "  --no-worker-sandbox               run workers without "
+	        "their seccomp sandbox (debugging)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -152,6 +155,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case O_RTIMEOUT: return (ms("--reconcile-timeout", optarg, &c->reconcile_ms, err, len));
 	case O_GRACE: return (ms("--shutdown-grace", optarg, &c->shutdown_ms, err, len));
 	case O_LOGFMT: c->log_format = optarg; return (0);
+	case O_NOSBX: c->no_worker_sandbox = true; return (0);
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
 	default:

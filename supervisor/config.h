@@ -35,6 +35,7 @@ struct sup_config {
 	int64_t reconcile_ms;     /* --reconcile-timeout */
 	int64_t shutdown_ms;      /* --shutdown-grace */
 	const char *log_format;   /* --log-format text|json */
+	bool no_worker_sandbox;   /* --no-worker-sandbox (debugging) */
 	int verbose;              /* -v */
 	bool help;                /* --help */
 };
