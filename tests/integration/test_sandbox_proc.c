@@ -311,9 +311,8 @@ setup(void **state)
 	}
 	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
 	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
-	const char *args[] = {
-		"--write-kubeconfig", f->kc, "--controllers", "none", NULL
-	};
+	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
+		"none", NULL };
 	f->k = ksim_start(args);
 	*state = f;
 	return (f->k != NULL ? 0 : -1);
