@@ -333,5 +333,10 @@ sbx_enter(enum sbx_mode mode, char *err, size_t errlen)
 	        || limits(maxfd, err, errlen) != 0) {
 		return (-1);
 	}
+	if (SBX_ASAN) {
+		/* LeakSanitizer's exit check hangs under the filter: ASan
+		 * workers run without it (the unit tests still load it) */
+		return (0);
+	}
 	return (sbx_filter_install(mode == SBX_LOG, err, errlen));
 }
