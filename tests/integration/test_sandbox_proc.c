@@ -130,20 +130,23 @@ note_workers(struct fx *f)
 static void
 sd_start(struct fx *f, const char *extra)
 {
-	char rundir[128];
+	char rundir[128], sd[256], wk[256];
 	const char *argv[16];
 	char *av[16];
 	int n = 0;
 
 	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
-	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
+	/* $BIN's programs, built like this test (sbx_relaxed() agrees) */
+	snprintf(sd, sizeof(sd), "%s/sympoziumd", env_or("BIN", "bin"));
+	snprintf(wk, sizeof(wk), "%s/tests/sympozium-worker-test",
+	        env_or("BIN", "bin"));
+	argv[n++] = env_or("SYMPOZIUMD", sd);
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
 	argv[n++] = "--controllers";
 	argv[n++] = "testctl";
 	argv[n++] = "--worker-binary";
-	argv[n++]
-	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
+	argv[n++] = env_or("WORKER_TEST_BIN", wk);
 	argv[n++] = "--runtime-dir";
 	argv[n++] = rundir;
 	if (extra != NULL) {
