@@ -14,7 +14,7 @@
 enum {
 	O_KUBECONFIG = 256, O_LE, O_LE_NS, O_LE_ID, O_LEASE, O_RENEW, O_RETRY,
 	O_METRICS, O_PROBE, O_HSOCK, O_RUNDIR, O_WBIN, O_CTRLS, O_WORKERS,
-	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_HELP,
+	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_NOSBX, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -36,6 +36,7 @@ static const struct option opts[] = {
         {"shutdown-grace", required_argument, NULL, O_GRACE},
         {"log-format", required_argument, NULL, O_LOGFMT},
         {"max-run-history", required_argument, NULL, O_HISTORY},
+        {"no-worker-sandbox", no_argument, NULL, O_NOSBX},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -77,6 +78,8 @@ cfg_usage(void)
 	        "  --log-format text|json            default text\n"
 	        "  --max-run-history N               completed AgentRuns "
 	        "kept per instance (default 50; <= 0: 50)\n"
+	        "  --no-worker-sandbox               run workers without "
+	        "their seccomp sandbox (debugging)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -170,6 +173,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case O_GRACE: return (ms("--shutdown-grace", optarg, &c->shutdown_ms, err, len));
 	case O_LOGFMT: c->log_format = optarg; return (0);
 	case O_HISTORY: return (history_arg(c, optarg, err, len));
+	case O_NOSBX: c->no_worker_sandbox = true; return (0);
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
 	default:

@@ -37,6 +37,7 @@ struct sup_config {
 	const char *log_format;   /* --log-format text|json */
 	const char *max_run_history; /* --max-run-history N (NULL: unset;
 	                              * given to the AgentRun workers) */
+	bool no_worker_sandbox;   /* --no-worker-sandbox (debugging) */
 	int verbose;              /* -v */
 	bool help;                /* --help */
 };

@@ -142,16 +142,21 @@ setup_api(struct sup *s, char *err, size_t errlen)
 }
 
 /* The only environment workers get: the settings reconcilers read
- * (images, telemetry), when set here. */
+ * (images, telemetry), when set here, and the sandbox's mode
+ * (workers/sandbox.h: off under --no-worker-sandbox). */
 static void
 worker_env(struct sup *s)
 {
 	static const char *const pass[] = {"SYMPOZIUM_IMAGE_REGISTRY",
-	        "SYMPOZIUM_IMAGE_TAG", "OTEL_EXPORTER_OTLP_ENDPOINT", NULL};
+	        "SYMPOZIUM_IMAGE_TAG", "OTEL_EXPORTER_OTLP_ENDPOINT",
+	        "SYMPOZIUM_WORKER_SANDBOX", NULL};
 	size_t n = 0;
 
 	for (size_t i = 0; pass[i] != NULL; i++) {
 		const char *v = getenv(pass[i]);
+		if (s->cfg.no_worker_sandbox && i == 3) {
+			v = "off";
+		}
 		if (v != NULL && n < SUP_MAX_ENV - 1) {
 			s->env[n++] = xasprintf("%s=%s", pass[i], v);
 		}

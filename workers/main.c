@@ -2,7 +2,9 @@
  * main.c: bin/sympozium-worker.  Started by the supervisor (fork+exec,
  * clean environment) as `sympozium-worker --controller NAME --socket
  * PATH`: dials the session socket, says HELLO, waits for READY, then
- * serves WORK until QUIT.  Never started by hand in production.
+ * serves WORK until QUIT.  Never started by hand in production.  Between
+ * READY and the first WORK it enters the sandbox (sandbox.h), unless
+ * SYMPOZIUM_WORKER_SANDBOX=off (sympoziumd --no-worker-sandbox).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 #include "common/log.h"
 #include "ipc/ipc_sock.h"
 #include "workers/runtime.h"
+#include "workers/sandbox.h"
 
 #define DIAL_TIMEOUT_MS  5000
 #define READY_TIMEOUT_MS 5000
@@ -44,6 +47,7 @@ main(int argc, char **argv)
 	int ch, verbose = 0;
 	char title[64], err[256];
 	int64_t epoch = 0;
+	enum sbx_mode mode;
 
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (ch) {
@@ -67,6 +71,9 @@ main(int argc, char **argv)
 	log_setverbose(verbose);
 	/* the supervisor's death ends us: no orphaned workers */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (sbx_parse_mode(getenv(SBX_ENV), &mode) != 0) {
+		fatalx("%s: want on, off or log", SBX_ENV);
+	}
 	const struct reconciler *r = rec_find(controller);
 	if (r == NULL) {
 		fatalx("unknown controller \"%s\"", controller);
@@ -80,7 +87,11 @@ main(int argc, char **argv)
 		ipc_sock_close(s);
 		return (1);
 	}
-	log_debug("ready, epoch %lld", (long long)epoch);
+	if (sbx_enter(mode, err, sizeof(err)) != 0) {
+		fatalx("sandbox: %s", err);
+	}
+	log_debug("ready, epoch %lld, sandbox %s", (long long)epoch,
+	        mode == SBX_ON ? "on" : mode == SBX_LOG ? "log" : "off");
 	int rc = wrt_serve(s, r, VIEW_TIMEOUT_MS);
 	ipc_sock_close(s);
 	return (rc == 0 ? 0 : 1);
