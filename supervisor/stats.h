@@ -194,6 +194,9 @@ void stats_reconcile(struct stats *st, const char *controller, int index,
  * the controller (the worker's row counts lost keys itself). */
 void stats_lost(struct stats *st, const char *controller, const char *cause,
         int64_t latency_ms, int64_t now_ms);
+/* Leadership changed (elect.c): leading or standby since now_ms. */
+void stats_leadership(struct stats *st, bool leading, uint32_t epoch,
+        int64_t now_ms);
 /* One API answer (resp->code; 0 when none came). */
 void stats_api(struct stats *st, enum kapi_verb verb, long code);
 

@@ -13,6 +13,7 @@
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "supervisor/stats.h"
 #include "supervisor/writer.h"
 
 struct job {
@@ -28,6 +29,7 @@ struct job {
 	long code;
 	char *msg;
 	struct wr_report rep;
+	enum kapi_verb verb; /* of the request in flight (stats) */
 };
 
 struct wr {
@@ -318,6 +320,7 @@ req_done(void *arg, struct kapi_resp *resp)
 {
 	struct job *j = arg;
 
+	stats_api(j->w->conf.stats, j->verb, resp->code);
 	j->req_id = 0;
 	j->answered = true;
 	j->rc = resp->err.rc;
@@ -373,6 +376,7 @@ send_write(struct wr *w, struct job *j, const struct ipc_write *wr)
 	req.field_manager = wr->op != IPC_OP_DELETE ? WR_FIELD_MANAGER : NULL;
 	req.force = wr->op == IPC_OP_APPLY;
 	req.del.propagation_policy = wr->propagation;
+	j->verb = req.verb;
 	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
 	j->rep.sent++;
 	w->st.sent++;

@@ -47,6 +47,7 @@
 #define WR_FIELD_MANAGER "sympozium"
 
 struct wr;
+struct stats;
 
 enum wr_outcome {
 	WR_OK,     /* every write succeeded, was tolerated or skipped */
@@ -88,6 +89,7 @@ struct wr_conf {
 	wr_fence_fn *fence;   /* NULL: always allowed */
 	wr_done_fn *on_done;  /* may be NULL */
 	void *arg;            /* given to the three */
+	struct stats *stats;  /* API answers counted here; may be NULL */
 };
 
 /* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
