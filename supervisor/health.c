@@ -23,7 +23,8 @@ struct conn {
 	int64_t deadline;
 	char in[HP_REQ_MAX];
 	size_t inlen;
-	char *out; /* reply line, NULL until answered */
+	char *refusal; /* the answer to any request (peer refused) */
+	char *out;     /* reply line, NULL until answered */
 	size_t outlen, outoff;
 };
 
@@ -142,6 +143,7 @@ conn_close(struct health *h, size_t i)
 {
 	close(h->conns[i].fd);
 	free(h->conns[i].out);
+	free(h->conns[i].refusal);
 	h->conns[i] = h->conns[--h->nconns];
 }
 
@@ -197,18 +199,20 @@ health_nconns(const struct health *h)
 
 /* ---- connections ---- */
 
-/* A new connection that gets only the reply line (refusals). */
+/* A new connection; refusal (taken, may be NULL) answers any request:
+ * the request is read all the same, so closing never resets the peer
+ * before it reads the answer. */
 static void
-add_conn(struct health *h, int fd, char *reply, int64_t now)
+add_conn(struct health *h, int fd, char *refusal, int64_t now)
 {
 	struct conn *c = &h->conns[h->nconns++];
 
 	c->fd = fd;
 	c->deadline = now + HEALTH_TIMEOUT_MS;
 	c->inlen = 0;
-	c->out = reply;
-	c->outlen = reply != NULL ? strlen(reply) : 0;
-	c->outoff = 0;
+	c->refusal = refusal;
+	c->out = NULL;
+	c->outlen = c->outoff = 0;
 }
 
 static char *
@@ -259,7 +263,10 @@ answer(struct health *h, struct conn *c, size_t len, int64_t now)
 	struct hp_req req;
 	char err[256];
 
-	if (hp_req_decode(c->in, len, &req, err, sizeof(err)) != 0) {
+	if (c->refusal != NULL) {
+		c->out = c->refusal;
+		c->refusal = NULL;
+	} else if (hp_req_decode(c->in, len, &req, err, sizeof(err)) != 0) {
 		c->out = hp_reply_error("bad request: %s", err);
 	} else {
 		c->out = h->fn(h->arg, &req, now);
@@ -288,9 +295,7 @@ conn_read(struct health *h, struct conn *c, int64_t now)
 			return (0);
 		}
 		if (c->inlen == sizeof(c->in)) {
-			c->out = hp_reply_error("bad request: longer than %d "
-			                        "bytes", HP_REQ_MAX - 1);
-			c->outlen = strlen(c->out);
+			answer(h, c, c->inlen, now); /* too long */
 			return (0);
 		}
 	}
