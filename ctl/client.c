@@ -18,7 +18,7 @@
 static int
 open_socket(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -47,7 +47,7 @@ open_socket(const char *path, char *err, size_t errlen)
 static int
 wait_fd(int fd, short events, int64_t deadline)
 {
-	struct pollfd p = {fd, events, 0};
+	struct pollfd p = { fd, events, 0 };
 	int64_t left = deadline - timefmt_now_ms_mono();
 
 	if (left <= 0) {
@@ -113,12 +113,15 @@ ctl_call(const char *path, const struct hp_req *req, int64_t timeout_ms,
 	}
 	buf_init(&b);
 	rc = send_all(fd, line, strlen(line), deadline) != 0
-	        ? -1 : recv_all(fd, &b, deadline);
+	        ? -1
+	        : recv_all(fd, &b, deadline);
 	free(line);
 	close(fd);
 	if (rc == 0 && b.len == 0) {
-		snprintf(err, errlen, "%s: the supervisor closed the connection "
-		                      "without answering", path);
+		snprintf(err, errlen,
+		        "%s: the supervisor closed the connection "
+		        "without answering",
+		        path);
 		rc = -4;
 	} else if (rc == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

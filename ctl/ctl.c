@@ -10,8 +10,8 @@
 #include "ctl/ctl.h"
 
 void
-ctl_default_socket(char *out, size_t len, const char *env,
-        const char *tmpdir, unsigned uid)
+ctl_default_socket(char *out, size_t len, const char *env, const char *tmpdir,
+        unsigned uid)
 {
 	if (env != NULL && env[0] != '\0') {
 		snprintf(out, len, "%s", env);
@@ -61,7 +61,7 @@ seconds(const char *s)
 		return (-1);
 	}
 	return ((int64_t)(v * 1000.0 + 0.5) > 0 ? (int64_t)(v * 1000.0 + 0.5)
-	                                         : 1);
+	                                        : 1);
 }
 
 static int
@@ -87,10 +87,9 @@ flag(int argc, char *const *argv, int *i, struct ctl_opts *o, char *err,
 			snprintf(err, errlen, "--watch: want seconds > 0");
 			return (-1);
 		}
-	} else if ((strcmp(a, "--socket") == 0 ||
-	                   strcmp(a, "--timeout") == 0 ||
-	                   strcmp(a, "--count") == 0) &&
-	        next == NULL) {
+	} else if ((strcmp(a, "--socket") == 0 || strcmp(a, "--timeout") == 0
+	                   || strcmp(a, "--count") == 0)
+	        && next == NULL) {
 		snprintf(err, errlen, "%s: missing value", a);
 		return (-1);
 	} else if (strcmp(a, "--socket") == 0) {
@@ -130,11 +129,13 @@ words(struct ctl_opts *o, const char *cmd, const char *name, int extra,
 		return (-1);
 	}
 	if (hp_cmd_parse(cmd, &o->req.cmd) != 0) {
-		snprintf(err, errlen, "unknown command \"%s\" (see --help)", cmd);
+		snprintf(err, errlen, "unknown command \"%s\" (see --help)",
+		        cmd);
 		return (-1);
 	}
 	if (hp_cmd_needs_name(o->req.cmd) != (name != NULL) || extra > 0) {
-		snprintf(err, errlen, hp_cmd_needs_name(o->req.cmd)
+		snprintf(err, errlen,
+		        hp_cmd_needs_name(o->req.cmd)
 		                ? "%s: want exactly one NAME"
 		                : "%s: takes no argument",
 		        cmd);
@@ -153,7 +154,7 @@ int
 ctl_parse_args(int argc, char *const *argv, struct ctl_opts *o, char *err,
         size_t errlen)
 {
-	const char *pos[2] = {NULL, NULL};
+	const char *pos[2] = { NULL, NULL };
 	int npos = 0, extra = 0;
 
 	o->interval_ms = 2000;
@@ -237,8 +238,9 @@ flag_of(json_object *o, const char *path)
 static void
 worker_header(struct buf *out)
 {
-	buf_printf(out, "%-22s %7s %-10s %7s %4s %-16s %6s %7s %5s %5s "
-	                "%6s %6s  %s\n",
+	buf_printf(out,
+	        "%-22s %7s %-10s %7s %4s %-16s %6s %7s %5s %5s "
+	        "%6s %6s  %s\n",
 	        "WORKER", "PID", "STATE", "AGE", "RST", "LAST EXIT", "HB",
 	        "OK", "ERR", "REQ", "P50", "P99", "KEY (FOR) / LAST ERROR");
 }
@@ -247,11 +249,12 @@ static void
 worker_row(json_object *w, struct buf *out)
 {
 	char age[32], hb[32], p50[32], p99[32], kage[32];
-	int64_t req = num(w, "reconciles.requeue") +
-	        num(w, "reconciles.requeue_after");
+	int64_t req = num(w, "reconciles.requeue")
+	        + num(w, "reconciles.requeue_after");
 
-	buf_printf(out, "%-22.22s %7lld %-10s %7s %4lld %-16.16s %6s %7lld "
-	                "%5lld %5lld %6s %6s  ",
+	buf_printf(out,
+	        "%-22.22s %7lld %-10s %7s %4lld %-16.16s %6s %7lld "
+	        "%5lld %5lld %6s %6s  ",
 	        str(w, "name"), (long long)num(w, "pid"), str(w, "state"),
 	        ctl_fmt_dur(num_or(w, "startedAgoMs", -1), age, sizeof(age)),
 	        (long long)num(w, "restarts"), str(w, "lastExit"),
@@ -264,8 +267,8 @@ worker_row(json_object *w, struct buf *out)
 		buf_printf(out, "%s (%s)", str(w, "key"),
 		        ctl_fmt_dur(num_or(w, "keyAgeMs", -1), kage,
 		                sizeof(kage)));
-	} else if (jx_get_str(w, "lastError") != NULL &&
-	        jx_get_str(w, "lastError")[0] != '\0') {
+	} else if (jx_get_str(w, "lastError") != NULL
+	        && jx_get_str(w, "lastError")[0] != '\0') {
 		buf_printf(out, "! %.60s", str(w, "lastError"));
 	}
 	buf_putc(out, '\n');
@@ -276,7 +279,8 @@ ctl_format_workers(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "workers");
 	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a) : 0;
+	        ? json_object_array_length(a)
+	        : 0;
 
 	worker_header(out);
 	for (size_t i = 0; i < n; i++) {
@@ -289,25 +293,30 @@ ctl_rows(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "controllers");
 	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a) : 0;
+	        ? json_object_array_length(a)
+	        : 0;
 
-	buf_printf(out, "%-16s %-7s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
-	                "%6s\n",
+	buf_printf(out,
+	        "%-16s %-7s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
+	        "%6s\n",
 	        "CONTROLLER", "STATE", "DEPTH", "PARKED", "ADDS", "RETRIES",
 	        "QUARANT", "OK", "ERR", "REQ", "P50", "P99");
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(a, i);
 		char p50[32], p99[32];
-		buf_printf(out, "%-16.16s %-7s %5lld %6lld %6lld %8lld %7lld "
-		                "%7lld %5lld %5lld %6s %6s\n",
-		        str(c, "name"), flag_of(c, "paused") ? "paused" : "active",
-		        (long long)num(c, "depth"), (long long)num(c, "parked"),
-		        (long long)num(c, "adds"), (long long)num(c, "retries"),
+		buf_printf(out,
+		        "%-16.16s %-7s %5lld %6lld %6lld %8lld %7lld "
+		        "%7lld %5lld %5lld %6s %6s\n",
+		        str(c, "name"),
+		        flag_of(c, "paused") ? "paused" : "active",
+		        (long long)num(c, "depth"),
+		        (long long)num(c, "parked"), (long long)num(c, "adds"),
+		        (long long)num(c, "retries"),
 		        (long long)num(c, "quarantined"),
 		        (long long)num(c, "reconciles.success"),
 		        (long long)num(c, "reconciles.error"),
-		        (long long)(num(c, "reconciles.requeue") +
-		                num(c, "reconciles.requeue_after")),
+		        (long long)(num(c, "reconciles.requeue")
+		                + num(c, "reconciles.requeue_after")),
 		        ctl_fmt_dur(num_or(c, "latencyMs.p50", -1), p50,
 		                sizeof(p50)),
 		        ctl_fmt_dur(num_or(c, "latencyMs.p99", -1), p99,
@@ -320,7 +329,8 @@ kinds_line(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "kinds");
 	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a) : 0;
+	        ? json_object_array_length(a)
+	        : 0;
 	int64_t objects = 0;
 	size_t synced = 0;
 
@@ -339,21 +349,24 @@ ctl_format_status(json_object *reply, struct buf *out)
 	json_object *s = jx_get(reply, "supervisor");
 	char since[32], up[32];
 
-	buf_printf(out, "supervisor  pid %lld, %s (epoch %lld) for %s, up %s%s\n",
+	buf_printf(out,
+	        "supervisor  pid %lld, %s (epoch %lld) for %s, up %s%s\n",
 	        (long long)num(s, "pid"), str(s, "role"),
 	        (long long)num(s, "epoch"),
-	        ctl_fmt_dur(num_or(s, "roleSinceAgoMs", -1), since,
-	                sizeof(since)),
+	        ctl_fmt_dur(
+	                num_or(s, "roleSinceAgoMs", -1), since, sizeof(since)),
 	        ctl_fmt_dur(num_or(s, "uptimeMs", -1), up, sizeof(up)),
 	        flag_of(s, "stopping") ? ", STOPPING" : "");
 	buf_printf(out, "lease       %s (holder %s)\n",
-	        flag_of(s, "leaderElection") ? "elected" : "none (leads alone)",
+	        flag_of(s, "leaderElection") ? "elected"
+	                                     : "none (leads alone)",
 	        str(s, "leaseHolder"));
 	kinds_line(reply, out);
-	buf_printf(out, "api         %lld requests, %lld errors; %lld "
-	                "relists, %lld watch restarts\n\n",
-	        (long long)num(s, "api.total"), (long long)num(s, "api.errors"),
-	        (long long)num(s, "relists"),
+	buf_printf(out,
+	        "api         %lld requests, %lld errors; %lld "
+	        "relists, %lld watch restarts\n\n",
+	        (long long)num(s, "api.total"),
+	        (long long)num(s, "api.errors"), (long long)num(s, "relists"),
 	        (long long)num(s, "watchRestarts"));
 	ctl_rows(reply, out);
 	buf_putc(out, '\n');
@@ -370,15 +383,17 @@ ctl_format_worker(json_object *reply, struct buf *out)
 	        str(w, "controller"));
 	buf_printf(out, "pid         %lld\nstate       %s\n",
 	        (long long)num(w, "pid"), str(w, "state"));
-	buf_printf(out, "started     %s ago\nrestarts    %lld (last exit: %s)\n",
+	buf_printf(out,
+	        "started     %s ago\nrestarts    %lld (last exit: %s)\n",
 	        ctl_fmt_dur(num_or(w, "startedAgoMs", -1), a, sizeof(a)),
 	        (long long)num(w, "restarts"), str(w, "lastExit"));
 	buf_printf(out, "heartbeat   %s ago\nkey         %s (for %s)\n",
 	        ctl_fmt_dur(num_or(w, "heartbeatAgeMs", -1), b, sizeof(b)),
 	        str(w, "key"),
 	        ctl_fmt_dur(num_or(w, "keyAgeMs", -1), c, sizeof(c)));
-	buf_printf(out, "reconciles  success %lld, error %lld, requeue %lld, "
-	                "requeue_after %lld, lost %lld\n",
+	buf_printf(out,
+	        "reconciles  success %lld, error %lld, requeue %lld, "
+	        "requeue_after %lld, lost %lld\n",
 	        (long long)num(w, "reconciles.success"),
 	        (long long)num(w, "reconciles.error"),
 	        (long long)num(w, "reconciles.requeue"),
@@ -409,7 +424,8 @@ ctl_format(enum hp_cmd cmd, json_object *reply, struct buf *out)
 	case HP_RESTART: {
 		json_object *a = jx_get(reply, "restarted");
 		size_t n = a != NULL && json_object_is_type(a, json_type_array)
-		        ? json_object_array_length(a) : 0;
+		        ? json_object_array_length(a)
+		        : 0;
 		for (size_t i = 0; i < n; i++) {
 			buf_printf(out, "restarted %s\n",
 			        json_object_get_string(

@@ -23,19 +23,19 @@
 /* Exit codes. */
 enum ctl_exit {
 	CTL_EXIT_OK = 0,
-	CTL_EXIT_ERROR = 1,  /* the supervisor answered an error */
-	CTL_EXIT_USAGE = 2,  /* bad command line */
+	CTL_EXIT_ERROR = 1,   /* the supervisor answered an error */
+	CTL_EXIT_USAGE = 2,   /* bad command line */
 	CTL_EXIT_CONNECT = 3, /* no socket, refused, timed out, bad reply */
 };
 
 struct ctl_opts {
 	struct hp_req req;
 	char socket[CTL_PATH_MAX];
-	bool json;          /* print the raw reply */
-	bool watch;         /* refresh until interrupted */
+	bool json;           /* print the raw reply */
+	bool watch;          /* refresh until interrupted */
 	int64_t interval_ms; /* --watch SECONDS (default 2 s) */
-	long count;         /* --count N: stop after N refreshes (0: never) */
-	int64_t timeout_ms; /* --timeout SECONDS */
+	long count;          /* --count N: stop after N refreshes (0: never) */
+	int64_t timeout_ms;  /* --timeout SECONDS */
 	bool help;
 };
 
@@ -47,8 +47,8 @@ void ctl_default_socket(char *out, size_t len, const char *env,
 
 /* Parses argv (argv[0] skipped) into o, after ctl_default_socket() has
  * filled o->socket.  Returns 0, or -1 with a one-line reason in err. */
-int ctl_parse_args(int argc, char *const *argv, struct ctl_opts *o,
-        char *err, size_t errlen);
+int ctl_parse_args(int argc, char *const *argv, struct ctl_opts *o, char *err,
+        size_t errlen);
 /* The --help text. */
 const char *ctl_usage(void);
 

@@ -53,10 +53,9 @@ once(const struct ctl_opts *o)
 static void
 sleep_ms(int64_t ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-	while (!stop && nanosleep(&ts, &ts) != 0) {
-	}
+	while (!stop && nanosleep(&ts, &ts) != 0) { }
 }
 
 int

@@ -9,8 +9,8 @@
 #include "common/xmalloc.h"
 #include "ipc/hproto.h"
 
-static const char *const names[HP_NCMDS] = {"status", "workers", "worker",
-        "restart", "pause", "resume"};
+static const char *const names[HP_NCMDS]
+        = { "status", "workers", "worker", "restart", "pause", "resume" };
 
 const char *
 hp_cmd_name(enum hp_cmd c)
@@ -33,8 +33,8 @@ hp_cmd_parse(const char *s, enum hp_cmd *out)
 bool
 hp_cmd_needs_name(enum hp_cmd c)
 {
-	return (c == HP_WORKER || c == HP_RESTART || c == HP_PAUSE ||
-	        c == HP_RESUME);
+	return (c == HP_WORKER || c == HP_RESTART || c == HP_PAUSE
+	        || c == HP_RESUME);
 }
 
 static char *
@@ -53,11 +53,11 @@ hp_req_encode(const struct hp_req *r)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "cmd",
-	        json_object_new_string(hp_cmd_name(r->cmd)));
+	json_object_object_add(
+	        o, "cmd", json_object_new_string(hp_cmd_name(r->cmd)));
 	if (hp_cmd_needs_name(r->cmd)) {
-		json_object_object_add(o, "name",
-		        json_object_new_string(r->name));
+		json_object_object_add(
+		        o, "name", json_object_new_string(r->name));
 	}
 	return (line_of(o));
 }
@@ -90,20 +90,23 @@ hp_req_decode(const char *line, size_t len, struct hp_req *out, char *err,
 	if ((o = jx_parse(line, len, 4, err, errlen)) == NULL) {
 		return (-1);
 	}
-	cmd = json_object_is_type(o, json_type_object)
-	        ? jx_get_str(o, "cmd") : NULL;
-	name = json_object_is_type(o, json_type_object)
-	        ? jx_get_str(o, "name") : NULL;
+	cmd = json_object_is_type(o, json_type_object) ? jx_get_str(o, "cmd")
+	                                               : NULL;
+	name = json_object_is_type(o, json_type_object) ? jx_get_str(o, "name")
+	                                                : NULL;
 	if (cmd == NULL || hp_cmd_parse(cmd, &out->cmd) != 0) {
-		snprintf(err, errlen, "want {\"cmd\":\"status|workers|worker|"
-		                      "restart|pause|resume\"}");
+		snprintf(err, errlen,
+		        "want {\"cmd\":\"status|workers|worker|"
+		        "restart|pause|resume\"}");
 		json_object_put(o);
 		return (-1);
 	}
 	if (hp_cmd_needs_name(out->cmd)) {
 		if (name == NULL || !valid_name(name)) {
-			snprintf(err, errlen, "%s: want a \"name\" of "
-			        "[a-z0-9-]", cmd);
+			snprintf(err, errlen,
+			        "%s: want a \"name\" of "
+			        "[a-z0-9-]",
+			        cmd);
 			json_object_put(o);
 			return (-1);
 		}
@@ -148,14 +151,15 @@ hp_reply_decode(const char *buf, size_t len, json_object **out, char *err,
 
 	*out = NULL;
 	if (len > HP_REPLY_MAX) {
-		snprintf(err, errlen, "reply longer than %d bytes", HP_REPLY_MAX);
+		snprintf(err, errlen, "reply longer than %d bytes",
+		        HP_REPLY_MAX);
 		return (-1);
 	}
 	if ((o = jx_parse(buf, len, 0, err, errlen)) == NULL) {
 		return (-1);
 	}
-	if (!json_object_is_type(o, json_type_object) ||
-	        jx_get_bool(o, "ok", &ok) != 0) {
+	if (!json_object_is_type(o, json_type_object)
+	        || jx_get_bool(o, "ok", &ok) != 0) {
 		snprintf(err, errlen, "invalid reply (no \"ok\")");
 		json_object_put(o);
 		return (-1);

@@ -51,8 +51,8 @@ char *hp_req_encode(const struct hp_req *r);
 /* Decodes one request line (the '\n' may be included or not).  Returns 0,
  * or -1 with a one-line reason in err (too long, not JSON, not an object,
  * unknown command, missing or bad name). */
-int hp_req_decode(const char *line, size_t len, struct hp_req *out,
-        char *err, size_t errlen);
+int hp_req_decode(const char *line, size_t len, struct hp_req *out, char *err,
+        size_t errlen);
 
 /* The reply line for data (taken; NULL: an empty object): "ok":true is
  * added.  Caller frees with free(). */
@@ -63,7 +63,7 @@ char *hp_reply_error(const char *fmt, ...)
 /* Decodes a reply.  Returns 0 with *out (owned; caller puts) for
  * "ok":true, -1 with the server's error (or why the reply is invalid) in
  * err otherwise (*out NULL). */
-int hp_reply_decode(const char *buf, size_t len, json_object **out,
-        char *err, size_t errlen);
+int hp_reply_decode(const char *buf, size_t len, json_object **out, char *err,
+        size_t errlen);
 
 #endif

@@ -54,13 +54,17 @@ prepare_path(const char *path, char *err, size_t errlen)
 		return (errno == ENOENT ? 0 : -1);
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
-		snprintf(err, errlen, "health socket %s: exists and is not a "
-		                      "socket", path);
+		snprintf(err, errlen,
+		        "health socket %s: exists and is not a "
+		        "socket",
+		        path);
 		return (-1);
 	}
 	if (health_alive(path)) {
-		snprintf(err, errlen, "health socket %s: in use by another "
-		                      "process", path);
+		snprintf(err, errlen,
+		        "health socket %s: in use by another "
+		        "process",
+		        path);
 		return (-1);
 	}
 	unlink(path);
@@ -70,7 +74,7 @@ prepare_path(const char *path, char *err, size_t errlen)
 bool
 health_alive(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -91,7 +95,7 @@ health_alive(const char *path)
 static int
 listen_on(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 	mode_t old;
 
@@ -121,8 +125,8 @@ listen_on(const char *path, char *err, size_t errlen)
 }
 
 struct health *
-health_new(const char *path, health_fn *fn, void *arg, char *err,
-        size_t errlen)
+health_new(
+        const char *path, health_fn *fn, void *arg, char *err, size_t errlen)
 {
 	int fd = listen_on(path, err, errlen);
 	struct health *h;
@@ -170,10 +174,10 @@ health_fds(const struct health *h, struct pollfd *out, size_t max)
 	if (h == NULL || max == 0) {
 		return (0);
 	}
-	out[n++] = (struct pollfd){h->lfd, POLLIN, 0};
+	out[n++] = (struct pollfd) { h->lfd, POLLIN, 0 };
 	for (size_t i = 0; i < h->nconns && n < max; i++) {
-		out[n++] = (struct pollfd){h->conns[i].fd,
-		        h->conns[i].out != NULL ? POLLOUT : POLLIN, 0};
+		out[n++] = (struct pollfd) { h->conns[i].fd,
+			h->conns[i].out != NULL ? POLLOUT : POLLIN, 0 };
 	}
 	return (n);
 }
@@ -243,11 +247,12 @@ accept_all(struct health *h, int64_t now)
 {
 	int fd;
 
-	while ((fd = accept4(h->lfd, NULL, NULL,
-	                SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC))
+	        >= 0) {
 		if (h->nconns == HEALTH_MAX_CONNS) {
-			static const char busy[] = "{\"ok\":false,\"error\":"
-			                           "\"busy: too many connections\"}\n";
+			static const char busy[]
+			        = "{\"ok\":false,\"error\":"
+			          "\"busy: too many connections\"}\n";
 			(void)!send(fd, busy, sizeof(busy) - 1,
 			        MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
@@ -288,7 +293,8 @@ conn_read(struct health *h, struct conn *c, int64_t now)
 	char *nl;
 
 	while ((r = recv(c->fd, c->in + c->inlen, sizeof(c->in) - c->inlen,
-	                MSG_DONTWAIT)) > 0) {
+	                MSG_DONTWAIT))
+	        > 0) {
 		c->inlen += (size_t)r;
 		if ((nl = memchr(c->in, '\n', c->inlen)) != NULL) {
 			answer(h, c, (size_t)(nl - c->in), now);
@@ -307,7 +313,8 @@ conn_read(struct health *h, struct conn *c, int64_t now)
 		return (0);
 	}
 	return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
-	                ? 0 : -1);
+	                ? 0
+	                : -1);
 }
 
 /* Writes what it can; -1 when done (or failed): close. */
@@ -320,16 +327,16 @@ conn_write(struct conn *c)
 		r = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
 		        MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (r < 0) {
-			return (errno == EAGAIN || errno == EWOULDBLOCK ||
-			                       errno == EINTR
-			                ? 0 : -1);
+			return (errno == EAGAIN || errno == EWOULDBLOCK
+			                        || errno == EINTR
+			                ? 0
+			                : -1);
 		}
 		c->outoff += (size_t)r;
 	}
 	shutdown(c->fd, SHUT_WR);
 	/* unread request bytes would turn the close into a reset */
-	while (recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT) > 0) {
-	}
+	while (recv(c->fd, c->in, sizeof(c->in), MSG_DONTWAIT) > 0) { }
 	return (-1);
 }
 
@@ -405,18 +412,18 @@ latency_json(const struct stats_hist *h, bool buckets)
 	add_int(o, "p90", stats_hist_quantile(h, 0.9));
 	add_int(o, "p99", stats_hist_quantile(h, 0.99));
 	add_int(o, "max", stats_hist_quantile(h, 1.0));
-	json_object_object_add(o, "sumSeconds",
-	        json_object_new_double(h->sum_s));
+	json_object_object_add(
+	        o, "sumSeconds", json_object_new_double(h->sum_s));
 	if (buckets) {
 		json_object *a = json_object_new_array();
 		uint64_t cum = 0;
 		for (size_t b = 0; b < STATS_NBUCKETS; b++) {
 			json_object *e = json_object_new_array();
 			cum += h->counts[b];
-			json_object_array_add(e,
-			        json_object_new_double(stats_buckets[b]));
-			json_object_array_add(e, json_object_new_int64(
-			                                 (int64_t)cum));
+			json_object_array_add(
+			        e, json_object_new_double(stats_buckets[b]));
+			json_object_array_add(
+			        e, json_object_new_int64((int64_t)cum));
 			json_object_array_add(a, e);
 		}
 		json_object_object_add(o, "buckets", a);
@@ -441,14 +448,14 @@ health_worker_json(const struct stats_worker *w, bool detail, int64_t now)
 	add_str(o, "lastExit", w->last_exit);
 	add_int(o, "heartbeatAgeMs", w->hb_age_ms);
 	add_str(o, "key", w->key);
-	add_int(o, "keyAgeMs", w->key[0] != '\0' ? ago(w->key_since_ms, now)
-	                                         : -1);
+	add_int(o, "keyAgeMs",
+	        w->key[0] != '\0' ? ago(w->key_since_ms, now) : -1);
 	json_object_object_add(o, "reconciles", results_json(w->results));
 	add_int(o, "lost", (int64_t)w->lost);
 	add_str(o, "lastError", w->last_error);
 	add_int(o, "lastErrorAgoMs", ago(w->last_error_ms, now));
-	json_object_object_add(o, "latencyMs", latency_json(&w->latency,
-	                                               detail));
+	json_object_object_add(
+	        o, "latencyMs", latency_json(&w->latency, detail));
 	return (o);
 }
 
@@ -459,8 +466,8 @@ health_workers_json(const struct stats *st, int64_t now)
 	json_object *a = json_object_new_array();
 
 	for (size_t i = 0; i < st->nworkers; i++) {
-		json_object_array_add(a,
-		        health_worker_json(&st->workers[i], false, now));
+		json_object_array_add(
+		        a, health_worker_json(&st->workers[i], false, now));
 	}
 	json_object_object_add(o, "workers", a);
 	return (o);
@@ -481,8 +488,8 @@ ctl_json(const struct stats_ctl *c)
 	add_int(o, "retries", (int64_t)c->retries);
 	add_int(o, "quarantined", (int64_t)c->quarantined);
 	json_object_object_add(o, "reconciles", results_json(c->results));
-	json_object_object_add(o, "latencyMs", latency_json(&c->latency,
-	                                               false));
+	json_object_object_add(
+	        o, "latencyMs", latency_json(&c->latency, false));
 	return (o);
 }
 
@@ -563,8 +570,7 @@ health_status_json(const struct stats *st, int64_t now)
 }
 
 size_t
-health_match(const struct stats *st, const char *name, size_t *out,
-        size_t max)
+health_match(const struct stats *st, const char *name, size_t *out, size_t max)
 {
 	size_t n = 0;
 	char full[STATS_NAME_MAX + 16];
@@ -572,8 +578,8 @@ health_match(const struct stats *st, const char *name, size_t *out,
 	for (size_t i = 0; i < st->nworkers && n < max; i++) {
 		const struct stats_worker *w = &st->workers[i];
 		snprintf(full, sizeof(full), "%s-%d", w->controller, w->index);
-		if (strcmp(full, name) == 0 ||
-		        strcmp(w->controller, name) == 0) {
+		if (strcmp(full, name) == 0
+		        || strcmp(w->controller, name) == 0) {
 			out[n++] = i;
 		}
 	}
@@ -607,10 +613,12 @@ do_restart(struct sup *s, const char *name, int64_t now)
 	for (size_t i = 0; i < n; i++) {
 		const struct stats_worker *w = &s->stats->workers[idx[i]];
 		if (wk_restart(s->pool, w->controller, w->index,
-		            "restarted by sympoziumctl", now) == 0) {
+		            "restarted by sympoziumctl", now)
+		        == 0) {
 			snprintf(full, sizeof(full), "%s-%d", w->controller,
 			        w->index);
-			log_info("health: worker %s restarted on request", full);
+			log_info("health: worker %s restarted on request",
+			        full);
 			json_object_array_add(a, json_object_new_string(full));
 		}
 	}
@@ -618,7 +626,8 @@ do_restart(struct sup *s, const char *name, int64_t now)
 		json_object_put(a);
 		return (n == 0 ? hp_reply_error("no worker \"%s\"", name)
 		               : hp_reply_error("cannot restart \"%s\" now "
-		                                "(shutting down)", name));
+		                                "(shutting down)",
+		                       name));
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "restarted", a);

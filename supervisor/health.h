@@ -43,8 +43,8 @@ typedef char *health_fn(void *arg, const struct hp_req *req, int64_t now_ms);
  * file is an error) with mode 0600.  fn and arg are kept.  Returns the
  * server, or NULL with a reason in err.  Caller frees with health_free()
  * (which removes the socket file). */
-struct health *health_new(const char *path, health_fn *fn, void *arg,
-        char *err, size_t errlen);
+struct health *health_new(
+        const char *path, health_fn *fn, void *arg, char *err, size_t errlen);
 void health_free(struct health *h);
 
 /* The descriptors to poll (listening socket, then each connection with
@@ -67,21 +67,20 @@ bool health_alive(const char *path);
 bool health_peer_allowed(uid_t peer, uid_t self);
 
 /* Reply bodies (owned; caller puts or hands to hp_reply_ok()). */
-json_object *health_worker_json(const struct stats_worker *w, bool detail,
-        int64_t now_ms);
+json_object *health_worker_json(
+        const struct stats_worker *w, bool detail, int64_t now_ms);
 json_object *health_workers_json(const struct stats *st, int64_t now_ms);
 json_object *health_status_json(const struct stats *st, int64_t now_ms);
 /* The worker rows named name ("CONTROLLER-INDEX", or "CONTROLLER": all
  * its slots) into out (at most max indexes into st->workers); returns how
  * many matched. */
-size_t health_match(const struct stats *st, const char *name, size_t *out,
-        size_t max);
+size_t health_match(
+        const struct stats *st, const char *name, size_t *out, size_t max);
 
 /* ---- the supervisor's side ---- */
 
 /* health_fn for a struct sup: status, workers, worker, restart, pause,
  * resume. */
-char *sup_health_request(void *arg, const struct hp_req *req,
-        int64_t now_ms);
+char *sup_health_request(void *arg, const struct hp_req *req, int64_t now_ms);
 
 #endif

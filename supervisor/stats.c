@@ -14,10 +14,10 @@
 #include "supervisor/stats.h"
 #include "supervisor/sup.h"
 
-const double stats_buckets[STATS_NBUCKETS] = {0.005, 0.01, 0.025, 0.05,
-        0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
-        1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9,
-        10, 15, 20, 25, 30, 40, 50, 60};
+const double stats_buckets[STATS_NBUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1,
+	0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+	1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15,
+	20, 25, 30, 40, 50, 60 };
 
 struct stats *
 stats_new(int64_t now_ms, int64_t now_unix_ms)
@@ -60,8 +60,8 @@ stats_add_worker(struct stats *st, const char *controller, int index)
 	struct stats_worker *w;
 	struct stats_ctl *c = stats_ctl(st, controller);
 
-	st->workers = xreallocarray(st->workers, st->nworkers + 1,
-	        sizeof(*st->workers));
+	st->workers = xreallocarray(
+	        st->workers, st->nworkers + 1, sizeof(*st->workers));
 	w = &st->workers[st->nworkers];
 	memset(w, 0, sizeof(*w));
 	snprintf(w->controller, sizeof(w->controller), "%s", controller);
@@ -80,8 +80,8 @@ stats_add_kind(struct stats *st, const char *name, const char *controller)
 {
 	struct stats_kind *k;
 
-	st->kinds = xreallocarray(st->kinds, st->nkinds + 1,
-	        sizeof(*st->kinds));
+	st->kinds
+	        = xreallocarray(st->kinds, st->nkinds + 1, sizeof(*st->kinds));
 	k = &st->kinds[st->nkinds];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", name);
@@ -104,8 +104,9 @@ struct stats_worker *
 stats_worker(struct stats *st, const char *controller, int index)
 {
 	for (size_t i = 0; st != NULL && i < st->nworkers; i++) {
-		if (st->workers[i].index == index &&
-		        strcmp(st->workers[i].controller, controller) == 0) {
+		if (st->workers[i].index == index
+		        && strcmp(st->workers[i].controller, controller)
+		                == 0) {
 			return (&st->workers[i]);
 		}
 	}
@@ -171,7 +172,9 @@ stats_hist_bucket_quantile(const struct stats_hist *h, double q)
 	for (size_t b = 0; b < STATS_NBUCKETS; b++) {
 		double n = (double)h->counts[b];
 		if (below + n >= rank && n > 0) {
-			return (lo + (stats_buckets[b] - lo) * (rank - below) / n);
+			return (lo
+			        + (stats_buckets[b] - lo) * (rank - below)
+			                / n);
 		}
 		below += n;
 		lo = stats_buckets[b];
@@ -230,8 +233,8 @@ stats_lost(struct stats *st, const char *controller, const char *cause,
 }
 
 void
-stats_leadership(struct stats *st, bool leading, uint32_t epoch,
-        int64_t now_ms)
+stats_leadership(
+        struct stats *st, bool leading, uint32_t epoch, int64_t now_ms)
 {
 	if (st == NULL) {
 		return;
@@ -263,7 +266,7 @@ stats_api(struct stats *st, enum kapi_verb verb, long code)
 		st->api_overflow++;
 		return;
 	}
-	st->api[st->napi++] = (struct stats_api){verb, code, 1};
+	st->api[st->napi++] = (struct stats_api) { verb, code, 1 };
 }
 
 /* ---- names ---- */
@@ -271,8 +274,8 @@ stats_api(struct stats *st, enum kapi_verb verb, long code)
 const char *
 stats_result_label(enum stats_result r)
 {
-	static const char *const n[] = {"success", "error", "requeue",
-	        "requeue_after"};
+	static const char *const n[]
+	        = { "success", "error", "requeue", "requeue_after" };
 
 	return ((unsigned)r < STATS_NRESULTS ? n[r] : "unknown");
 }
@@ -280,8 +283,8 @@ stats_result_label(enum stats_result r)
 const char *
 stats_wstate_name(enum stats_wstate s)
 {
-	static const char *const n[] = {"starting", "ready", "busy",
-	        "restarting", "crash-loop", "standby", "stopping", "stopped"};
+	static const char *const n[] = { "starting", "ready", "busy",
+		"restarting", "crash-loop", "standby", "stopping", "stopped" };
 
 	return ((unsigned)s < STATS_W_NSTATES ? n[s] : "unknown");
 }
@@ -289,8 +292,8 @@ stats_wstate_name(enum stats_wstate s)
 const char *
 stats_verb_name(enum kapi_verb v)
 {
-	static const char *const n[] = {"GET", "LIST", "POST", "PUT", "PATCH",
-	        "DELETE", "WATCH", "LOG"};
+	static const char *const n[] = { "GET", "LIST", "POST", "PUT", "PATCH",
+		"DELETE", "WATCH", "LOG" };
 
 	return ((unsigned)v <= KAPI_LOG ? n[v] : "UNKNOWN");
 }
@@ -323,14 +326,20 @@ static enum stats_wstate
 wstate(enum wk_state ws, bool leading)
 {
 	switch (ws) {
-	case WK_STARTING: return (STATS_W_STARTING);
+	case WK_STARTING:
+		return (STATS_W_STARTING);
 	case WK_READY:
 		return (leading ? STATS_W_READY : STATS_W_STANDBY);
-	case WK_BUSY: return (STATS_W_BUSY);
-	case WK_RESTARTING: return (STATS_W_RESTARTING);
-	case WK_CRASHLOOP: return (STATS_W_CRASHLOOP);
-	case WK_STOPPING: return (STATS_W_STOPPING);
-	default: return (STATS_W_STOPPED);
+	case WK_BUSY:
+		return (STATS_W_BUSY);
+	case WK_RESTARTING:
+		return (STATS_W_RESTARTING);
+	case WK_CRASHLOOP:
+		return (STATS_W_CRASHLOOP);
+	case WK_STOPPING:
+		return (STATS_W_STOPPING);
+	default:
+		return (STATS_W_STOPPED);
 	}
 }
 
@@ -338,8 +347,8 @@ static void
 copy_worker(const struct wk_info *in, void *arg)
 {
 	struct sup *s = arg;
-	struct stats_worker *w = stats_worker(s->stats, in->controller,
-	        in->index);
+	struct stats_worker *w
+	        = stats_worker(s->stats, in->controller, in->index);
 
 	if (w == NULL) {
 		return;

@@ -87,13 +87,13 @@ struct stats_worker {
 	/* copied by sup_stats_refresh() */
 	pid_t pid; /* 0: no process */
 	enum stats_wstate state;
-	int64_t started_ms;              /* last spawn, -1 never */
-	uint64_t restarts;               /* exits seen */
-	char last_exit[STATS_ERR_MAX];   /* "exit 3", "signal SIGKILL"; "" */
-	int64_t hb_age_ms;               /* since its last message, -1 none */
-	char key[STATS_KEY_MAX];         /* in flight; "" none */
-	int64_t key_since_ms;            /* -1 when no key */
-	uint64_t lost;                   /* keys lost with the process */
+	int64_t started_ms;            /* last spawn, -1 never */
+	uint64_t restarts;             /* exits seen */
+	char last_exit[STATS_ERR_MAX]; /* "exit 3", "signal SIGKILL"; "" */
+	int64_t hb_age_ms;             /* since its last message, -1 none */
+	char key[STATS_KEY_MAX];       /* in flight; "" none */
+	int64_t key_since_ms;          /* -1 when no key */
+	uint64_t lost;                 /* keys lost with the process */
 	/* counted by hooks */
 	uint64_t results[STATS_NRESULTS]; /* reconciles by result */
 	char last_error[STATS_ERR_MAX];   /* last error message, "" none */
@@ -105,8 +105,8 @@ struct stats_worker {
 struct stats_ctl {
 	char name[STATS_NAME_MAX];
 	/* copied by sup_stats_refresh() */
-	size_t depth;     /* workqueue_depth */
-	size_t parked;    /* waiting for their time (requeue_after, backoff) */
+	size_t depth;  /* workqueue_depth */
+	size_t parked; /* waiting for their time (requeue_after, backoff) */
 	size_t processing;
 	uint64_t adds;    /* workqueue_adds_total */
 	uint64_t retries; /* workqueue_retries_total */
@@ -124,8 +124,7 @@ struct stats_kind {
 	char controller[STATS_NAME_MAX];
 	bool synced;
 	uint64_t objects;
-	uint64_t lists, relists, watches, watch_restarts, watch_errors,
-	        events;
+	uint64_t lists, relists, watches, watch_restarts, watch_errors, events;
 };
 
 /* API requests by (verb, HTTP code); code 0: no answer (connection). */
@@ -140,7 +139,7 @@ struct stats {
 	int64_t start_unix_ms; /* the same, wall clock */
 	/* leadership, copied */
 	bool leading;
-	bool leader_elect; /* false: leads alone, no Lease */
+	bool leader_elect;        /* false: leads alone, no Lease */
 	int64_t leading_since_ms; /* leader or standby since */
 	char holder[128];         /* the Lease's holderIdentity, "" none */
 	char identity[128];
@@ -151,9 +150,9 @@ struct stats {
 	struct stats_api api[STATS_API_SLOTS];
 	size_t napi;
 	uint64_t api_total;
-	uint64_t api_errors;      /* answers other than 2xx, and no answer */
-	uint64_t api_overflow;    /* pairs beyond STATS_API_SLOTS */
-	uint64_t relists;         /* sums over the kinds, copied */
+	uint64_t api_errors;   /* answers other than 2xx, and no answer */
+	uint64_t api_overflow; /* pairs beyond STATS_API_SLOTS */
+	uint64_t relists;      /* sums over the kinds, copied */
 	uint64_t watch_restarts;
 	/* tables */
 	struct stats_worker *workers;
@@ -174,8 +173,8 @@ void stats_free(struct stats *st);
  * keep their order: controllers as added, workers as added. */
 size_t stats_add_ctl(struct stats *st, const char *name);
 size_t stats_add_worker(struct stats *st, const char *controller, int index);
-size_t stats_add_kind(struct stats *st, const char *name,
-        const char *controller);
+size_t stats_add_kind(
+        struct stats *st, const char *name, const char *controller);
 
 /* Lookups (NULL when unknown). */
 struct stats_ctl *stats_ctl(struct stats *st, const char *name);
@@ -195,8 +194,8 @@ void stats_reconcile(struct stats *st, const char *controller, int index,
 void stats_lost(struct stats *st, const char *controller, const char *cause,
         int64_t latency_ms, int64_t now_ms);
 /* Leadership changed (elect.c): leading or standby since now_ms. */
-void stats_leadership(struct stats *st, bool leading, uint32_t epoch,
-        int64_t now_ms);
+void stats_leadership(
+        struct stats *st, bool leading, uint32_t epoch, int64_t now_ms);
 /* One API answer (resp->code; 0 when none came). */
 void stats_api(struct stats *st, enum kapi_verb verb, long code);
 

@@ -164,9 +164,10 @@ setup_api(struct sup *s, char *err, size_t errlen)
 		add_kinds(s, i);
 	}
 	s->stats = sup_stats_new(s, timefmt_now_ms_mono());
-	ic.stats = wc.stats = s->stats;
+	ic.stats = s->stats;
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
+	wr_set_stats(s->wr, s->stats);
 	return (0);
 }
 

@@ -38,6 +38,7 @@ struct wr {
 	struct job *head, *tail;
 	size_t njobs;
 	struct wr_stats st;
+	struct stats *stats;
 };
 
 struct wr *
@@ -59,6 +60,12 @@ job_free(struct job *j)
 	free(j->key);
 	free(j->msg);
 	free(j);
+}
+
+void
+wr_set_stats(struct wr *w, struct stats *st)
+{
+	w->stats = st;
 }
 
 void
@@ -320,7 +327,7 @@ req_done(void *arg, struct kapi_resp *resp)
 {
 	struct job *j = arg;
 
-	stats_api(j->w->conf.stats, j->verb, resp->code);
+	stats_api(j->w->stats, j->verb, resp->code);
 	j->req_id = 0;
 	j->answered = true;
 	j->rc = resp->err.rc;

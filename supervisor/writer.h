@@ -89,12 +89,14 @@ struct wr_conf {
 	wr_fence_fn *fence;   /* NULL: always allowed */
 	wr_done_fn *on_done;  /* may be NULL */
 	void *arg;            /* given to the three */
-	struct stats *stats;  /* API answers counted here; may be NULL */
 };
 
 /* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
  * frees with wr_free(). */
 struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
+
+/* Counts every API answer in st (stats.h; borrowed, NULL: none). */
+void wr_set_stats(struct wr *w, struct stats *st);
 
 /* Cancels requests in flight (a request already sent may still take
  * effect) and frees everything without callbacks.  NULL is fine. */

@@ -96,8 +96,8 @@ proc_stat(pid_t pid, char *state, pid_t *ppid)
 	if ((f = fopen(path, "re")) == NULL) {
 		return (-1);
 	}
-	if (fgets(line, sizeof(line), f) != NULL &&
-	        (p = strrchr(line, ')')) != NULL) {
+	if (fgets(line, sizeof(line), f) != NULL
+	        && (p = strrchr(line, ')')) != NULL) {
 		int pp = 0;
 		ok = sscanf(p + 1, " %c %d", state, &pp) == 2 ? 0 : -1;
 		*ppid = (pid_t)pp;
@@ -128,8 +128,9 @@ note_children(struct fx *f)
 		pid_t pp;
 		bool known = false;
 
-		if (*end != '\0' || pid <= 0 ||
-		        proc_stat((pid_t)pid, &st, &pp) != 0 || pp != f->sd) {
+		if (*end != '\0' || pid <= 0
+		        || proc_stat((pid_t)pid, &st, &pp) != 0
+		        || pp != f->sd) {
 			continue;
 		}
 		for (int j = 0; j < f->nseen; j++) {
@@ -187,7 +188,8 @@ sd_start(struct fx *f, const char *const *extra)
 	argv[n++] = "--controllers";
 	argv[n++] = "testctl";
 	argv[n++] = "--worker-binary";
-	argv[n++] = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
+	argv[n++]
+	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
 	argv[n++] = "--runtime-dir";
 	argv[n++] = rundir;
 	argv[n++] = "--health-socket";
@@ -244,7 +246,7 @@ ctl_run(struct fx *f, const char *envsock, ...)
 {
 	const char *argv[16];
 	char out[160], err[160];
-	struct run r = {-1, 0, NULL, NULL};
+	struct run r = { -1, 0, NULL, NULL };
 	va_list ap;
 	int n = 0, st;
 	int64_t t0 = ksim_now_ms();
@@ -296,7 +298,7 @@ ctl_run(struct fx *f, const char *envsock, ...)
 static json_object *
 ask(struct fx *f, enum hp_cmd cmd, const char *name)
 {
-	struct hp_req req = {.cmd = cmd};
+	struct hp_req req = { .cmd = cmd };
 	json_object *reply = NULL;
 	char err[512];
 	int64_t t0 = ksim_now_ms();
@@ -429,8 +431,8 @@ setup(void **state)
 	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
 	snprintf(f->sock, sizeof(f->sock), "%s/h.sock", f->dir);
 	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
-	const char *args[] = {"--write-kubeconfig", f->kc, "--controllers",
-	        "none", NULL};
+	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
+		"none", NULL };
 	f->k = ksim_start(args);
 	*state = f;
 	return (f->k != NULL ? 0 : -1);
@@ -444,9 +446,9 @@ sanitizer_clean(const struct fx *f)
 
 	for (line = strtok_r(t, "\n", &save); line != NULL && rc == 0;
 	        line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "ERROR: AddressSanitizer") != NULL ||
-		        strstr(line, "ERROR: LeakSanitizer") != NULL ||
-		        strstr(line, "runtime error:") != NULL) {
+		if (strstr(line, "ERROR: AddressSanitizer") != NULL
+		        || strstr(line, "ERROR: LeakSanitizer") != NULL
+		        || strstr(line, "runtime error:") != NULL) {
 			print_error("%s: %s\n", f->log, line);
 			rc = -1;
 		}
@@ -470,8 +472,8 @@ teardown(void **state)
 	if (f->sd > 0) {
 		kill(f->sd, SIGTERM);
 		int64_t end = ksim_now_ms() + 15000;
-		while (waitpid(f->sd, &st, WNOHANG) == 0 &&
-		        ksim_now_ms() < end) {
+		while (waitpid(f->sd, &st, WNOHANG) == 0
+		        && ksim_now_ms() < end) {
 			ksim_sleep_ms(20);
 		}
 		if (ksim_now_ms() >= end) {
@@ -488,8 +490,8 @@ teardown(void **state)
 			kill(f->seen[j], SIGKILL);
 		}
 	}
-	if (f->log[0] != '\0' && access(f->log, R_OK) == 0 &&
-	        sanitizer_clean(f) != 0) {
+	if (f->log[0] != '\0' && access(f->log, R_OK) == 0
+	        && sanitizer_clean(f) != 0) {
 		rc = -1;
 	}
 	if (rc != 0 || getenv("KEEP_TEST_DIR") != NULL) {
@@ -510,8 +512,8 @@ teardown(void **state)
 static char *
 raw_exchange(const char *path, const char *data, size_t len)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {5, 0};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
 	struct buf b = BUF_INIT;
 	char chunk[4096];
 	ssize_t r;
@@ -585,9 +587,8 @@ test_commands(void **state)
 	assert_true(wnum(w, "reconciles.success") >= 1);
 	assert_true(wnum(w, "latencyMs.count") >= 1);
 	assert_true(wnum(w, "pid") > 0);
-	assert_int_equal(json_object_array_length(jx_get(w,
-	                         "latencyMs.buckets")),
-	        40);
+	assert_int_equal(
+	        json_object_array_length(jx_get(w, "latencyMs.buckets")), 40);
 	pid_t pid0 = (pid_t)wnum(w, "pid");
 	json_object_put(w);
 
@@ -603,7 +604,8 @@ test_commands(void **state)
 	r = ctl_run(f, NULL, "--socket", f->sock, "restart", NULL);
 	assert_int_equal(r.rc, 2);
 	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", "/nonexistent/h.sock", "status", NULL);
+	r = ctl_run(
+	        f, NULL, "--socket", "/nonexistent/h.sock", "status", NULL);
 	assert_int_equal(r.rc, 3);
 	assert_non_null(strstr(r.err, "cannot connect"));
 	run_free(&r);
@@ -618,7 +620,8 @@ test_commands(void **state)
 	ksim_sleep_ms(800);
 	assert_false(cm_exists(f, "p1-out"));
 	o = ask(f, HP_STATUS, NULL);
-	assert_true(json_object_get_boolean(jx_get(o, "controllers.0.paused")));
+	assert_true(
+	        json_object_get_boolean(jx_get(o, "controllers.0.paused")));
 	assert_int_equal(wnum(o, "controllers.0.depth"), 2);
 	json_object_put(o);
 	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
@@ -635,7 +638,8 @@ test_commands(void **state)
 	run_free(&r);
 
 	/* restart: a new process, one more restart counted */
-	r = ctl_run(f, NULL, "--socket", f->sock, "restart", "testctl-0", NULL);
+	r = ctl_run(
+	        f, NULL, "--socket", f->sock, "restart", "testctl-0", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "restarted testctl-0"));
 	run_free(&r);
@@ -644,8 +648,8 @@ test_commands(void **state)
 	w = worker0(f);
 	assert_int_not_equal((pid_t)wnum(w, "pid"), pid0);
 	assert_int_equal(wnum(w, "restarts"), 1);
-	assert_string_equal(jx_get_str(w, "lastExit"),
-	        "restarted by sympoziumctl");
+	assert_string_equal(
+	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
 	json_object_put(w);
 	assert_false(alive(pid0));
 
@@ -729,8 +733,8 @@ test_hung_and_stopped(void **state)
 	assert_true(wait_state(f, "busy", WAIT_MS));
 	w = worker0(f);
 	assert_int_equal(wnum(w, "lost"), 1);
-	assert_string_equal(jx_get_str(w, "lastExit"),
-	        "restarted by sympoziumctl");
+	assert_string_equal(
+	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
 	json_object_put(w);
 	note_children(f);
 }
@@ -802,8 +806,8 @@ test_other_uid_refused(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 ||
-		        setgid(65534) != 0 || setuid(65534) != 0) {
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0
+		        || setgid(65534) != 0 || setuid(65534) != 0) {
 			_exit(126);
 		}
 		execl(ctl_bin(), ctl_bin(), "--socket", f->sock, "status",
@@ -828,10 +832,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_hung_and_stopped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_crash_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_other_uid_refused, setup, teardown),
 	};

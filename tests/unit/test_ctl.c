@@ -17,7 +17,7 @@
 static int
 parse(struct ctl_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16] = {(char *)"sympoziumctl"};
+	char *argv[16] = { (char *)"sympoziumctl" };
 	int argc = 1;
 	va_list ap;
 
@@ -67,13 +67,12 @@ test_args(void **state)
 	assert_string_equal(o.socket, "/s");
 	assert_true(o.json);
 	/* --watch with and without seconds, anywhere */
-	assert_int_equal(parse(&o, err, sizeof(err), "workers", "--watch",
-	                         NULL),
-	        0);
+	assert_int_equal(
+	        parse(&o, err, sizeof(err), "workers", "--watch", NULL), 0);
 	assert_true(o.watch);
 	assert_int_equal(o.interval_ms, 2000);
-	assert_int_equal(parse(&o, err, sizeof(err), "--watch", "0.5",
-	                         "status", NULL),
+	assert_int_equal(
+	        parse(&o, err, sizeof(err), "--watch", "0.5", "status", NULL),
 	        0);
 	assert_int_equal(o.interval_ms, 500);
 	assert_int_equal(o.req.cmd, HP_STATUS);
@@ -91,7 +90,7 @@ test_args(void **state)
 static void
 expect_usage(const char *why, ...)
 {
-	char *argv[16] = {(char *)"sympoziumctl"};
+	char *argv[16] = { (char *)"sympoziumctl" };
 	int argc = 1;
 	struct ctl_opts o;
 	char err[256] = "";
@@ -122,8 +121,8 @@ test_args_bad(void **state)
 	expect_usage("status: takes no argument", "status", "x", NULL);
 	expect_usage("unknown flag --frob", "--frob", "status", NULL);
 	expect_usage("--socket: missing value", "status", "--socket", NULL);
-	expect_usage("--timeout: want seconds", "--timeout", "0", "status",
-	        NULL);
+	expect_usage(
+	        "--timeout: want seconds", "--timeout", "0", "status", NULL);
 	expect_usage("--count: want N", "--count", "x", "status", NULL);
 	expect_usage("--watch: want seconds", "--watch=-1", "status", NULL);
 }
@@ -143,28 +142,29 @@ test_durations(void **state)
 	assert_string_equal(ctl_fmt_dur(273600000, b, sizeof(b)), "3d4h");
 }
 
-static const char status_reply[] =
-        "{\"ok\":true,\"supervisor\":{\"pid\":77,\"role\":\"leader\","
-        "\"epoch\":2,\"roleSinceAgoMs\":61000,\"uptimeMs\":62000,"
-        "\"leaderElection\":true,\"leaseHolder\":\"host_1\","
-        "\"api\":{\"total\":9,\"errors\":1},\"relists\":0,"
-        "\"watchRestarts\":3},"
-        "\"controllers\":[{\"name\":\"testctl\",\"paused\":true,"
-        "\"depth\":4,\"parked\":1,\"adds\":10,\"retries\":2,"
-        "\"quarantined\":1,\"reconciles\":{\"success\":8,\"error\":2,"
-        "\"requeue\":1,\"requeue_after\":1},"
-        "\"latencyMs\":{\"p50\":12,\"p99\":2500}}],"
-        "\"kinds\":[{\"name\":\"a\",\"synced\":true,\"objects\":5},"
-        "{\"name\":\"b\",\"synced\":false,\"objects\":2}],"
-        "\"workers\":[{\"name\":\"testctl-0\",\"pid\":1234,"
-        "\"state\":\"busy\",\"startedAgoMs\":5000,\"restarts\":2,"
-        "\"lastExit\":\"signal SIGKILL\",\"heartbeatAgeMs\":150,"
-        "\"key\":\"default/stuck\",\"keyAgeMs\":4200,"
-        "\"reconciles\":{\"success\":3,\"error\":1},\"lastError\":\"x\","
-        "\"latencyMs\":{\"p50\":10,\"p99\":900}},"
-        "{\"name\":\"testctl-1\",\"pid\":0,\"state\":\"crash-loop\","
-        "\"startedAgoMs\":-1,\"restarts\":7,\"lastExit\":\"exit 3\","
-        "\"heartbeatAgeMs\":-1,\"key\":\"\",\"lastError\":\"told to fail\"}]}";
+static const char status_reply[]
+        = "{\"ok\":true,\"supervisor\":{\"pid\":77,\"role\":\"leader\","
+          "\"epoch\":2,\"roleSinceAgoMs\":61000,\"uptimeMs\":62000,"
+          "\"leaderElection\":true,\"leaseHolder\":\"host_1\","
+          "\"api\":{\"total\":9,\"errors\":1},\"relists\":0,"
+          "\"watchRestarts\":3},"
+          "\"controllers\":[{\"name\":\"testctl\",\"paused\":true,"
+          "\"depth\":4,\"parked\":1,\"adds\":10,\"retries\":2,"
+          "\"quarantined\":1,\"reconciles\":{\"success\":8,\"error\":2,"
+          "\"requeue\":1,\"requeue_after\":1},"
+          "\"latencyMs\":{\"p50\":12,\"p99\":2500}}],"
+          "\"kinds\":[{\"name\":\"a\",\"synced\":true,\"objects\":5},"
+          "{\"name\":\"b\",\"synced\":false,\"objects\":2}],"
+          "\"workers\":[{\"name\":\"testctl-0\",\"pid\":1234,"
+          "\"state\":\"busy\",\"startedAgoMs\":5000,\"restarts\":2,"
+          "\"lastExit\":\"signal SIGKILL\",\"heartbeatAgeMs\":150,"
+          "\"key\":\"default/stuck\",\"keyAgeMs\":4200,"
+          "\"reconciles\":{\"success\":3,\"error\":1},\"lastError\":\"x\","
+          "\"latencyMs\":{\"p50\":10,\"p99\":900}},"
+          "{\"name\":\"testctl-1\",\"pid\":0,\"state\":\"crash-loop\","
+          "\"startedAgoMs\":-1,\"restarts\":7,\"lastExit\":\"exit 3\","
+          "\"heartbeatAgeMs\":-1,\"key\":\"\",\"lastError\":\"told to "
+          "fail\"}]}";
 
 static char *
 render(enum hp_cmd cmd, const char *json)
@@ -185,12 +185,17 @@ test_status_screen(void **state)
 	char *t = render(HP_STATUS, status_reply);
 
 	(void)state;
-	assert_non_null(strstr(t, "supervisor  pid 77, leader (epoch 2) for "
-	                          "1m1s, up 1m2s\n"));
+	if (getenv("SHOW") != NULL) {
+		fputs(t, stdout);
+	}
+	assert_non_null(strstr(t,
+	        "supervisor  pid 77, leader (epoch 2) for "
+	        "1m1s, up 1m2s\n"));
 	assert_non_null(strstr(t, "lease       elected (holder host_1)"));
 	assert_non_null(strstr(t, "caches      1/2 kinds synced, 7 objects"));
-	assert_non_null(strstr(t, "api         9 requests, 1 errors; 0 "
-	                          "relists, 3 watch restarts"));
+	assert_non_null(strstr(t,
+	        "api         9 requests, 1 errors; 0 "
+	        "relists, 3 watch restarts"));
 	assert_non_null(strstr(t, "testctl          paused      4"));
 	assert_non_null(strstr(t, "2.5s"));
 	/* the worker table */
@@ -223,8 +228,9 @@ test_other_replies(void **state)
 	        "\"testctl\",\"pid\":9,\"state\":\"ready\",\"restarts\":1,"
 	        "\"lastExit\":\"exit 1\",\"reconciles\":{\"success\":4},"
 	        "\"latencyMs\":{\"p50\":5,\"p90\":7,\"p99\":9,\"count\":4}}}");
-	assert_non_null(strstr(t, "worker      testctl-0 (controller "
-	                          "testctl)"));
+	assert_non_null(strstr(t,
+	        "worker      testctl-0 (controller "
+	        "testctl)"));
 	assert_non_null(strstr(t, "state       ready"));
 	assert_non_null(strstr(t, "restarts    1 (last exit: exit 1)"));
 	assert_non_null(strstr(t, "success 4, error 0"));

@@ -29,7 +29,7 @@ test_req_roundtrip(void **state)
 {
 	(void)state;
 	for (int c = 0; c < HP_NCMDS; c++) {
-		struct hp_req in = {.cmd = (enum hp_cmd)c}, out;
+		struct hp_req in = { .cmd = (enum hp_cmd)c }, out;
 		char err[128];
 		snprintf(in.name, sizeof(in.name), "testctl-%d", c);
 		char *line = hp_req_encode(&in);
@@ -38,8 +38,8 @@ test_req_roundtrip(void **state)
 		                         sizeof(err)),
 		        0);
 		assert_int_equal(out.cmd, c);
-		assert_string_equal(out.name,
-		        hp_cmd_needs_name(in.cmd) ? in.name : "");
+		assert_string_equal(
+		        out.name, hp_cmd_needs_name(in.cmd) ? in.name : "");
 		free(line);
 	}
 }
@@ -78,7 +78,8 @@ test_req_bad(void **state)
 	expect_bad(big, sizeof(big), "longer than");
 	/* names are bounded */
 	char longname[400];
-	snprintf(longname, sizeof(longname), "{\"cmd\":\"worker\",\"name\":\"%0200d\"}", 1);
+	snprintf(longname, sizeof(longname),
+	        "{\"cmd\":\"worker\",\"name\":\"%0200d\"}", 1);
 	expect_bad(longname, strlen(longname), "worker");
 }
 
@@ -91,8 +92,8 @@ test_reply(void **state)
 	(void)state;
 	json_object_object_add(o, "x", json_object_new_int(3));
 	line = hp_reply_ok(o);
-	assert_int_equal(hp_reply_decode(line, strlen(line), &out, err,
-	                         sizeof(err)),
+	assert_int_equal(
+	        hp_reply_decode(line, strlen(line), &out, err, sizeof(err)),
 	        0);
 	assert_true(json_object_get_boolean(jx_get(out, "ok")));
 	assert_int_equal(json_object_get_int(jx_get(out, "x")), 3);
@@ -102,8 +103,8 @@ test_reply(void **state)
 	assert_string_equal(line, "{\"ok\":true}\n");
 	free(line);
 	line = hp_reply_error("no worker \"%s\"", "x-1");
-	assert_int_equal(hp_reply_decode(line, strlen(line), &out, err,
-	                         sizeof(err)),
+	assert_int_equal(
+	        hp_reply_decode(line, strlen(line), &out, err, sizeof(err)),
 	        -1);
 	assert_null(out);
 	assert_string_equal(err, "no worker \"x-1\"");
@@ -155,11 +156,11 @@ test_render(void **state)
 	assert_int_equal(v, 800);
 	assert_int_equal(jx_get_int(o, "supervisor.epoch", &v), 0);
 	assert_int_equal(v, 2);
-	assert_int_equal(jx_get_int(o, "supervisor.api.requests.0.code", &v),
-	        0);
+	assert_int_equal(
+	        jx_get_int(o, "supervisor.api.requests.0.code", &v), 0);
 	assert_int_equal(v, 200);
-	assert_string_equal(jx_get_str(o, "supervisor.api.requests.0.verb"),
-	        "LIST");
+	assert_string_equal(
+	        jx_get_str(o, "supervisor.api.requests.0.verb"), "LIST");
 	assert_string_equal(jx_get_str(o, "workers.0.name"), "testctl-0");
 	assert_string_equal(jx_get_str(o, "workers.0.state"), "busy");
 	assert_string_equal(jx_get_str(o, "workers.0.key"), "ns/a");
@@ -177,15 +178,16 @@ test_render(void **state)
 	assert_int_equal(jx_get_int(o, "workers.1.latencyMs.p50", &v), 0);
 	assert_int_equal(v, -1);
 	assert_null(jx_get(o, "workers.0.latencyMs.buckets"));
-	assert_true(json_object_get_boolean(jx_get(o, "controllers.0.paused")));
+	assert_true(
+	        json_object_get_boolean(jx_get(o, "controllers.0.paused")));
 	assert_int_equal(jx_get_int(o, "controllers.0.depth", &v), 0);
 	assert_int_equal(v, 5);
 	assert_int_equal(jx_get_int(o, "kinds.0.objects", &v), 0);
 	assert_int_equal(v, 7);
 	json_object_put(o);
 	o = health_worker_json(&st->workers[0], true, 1000);
-	assert_int_equal(json_object_array_length(jx_get(o,
-	                         "latencyMs.buckets")),
+	assert_int_equal(
+	        json_object_array_length(jx_get(o, "latencyMs.buckets")),
 	        STATS_NBUCKETS);
 	/* 30 ms: cumulative 0 at 0.025, 1 from 0.05 on */
 	assert_int_equal(jx_get_int(o, "latencyMs.buckets.2.1", &v), 0);
@@ -234,8 +236,8 @@ handler(void *arg, const struct hp_req *req, int64_t now)
 
 	(void)now;
 	s->calls++;
-	json_object_object_add(o, "cmd",
-	        json_object_new_string(hp_cmd_name(req->cmd)));
+	json_object_object_add(
+	        o, "cmd", json_object_new_string(hp_cmd_name(req->cmd)));
 	json_object_object_add(o, "name", json_object_new_string(req->name));
 	return (hp_reply_ok(o));
 }
@@ -272,7 +274,7 @@ srv_teardown(void **state)
 static int
 client(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -314,11 +316,12 @@ test_server_answers(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	assert_true(health_alive(s->path));
 	fd = client(s->path);
-	assert_int_equal(send(fd, "{\"cmd\":\"worker\",\"name\":\"a-0\"}\n",
-	                         31, 0),
+	assert_int_equal(
+	        send(fd, "{\"cmd\":\"worker\",\"name\":\"a-0\"}\n", 31, 0),
 	        31);
 	r = reply_of(s, fd, 0);
-	assert_string_equal(r, "{\"cmd\":\"worker\",\"name\":\"a-0\",\"ok\":true}\n");
+	assert_string_equal(
+	        r, "{\"cmd\":\"worker\",\"name\":\"a-0\",\"ok\":true}\n");
 	free(r);
 	close(fd);
 	/* EOF without a newline still counts as the request */
@@ -427,7 +430,7 @@ test_server_paths(void **state)
 	/* a stale socket (no server) is replaced */
 	health_free(s->h);
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	memcpy(sa.sun_path, s->path, strlen(s->path) + 1);
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(fd);
@@ -446,16 +449,16 @@ main(void)
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_match),
-		cmocka_unit_test_setup_teardown(test_server_answers, srv_setup,
-		        srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_oversized,
-		        srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_timeout, srv_setup,
-		        srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_limit, srv_setup,
-		        srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_paths, srv_setup,
-		        srv_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_server_answers, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_server_oversized, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_server_timeout, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_server_limit, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_server_paths, srv_setup, srv_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -59,8 +59,8 @@ test_reconcile_counts(void **state)
 	(void)state;
 	stats_reconcile(st, "testctl", 1, STATS_SUCCESS, 12, NULL, 2000);
 	stats_reconcile(st, "testctl", 1, STATS_REQUEUE_AFTER, 3, NULL, 2001);
-	stats_reconcile(st, "testctl", 1, STATS_ERROR, 40, "told to fail",
-	        2002);
+	stats_reconcile(
+	        st, "testctl", 1, STATS_ERROR, 40, "told to fail", 2002);
 	stats_reconcile(st, "testctl", 0, STATS_REQUEUE, 1, NULL, 2003);
 	stats_reconcile(st, "testctl", 1, STATS_SUCCESS, 5, "ignored", 2004);
 	assert_int_equal(w->results[STATS_SUCCESS], 2);
@@ -101,11 +101,11 @@ test_buckets(void **state)
 		assert_true(stats_buckets[i] > stats_buckets[i - 1]);
 	}
 	memset(&h, 0, sizeof(h));
-	stats_hist_add(&h, 5);      /* <= 0.005: first bucket (le is <=) */
-	stats_hist_add(&h, 6);      /* 0.01 */
-	stats_hist_add(&h, 1000);   /* 1.0 */
-	stats_hist_add(&h, 61000);  /* +Inf */
-	stats_hist_add(&h, -3);     /* clamped to 0 */
+	stats_hist_add(&h, 5);     /* <= 0.005: first bucket (le is <=) */
+	stats_hist_add(&h, 6);     /* 0.01 */
+	stats_hist_add(&h, 1000);  /* 1.0 */
+	stats_hist_add(&h, 61000); /* +Inf */
+	stats_hist_add(&h, -3);    /* clamped to 0 */
 	assert_int_equal(h.counts[0], 2);
 	assert_int_equal(h.counts[1], 1);
 	assert_int_equal(h.counts[17], 1); /* 1.0 */
@@ -194,10 +194,11 @@ test_names(void **state)
 	assert_string_equal(stats_result_label(STATS_SUCCESS), "success");
 	assert_string_equal(stats_result_label(STATS_ERROR), "error");
 	assert_string_equal(stats_result_label(STATS_REQUEUE), "requeue");
-	assert_string_equal(stats_result_label(STATS_REQUEUE_AFTER),
-	        "requeue_after");
+	assert_string_equal(
+	        stats_result_label(STATS_REQUEUE_AFTER), "requeue_after");
 	assert_string_equal(stats_result_label(STATS_NRESULTS), "unknown");
-	assert_string_equal(stats_wstate_name(STATS_W_CRASHLOOP), "crash-loop");
+	assert_string_equal(
+	        stats_wstate_name(STATS_W_CRASHLOOP), "crash-loop");
 	assert_string_equal(stats_wstate_name(STATS_W_STANDBY), "standby");
 	assert_string_equal(stats_wstate_name(STATS_W_NSTATES), "unknown");
 	assert_string_equal(stats_verb_name(KAPI_CREATE), "POST");
