@@ -172,6 +172,8 @@ log_wait(const struct fx *f, const char *needle, int ms)
 	return (false);
 }
 
+static bool wait_state(struct fx *f, const char *state, int ms);
+
 /* Starts the supervisor with the common flags plus extra (NULL-ended). */
 static void
 sd_start(struct fx *f, const char *const *extra)
@@ -212,6 +214,9 @@ sd_start(struct fx *f, const char *const *extra)
 		_exit(127);
 	}
 	assert_true(log_wait(f, "leading (epoch", WAIT_MS));
+	/* a worker in its handshake at SIGTERM trips a known leak of a
+	 * queued nng message (see docs-health.md): start from ready */
+	assert_true(wait_state(f, "ready", WAIT_MS));
 }
 
 /* ---- sympoziumctl ---- */
