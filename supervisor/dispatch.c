@@ -154,7 +154,7 @@ sup_dispatch(struct sup *s, int64_t now)
 		struct sup_ctl *c = &s->ctls[i];
 
 		queue_tick(c->q, now);
-		while (wk_idle(s->pool, c->spec->name) > 0) {
+		while (!c->paused && wk_idle(s->pool, c->spec->name) > 0) {
 			const char *k = queue_get(c->q, now, NULL);
 			if (k == NULL) {
 				break;
@@ -190,6 +190,33 @@ verdict_of(enum ipc_verdict v)
 	}
 }
 
+static enum stats_result
+result_of(enum queue_verdict v, int64_t after_ms)
+{
+	switch (v) {
+	case QUEUE_SUCCESS:
+		return (STATS_SUCCESS);
+	case QUEUE_REQUEUE:
+		return (STATS_REQUEUE);
+	case QUEUE_REQUEUE_AFTER:
+		return (after_ms > 0 ? STATS_REQUEUE_AFTER : STATS_REQUEUE);
+	default:
+		return (STATS_ERROR);
+	}
+}
+
+/* Counts a reconcile's final verdict (stats.h), before the queue forgets
+ * when it started. */
+static void
+count(struct sup *s, struct sup_ctl *c, int worker, const char *key,
+        enum queue_verdict v, int64_t after_ms, const char *msg, int64_t now)
+{
+	int64_t t0 = queue_started_ms(c->q, key);
+
+	stats_reconcile(s->stats, c->spec->name, worker, result_of(v, after_ms),
+	        t0 >= 0 ? now - t0 : 0, msg, now);
+}
+
 void
 sup_on_result(void *arg, const char *controller, struct wk_worker *w,
         const struct ipc_msg *msg)
@@ -200,7 +227,6 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 	size_t idx;
 	struct sup_ctl *c = find_ctl(s, controller, &idx);
 
-	(void)w;
 	if (c == NULL || ipc_result_read(msg, &r) != 0) {
 		return;
 	}
@@ -214,12 +240,14 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 		log_warnx("%s: %s: %s", controller, r.key, r.message);
 	}
 	if (r.nwrites == 0) {
+		count(s, c, wk_worker_index(w), r.key, verdict_of(r.verdict),
+		        r.after_ms, r.message, now);
 		queue_finish(c->q, r.key, verdict_of(r.verdict), r.after_ms, now);
 		return;
 	}
 	s->pend = xreallocarray(s->pend, s->npend + 1, sizeof(*s->pend));
 	s->pend[s->npend] = (struct sup_pending){.token = ++s->next_token,
-	        .ctl = idx, .key = xstrdup(r.key),
+	        .ctl = idx, .worker = wk_worker_index(w), .key = xstrdup(r.key),
 	        .verdict = verdict_of(r.verdict), .after_ms = r.after_ms};
 	s->npend++;
 	wr_submit(s->wr, &r, s->next_token);
@@ -254,6 +282,12 @@ sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
 			continue;
 		}
 		struct queue *q = s->ctls[p->ctl].q;
+		if (rep->outcome != WR_FENCED) {
+			bool ok = rep->outcome == WR_OK;
+			count(s, &s->ctls[p->ctl], p->worker, p->key,
+			        ok ? p->verdict : QUEUE_ERROR, p->after_ms,
+			        ok ? NULL : rep->message, now);
+		}
 		if (rep->outcome == WR_OK) {
 			queue_finish(q, p->key, p->verdict, p->after_ms, now);
 		} else if (rep->outcome == WR_FENCED) {
@@ -284,6 +318,8 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 	if (c == NULL) {
 		return;
 	}
+	int64_t t0 = queue_started_ms(c->q, key);
+	stats_lost(s->stats, controller, cause, t0 >= 0 ? now - t0 : 0, now);
 	if (!quarantined) {
 		log_warnx("%s: %s lost with its worker (%s); requeued",
 		        controller, key, cause);

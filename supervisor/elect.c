@@ -36,6 +36,7 @@ classify(const struct kapi_resp *resp)
 static void
 answered(struct sup *s, struct kapi_resp *resp, bool get)
 {
+	stats_api(s->stats, get ? KAPI_GET : s->lease_verb, resp->code);
 	int64_t now = timefmt_now_ms_mono();
 	json_object *obj = resp->err.rc == KAPI_OK
 	        ? jx_parse(resp->body.data, resp->body.len, 0, NULL, 0)
@@ -75,13 +76,13 @@ send_action(struct sup *s, struct lease_action *act)
 		kapi_multi_submit(s->m, &req, get_done, s);
 		break;
 	case LEASE_ACT_CREATE:
-		req.verb = KAPI_CREATE;
+		req.verb = s->lease_verb = KAPI_CREATE;
 		req.name = NULL;
 		req.body = act->body;
 		kapi_multi_submit(s->m, &req, write_done, s);
 		break;
 	case LEASE_ACT_UPDATE:
-		req.verb = KAPI_UPDATE;
+		req.verb = s->lease_verb = KAPI_UPDATE;
 		req.body = act->body;
 		kapi_multi_submit(s->m, &req, write_done, s);
 		break;
@@ -116,10 +117,12 @@ transition(struct sup *s, int64_t now)
 	s->leading = lead;
 	if (lead) {
 		s->epoch = s->lease != NULL ? lease_epoch(s->lease) : 1;
+		stats_leadership(s->stats, true, s->epoch, now);
 		wk_set_epoch(s->pool, s->epoch);
 		log_info("leading (epoch %u) as %s", s->epoch, s->identity);
 		sup_resync(s, now);
 	} else {
+		stats_leadership(s->stats, false, s->epoch, now);
 		log_warnx("not leading any more (epoch %u): dispatch and "
 		          "writes stopped",
 		        s->epoch);

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "supervisor/stats.h"
 #include "supervisor/informer.h"
 #include "supervisor/labelsel.h"
 #include "supervisor/reflector.h"
@@ -363,6 +364,7 @@ list_done(void *arg, struct kapi_resp *resp)
 	json_object *doc = NULL, *items = NULL;
 	enum refl_list_step step;
 
+	stats_api(k->in->conf.stats, KAPI_LIST, resp->code);
 	k->list_id = 0;
 	k->until_ms = 0;
 	if (res == REFL_OK) {
@@ -511,6 +513,7 @@ watch_done(void *arg, struct kapi_resp *resp)
 	if (resp->id != k->watch_id) {
 		return;
 	}
+	stats_api(k->in->conf.stats, KAPI_WATCH, resp->code);
 	if (res == REFL_OK && kapi_watch_finish(k->dec) < 0) {
 		log_warnx("informer: %s: watch: %s", k->k.name,
 		        kapi_watch_error(k->dec));

@@ -42,6 +42,7 @@
 #include "supervisor/cache.h"
 
 struct inf;
+struct stats;
 
 /* One watched kind.  Everything is copied by inf_new() (res strings
  * included). */
@@ -85,6 +86,7 @@ struct inf_conf {
 	void *clock_arg;
 	uint64_t seed;          /* reflector jitter seed (kind i: seed + i) */
 	size_t max_event_bytes; /* watch decoder bound; 0: default */
+	struct stats *stats;    /* API answers counted here; may be NULL */
 };
 
 /* Counters of one kind (metrics, tests). */

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "supervisor/health.h"
 #include "supervisor/sup.h"
 
 #define MAX_FDS 512
@@ -86,9 +87,34 @@ choose_controllers(struct sup *s, char *err, size_t errlen)
 	return (0);
 }
 
+/* The default runtime directory TMPDIR/sympoziumd-UID (where
+ * sympoziumctl looks by default), when it is free: created now, or an
+ * existing one of ours with mode 0700 and no live health socket. */
+static bool
+claim_default_dir(struct sup *s, const char *tmp)
+{
+	struct stat sb;
+	char sock[4200];
+
+	snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s/sympoziumd-%u",
+	        tmp, (unsigned)geteuid());
+	if (mkdir(s->runtime_dir, 0700) == 0) {
+		return (true);
+	}
+	if (errno != EEXIST || lstat(s->runtime_dir, &sb) != 0 ||
+	        !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+	        (sb.st_mode & 077) != 0) {
+		return (false);
+	}
+	snprintf(sock, sizeof(sock), "%s/health.sock", s->runtime_dir);
+	return (s->cfg.health_socket != NULL || !health_alive(sock));
+}
+
 static int
 runtime_dir(struct sup *s, char *err, size_t errlen)
 {
+	const char *tmp = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+
 	if (s->cfg.runtime_dir != NULL) {
 		snprintf(s->runtime_dir, sizeof(s->runtime_dir), "%s",
 		        s->cfg.runtime_dir);
@@ -100,9 +126,12 @@ runtime_dir(struct sup *s, char *err, size_t errlen)
 		chmod(s->runtime_dir, 0700);
 		return (0);
 	}
+	if (claim_default_dir(s, tmp)) {
+		s->own_runtime_dir = true;
+		return (0);
+	}
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir),
-	        "%s/sympoziumd.XXXXXX",
-	        getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	        "%s/sympoziumd.XXXXXX", tmp);
 	if (mkdtemp(s->runtime_dir) == NULL) {
 		snprintf(err, errlen, "runtime directory: %s", strerror(errno));
 		return (-1);
@@ -134,10 +163,13 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	for (size_t i = 0; i < s->nctls; i++) {
 		add_kinds(s, i);
 	}
+	s->stats = sup_stats_new(s, timefmt_now_ms_mono());
+	ic.stats = s->stats;
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
 	s->ev = ev_new(NULL);
 	wr_set_event_fn(s->wr, sup_on_event);
+	wr_set_stats(s->wr, s->stats);
 	return (0);
 }
 
@@ -238,6 +270,18 @@ setup_lease(struct sup *s, char *err, size_t errlen)
 }
 
 static int
+setup_health(struct sup *s, char *err, size_t errlen)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/health.sock", s->runtime_dir);
+	s->health = health_new(s->cfg.health_socket != NULL
+	                ? s->cfg.health_socket : path,
+	        sup_health_request, s, err, errlen);
+	return (s->health != NULL ? 0 : -1);
+}
+
+static int
 setup_signals(struct sup *s, char *err, size_t errlen)
 {
 	sigset_t set;
@@ -268,7 +312,8 @@ sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 	        runtime_dir(s, err, errlen) != 0 ||
 	        setup_lease(s, err, errlen) != 0 ||
 	        setup_api(s, err, errlen) != 0 ||
-	        setup_workers(s, err, errlen) != 0) {
+	        setup_workers(s, err, errlen) != 0 ||
+	        setup_health(s, err, errlen) != 0) {
 		sup_free(s);
 		return (NULL);
 	}
@@ -281,6 +326,7 @@ sup_free(struct sup *s)
 	if (s == NULL) {
 		return;
 	}
+	health_free(s->health);
 	wr_free(s->wr);
 	ev_free(s->ev);
 	inf_free(s->inf);
@@ -309,6 +355,7 @@ sup_free(struct sup *s)
 	if (s->sigfd >= 0) {
 		close(s->sigfd);
 	}
+	stats_free(s->stats);
 	if (s->own_runtime_dir) {
 		rmdir(s->runtime_dir);
 	}
@@ -391,6 +438,10 @@ next_timeout(struct sup *s, int64_t now)
 	if (wr_has_ready(s->wr)) {
 		t = now;
 	}
+	d = health_next_deadline(s->health);
+	if (d >= 0 && d < t) {
+		t = d;
+	}
 	return (t > now ? t - now : 0);
 }
 
@@ -400,11 +451,12 @@ poll_once(struct sup *s, int64_t now)
 	struct kapi_pollfd fds[MAX_FDS];
 	struct pollfd pf[MAX_FDS];
 	size_t n = wk_fds(s->pool, pf, MAX_FDS - 1);
+	n += health_fds(s->health, pf + n, MAX_FDS - 1 - n);
 	int timeout = (int)next_timeout(s, now);
 
 	fds[0] = (struct kapi_pollfd){s->sigfd, POLLIN, 0};
 	for (size_t i = 0; i < n; i++) {
-		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, POLLIN, 0};
+		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, pf[i].events, 0};
 	}
 	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
 	kapi_multi_perform(s->m);
@@ -413,6 +465,7 @@ poll_once(struct sup *s, int64_t now)
 		read_signals(s, now);
 	}
 	wk_handle_io(s->pool, now);
+	health_handle(s->health, now);
 }
 
 int
@@ -422,6 +475,8 @@ sup_run(struct sup *s)
 
 	log_info("starting %zu controller(s), %zu watch(es), runtime %s",
 	        s->nctls, s->nkinds, s->runtime_dir);
+	log_info("health socket %s", s->cfg.health_socket != NULL
+	                ? s->cfg.health_socket : "RUNTIME/health.sock");
 	if (wk_start(s->pool, now) != 0) {
 		log_warnx("some workers did not start; retrying with backoff");
 	}

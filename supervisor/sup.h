@@ -19,6 +19,7 @@
 #include "supervisor/informer.h"
 #include "supervisor/lease.h"
 #include "supervisor/queue.h"
+#include "supervisor/stats.h"
 #include "supervisor/workers.h"
 #include "supervisor/writer.h"
 
@@ -29,12 +30,14 @@ struct sup_ctl {
 	const struct ctrl_spec *spec;
 	size_t first_kind; /* informer kind of spec->watches[0] */
 	struct queue *q;
+	bool paused; /* sympoziumctl pause: no dispatch, keys accumulate */
 };
 
 /* A RESULT whose writes are in the writer. */
 struct sup_pending {
 	uint64_t token;
 	size_t ctl;
+	int worker; /* the slot that sent the RESULT (stats) */
 	char *key;
 	enum queue_verdict verdict;
 	int64_t after_ms;
@@ -60,6 +63,7 @@ struct sup {
 	/* leadership */
 	struct lease *lease; /* NULL without --leader-elect */
 	bool lease_busy;     /* a Lease request is in flight */
+	enum kapi_verb lease_verb; /* of the write in flight (stats) */
 	int64_t lease_at;    /* next lease_next() */
 	bool leading;
 	uint32_t epoch;
@@ -73,6 +77,8 @@ struct sup {
 	char runtime_dir[4096];
 	bool own_runtime_dir;
 	char *env[SUP_MAX_ENV]; /* workers' environment, NULL-ended */
+	struct stats *stats;     /* every figure (stats.h) */
+	struct health *health;   /* the health socket (health.h) */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive

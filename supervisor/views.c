@@ -24,6 +24,8 @@ struct live {
 	int64_t id;
 	enum ipc_view_what what;
 	struct kapi_res res;
+	struct stats *stats;
+	enum kapi_verb verb;
 };
 
 static void
@@ -130,6 +132,7 @@ live_done(void *arg, struct kapi_resp *resp)
 	struct live *l = arg;
 	json_object *obj = NULL;
 
+	stats_api(l->stats, l->verb, resp->code);
 	if (resp->err.rc == KAPI_ENOTFOUND) {
 		reply(l->w, l->ticket, l->id, IPC_VS_NOT_FOUND, NULL, NULL, NULL,
 		        NULL);
@@ -194,6 +197,8 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 		        req->res.plural, req->res.namespaced};
 		kr.res = &l->res;
 	}
+	l->stats = s->stats;
+	l->verb = kr.verb;
 	kapi_multi_submit(s->m, &kr, live_done, l);
 }
 

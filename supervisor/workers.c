@@ -68,6 +68,7 @@ struct wk_worker {
 	int64_t term_at, kill_at;
 	char *kill_cause; /* why the pool killed it */
 	uint64_t ok, lost;
+	bool asked; /* wk_restart(): restart at once when reaped */
 };
 
 struct ctl {
@@ -405,6 +406,10 @@ slot_down(struct wk_worker *w, int64_t now, const char *cause)
 		return;
 	}
 	delay = restart_on_exit(w->restart, now, cause, &st);
+	if (w->asked) {
+		w->asked = false;
+		delay = 0;
+	}
 	w->phase = PH_DOWN;
 	w->restart_at = now + delay;
 	log_info("worker %s-%d: restart in %lld ms (%s)", w->ctl->name,
@@ -1056,6 +1061,29 @@ wk_foreach(const struct wk_pool *p, int64_t now_ms, wk_info_fn *fn, void *arg)
 			fn(&in, arg);
 		}
 	}
+}
+
+int
+wk_restart(struct wk_pool *p, const char *controller, int index,
+        const char *cause, int64_t now_ms)
+{
+	struct ctl *c = find_ctl(p, controller);
+	struct wk_worker *w;
+
+	if (c == NULL || index < 0 || index >= c->nprocs || p->shutting ||
+	        !p->started) {
+		return (-1);
+	}
+	w = &c->w[index];
+	if (w->phase == PH_DOWN) {
+		w->restart_at = now_ms;
+		return (0);
+	}
+	if (w->pid > 0 && w->phase != PH_DYING) {
+		w->asked = true;
+		kill_worker(w, now_ms, cause);
+	}
+	return (0);
 }
 
 struct quarantine *

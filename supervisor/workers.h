@@ -215,6 +215,15 @@ void wk_shutdown(struct wk_pool *p, int64_t now_ms);
 /* True after wk_shutdown() once every worker has exited and been reaped. */
 bool wk_done(const struct wk_pool *p);
 
+/* Restarts slot index of controller on request (sympoziumctl restart):
+ * a live process is SIGKILLed with cause (its key in flight, if any, is
+ * lost and requeued as with any death) and started again at once when
+ * reaped, without the restart backoff; a slot waiting for its restart
+ * (backoff, crash-loop) starts now.  Returns 0, or -1 when the slot is
+ * unknown or the pool is shutting down. */
+int wk_restart(struct wk_pool *p, const char *controller, int index,
+        const char *cause, int64_t now_ms);
+
 /* Walks every slot in controller order, then index. */
 void wk_foreach(
         const struct wk_pool *p, int64_t now_ms, wk_info_fn *fn, void *arg);

@@ -13,6 +13,7 @@
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "supervisor/stats.h"
 #include "supervisor/writer.h"
 
 struct job {
@@ -30,6 +31,7 @@ struct job {
 	struct wr_report rep;
 	struct ev_action act; /* the event write in progress */
 	bool ev_active;       /* act is set */
+	enum kapi_verb verb; /* of the request in flight (stats) */
 };
 
 struct wr {
@@ -39,6 +41,7 @@ struct wr {
 	struct job *head, *tail;
 	size_t njobs;
 	struct wr_stats st;
+	struct stats *stats;
 };
 
 struct wr *
@@ -67,6 +70,12 @@ job_free(struct job *j)
 	free(j->key);
 	free(j->msg);
 	free(j);
+}
+
+void
+wr_set_stats(struct wr *w, struct stats *st)
+{
+	w->stats = st;
 }
 
 void
@@ -328,6 +337,7 @@ req_done(void *arg, struct kapi_resp *resp)
 {
 	struct job *j = arg;
 
+	stats_api(j->w->stats, j->verb, resp->code);
 	j->req_id = 0;
 	j->answered = true;
 	j->rc = resp->err.rc;
@@ -371,6 +381,7 @@ send_event(struct wr *w, struct job *j, const struct ipc_write *wr)
 	        patch ? j->act.patch : j->act.event, JSON_C_TO_STRING_PLAIN);
 	req.patch_type = KAPI_PATCH_STRATEGIC;
 	req.field_manager = WR_FIELD_MANAGER;
+	j->verb = req.verb;
 	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
 	j->rep.sent++;
 	w->st.sent++;
@@ -410,6 +421,7 @@ send_write(struct wr *w, struct job *j, const struct ipc_write *wr)
 	req.field_manager = wr->op != IPC_OP_DELETE ? WR_FIELD_MANAGER : NULL;
 	req.force = wr->op == IPC_OP_APPLY;
 	req.del.propagation_policy = wr->propagation;
+	j->verb = req.verb;
 	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
 	j->rep.sent++;
 	w->st.sent++;

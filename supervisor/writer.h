@@ -53,6 +53,7 @@
 #define WR_FIELD_MANAGER "sympozium"
 
 struct wr;
+struct stats;
 
 enum wr_outcome {
 	WR_OK,     /* every write succeeded, was tolerated or skipped */
@@ -108,6 +109,8 @@ struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
 /* Routes event writes through fn (called with conf.arg); NULL (the
  * default): event objects are POSTed as they are. */
 void wr_set_event_fn(struct wr *w, wr_event_fn *fn);
+/* Counts every API answer in st (stats.h; borrowed, NULL: none). */
+void wr_set_stats(struct wr *w, struct stats *st);
 
 /* Cancels requests in flight (a request already sent may still take
  * effect) and frees everything without callbacks.  NULL is fine. */

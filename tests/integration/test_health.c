@@ -1,0 +1,852 @@
+/*
+ * test_health.c: the supervisor's health socket and bin/sympoziumctl end
+ * to end (issue 6): bin/sympoziumd with the test controller "testctl" of
+ * bin/tests/sympozium-worker-test against bin/kubesim.  Every command of
+ * sympoziumctl (status, workers, worker, restart, pause, resume, --json,
+ * --watch, --socket and the environment), its errors (no socket, unknown
+ * worker, bad usage), garbage and oversized requests on the raw socket,
+ * answers within a bound while a worker is hung, SIGSTOPped and
+ * crash-looping with the states reported right, and the refusal of a peer
+ * with another uid.
+ *
+ * Each test starts its own kubesim and supervisor in a fresh temporary
+ * directory.  Every wait is bounded.  Processes are only signalled by the
+ * pids this test started or found as their children in /proc.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/xmalloc.h"
+#include "ctl/ctl.h"
+#include "tests/lib/ksim.h"
+
+#define ACTION  "testctl.sympozium.ai/action"
+#define ENABLED "testctl.sympozium.ai/enabled"
+#define CM_PATH "/api/v1/namespaces/default/configmaps"
+#define WAIT_MS 15000
+#define MAX_PID 64
+/* An answer while a worker misbehaves: well under a second even under
+ * the sanitizers (it takes a few ms). */
+#define ANSWER_MS 500
+
+struct fx {
+	char dir[64];
+	char kc[128], sock[128], log[128];
+	struct ksim *k;
+	pid_t sd;
+	pid_t seen[MAX_PID];
+	int nseen;
+};
+
+/* ---- processes ---- */
+
+static const char *
+env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return (v != NULL && *v != '\0' ? v : dflt);
+}
+
+/* bin/sympoziumctl: $SYMPOZIUMCTL, else beside $SYMPOZIUMD. */
+static const char *
+ctl_bin(void)
+{
+	static char path[4200];
+	const char *sd = env_or("SYMPOZIUMD", "bin/sympoziumd");
+	const char *sl = strrchr(sd, '/');
+
+	if (getenv("SYMPOZIUMCTL") != NULL) {
+		return (getenv("SYMPOZIUMCTL"));
+	}
+	snprintf(path, sizeof(path), "%.*ssympoziumctl",
+	        sl != NULL ? (int)(sl - sd + 1) : 0, sd);
+	return (path);
+}
+
+static int
+proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], line[1024];
+	FILE *f;
+	char *p;
+	int ok = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		return (-1);
+	}
+	if (fgets(line, sizeof(line), f) != NULL
+	        && (p = strrchr(line, ')')) != NULL) {
+		int pp = 0;
+		ok = sscanf(p + 1, " %c %d", state, &pp) == 2 ? 0 : -1;
+		*ppid = (pid_t)pp;
+	}
+	fclose(f);
+	return (ok);
+}
+
+static bool
+alive(pid_t pid)
+{
+	char st;
+	pid_t pp;
+
+	return (proc_stat(pid, &st, &pp) == 0 && st != 'Z');
+}
+
+/* Remembers the supervisor's live children for cleanup. */
+static void
+note_children(struct fx *f)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (f->sd > 0 && d != NULL && (e = readdir(d)) != NULL) {
+		char *end, st;
+		long pid = strtol(e->d_name, &end, 10);
+		pid_t pp;
+		bool known = false;
+
+		if (*end != '\0' || pid <= 0
+		        || proc_stat((pid_t)pid, &st, &pp) != 0
+		        || pp != f->sd) {
+			continue;
+		}
+		for (int j = 0; j < f->nseen; j++) {
+			known = known || f->seen[j] == (pid_t)pid;
+		}
+		if (!known && f->nseen < MAX_PID) {
+			f->seen[f->nseen++] = (pid_t)pid;
+		}
+	}
+	if (d != NULL) {
+		closedir(d);
+	}
+}
+
+static char *
+log_text(const struct fx *f)
+{
+	struct buf b = BUF_INIT;
+
+	(void)buf_read_file(&b, f->log, 64 << 20);
+	buf_putc(&b, '\0');
+	return (buf_detach(&b, NULL));
+}
+
+static bool
+log_wait(const struct fx *f, const char *needle, int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	do {
+		char *t = log_text(f);
+		bool found = strstr(t, needle) != NULL;
+		free(t);
+		if (found) {
+			return (true);
+		}
+		ksim_sleep_ms(20);
+	} while (ksim_now_ms() < end);
+	return (false);
+}
+
+static bool wait_state(struct fx *f, const char *state, int ms);
+
+/* Starts the supervisor with the common flags plus extra (NULL-ended). */
+static void
+sd_start(struct fx *f, const char *const *extra)
+{
+	const char *argv[32];
+	char *av[32];
+	char rundir[128];
+	int n = 0;
+
+	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
+	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
+	argv[n++] = "--kubeconfig";
+	argv[n++] = f->kc;
+	argv[n++] = "--controllers";
+	argv[n++] = "testctl";
+	argv[n++] = "--worker-binary";
+	argv[n++]
+	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
+	argv[n++] = "--runtime-dir";
+	argv[n++] = rundir;
+	argv[n++] = "--health-socket";
+	argv[n++] = f->sock;
+	argv[n++] = "--shutdown-grace";
+	argv[n++] = "1s";
+	for (int j = 0; extra != NULL && extra[j] != NULL && n < 30; j++) {
+		argv[n++] = extra[j];
+	}
+	argv[n] = NULL;
+	f->sd = fork();
+	assert_true(f->sd >= 0);
+	if (f->sd == 0) {
+		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			_exit(126);
+		}
+		memcpy(av, argv, sizeof(av));
+		execv(av[0], av);
+		_exit(127);
+	}
+	assert_true(log_wait(f, "leading (epoch", WAIT_MS));
+	/* a worker in its handshake at SIGTERM trips a known leak of a
+	 * queued nng message (see docs-health.md): start from ready */
+	assert_true(wait_state(f, "ready", WAIT_MS));
+}
+
+/* ---- sympoziumctl ---- */
+
+struct run {
+	int rc; /* exit status, or -1 (killed, timed out) */
+	int64_t ms;
+	char *out, *err;
+};
+
+static void
+run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static char *
+slurp(const char *path)
+{
+	struct buf b = BUF_INIT;
+
+	(void)buf_read_file(&b, path, 16 << 20);
+	buf_putc(&b, '\0');
+	return (buf_detach(&b, NULL));
+}
+
+/* Runs bin/sympoziumctl with args (NULL-ended) and env (NULL: inherit
+ * with SYMPOZIUM_HEALTH_SOCKET unset), bounded by 20 s. */
+static struct run
+ctl_run(struct fx *f, const char *envsock, ...)
+{
+	const char *argv[16];
+	char out[160], err[160];
+	struct run r = { -1, 0, NULL, NULL };
+	va_list ap;
+	int n = 0, st;
+	int64_t t0 = ksim_now_ms();
+	pid_t pid;
+
+	argv[n++] = ctl_bin();
+	va_start(ap, envsock);
+	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL) {
+		n++;
+	}
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/ctl.out", f->dir);
+	snprintf(err, sizeof(err), "%s/ctl.err", f->dir);
+	if ((pid = fork()) == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) {
+			_exit(126);
+		}
+		if (envsock != NULL) {
+			setenv("SYMPOZIUM_HEALTH_SOCKET", envsock, 1);
+		} else {
+			unsetenv("SYMPOZIUM_HEALTH_SOCKET");
+		}
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (ksim_now_ms() - t0 > 20000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			st = -1;
+			break;
+		}
+		ksim_sleep_ms(2);
+	}
+	r.ms = ksim_now_ms() - t0;
+	r.rc = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	r.out = slurp(out);
+	r.err = slurp(err);
+	return (r);
+}
+
+/* One request through ctl_call() (the client module, in process);
+ * asserts an answer within ANSWER_MS.  Returns the reply (caller puts),
+ * NULL on an error reply. */
+static json_object *
+ask(struct fx *f, enum hp_cmd cmd, const char *name)
+{
+	struct hp_req req = { .cmd = cmd };
+	json_object *reply = NULL;
+	char err[512];
+	int64_t t0 = ksim_now_ms();
+	int rc;
+
+	snprintf(req.name, sizeof(req.name), "%s", name != NULL ? name : "");
+	rc = ctl_call(f->sock, &req, 5000, &reply, NULL, err, sizeof(err));
+	int64_t dt = ksim_now_ms() - t0;
+	if (dt > ANSWER_MS) {
+		print_error("%s answered in %lld ms\n", hp_cmd_name(cmd),
+		        (long long)dt);
+	}
+	assert_true(dt <= ANSWER_MS);
+	assert_int_not_equal(rc, CTL_EXIT_CONNECT);
+	return (rc == CTL_EXIT_OK ? reply : NULL);
+}
+
+/* testctl-0's row, from the "worker" command (caller puts). */
+static json_object *
+worker0(struct fx *f)
+{
+	json_object *r = ask(f, HP_WORKER, "testctl-0");
+	json_object *w;
+
+	assert_non_null(r);
+	w = json_object_get(jx_get(r, "worker"));
+	json_object_put(r);
+	return (w);
+}
+
+static bool
+wait_state(struct fx *f, const char *state, int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	do {
+		json_object *w = worker0(f);
+		bool ok = strcmp(jx_get_str(w, "state"), state) == 0;
+		json_object_put(w);
+		if (ok) {
+			return (true);
+		}
+		ksim_sleep_ms(20);
+	} while (ksim_now_ms() < end);
+	return (false);
+}
+
+static int64_t
+wnum(json_object *o, const char *path)
+{
+	int64_t v = -12345;
+
+	(void)jx_get_int(o, path, &v);
+	return (v);
+}
+
+/* ---- API helpers ---- */
+
+static void
+cm_create(struct fx *f, const char *name, const char *action)
+{
+	json_object *o = json_object_new_object();
+	struct ksim_resp *r;
+
+	jx_set_path(o, "metadata.name", json_object_new_string(name));
+	jx_setv(o, json_object_new_string("yes"), "metadata", "labels",
+	        ENABLED, NULL);
+	if (action != NULL) {
+		jx_setv(o, json_object_new_string(action), "metadata",
+		        "annotations", ACTION, NULL);
+	}
+	r = ksim_request(ksim_url(f->k), "POST", CM_PATH, "application/json",
+	        json_object_to_json_string(o), NULL, 0);
+	json_object_put(o);
+	assert_int_equal(r->code, 201);
+	ksim_resp_free(r);
+}
+
+static bool
+cm_exists(struct fx *f, const char *name)
+{
+	char path[256];
+	struct ksim_resp *r;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", CM_PATH, name);
+	r = ksim_request(ksim_url(f->k), "GET", path, NULL, NULL, NULL, 0);
+	ok = r->code == 200;
+	ksim_resp_free(r);
+	return (ok);
+}
+
+static bool
+wait_out(struct fx *f, const char *name, int ms)
+{
+	char out[200];
+	int64_t end = ksim_now_ms() + ms;
+
+	snprintf(out, sizeof(out), "%s-out", name);
+	do {
+		if (cm_exists(f, out)) {
+			return (true);
+		}
+		ksim_sleep_ms(25);
+	} while (ksim_now_ms() < end);
+	return (false);
+}
+
+/* ---- fixture ---- */
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
+static int
+setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_health.XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return (-1);
+	}
+	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
+	snprintf(f->sock, sizeof(f->sock), "%s/h.sock", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
+	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
+		"none", NULL };
+	f->k = ksim_start(args);
+	*state = f;
+	return (f->k != NULL ? 0 : -1);
+}
+
+static int
+sanitizer_clean(const struct fx *f)
+{
+	char *t = log_text(f), *line, *save = NULL;
+	int rc = 0;
+
+	for (line = strtok_r(t, "\n", &save); line != NULL && rc == 0;
+	        line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "ERROR: AddressSanitizer") != NULL
+		        || strstr(line, "ERROR: LeakSanitizer") != NULL
+		        || strstr(line, "runtime error:") != NULL) {
+			print_error("%s: %s\n", f->log, line);
+			rc = -1;
+		}
+	}
+	free(t);
+	return (rc);
+}
+
+/* SIGTERMs the supervisor (a clean exit 0 is asserted), SIGKILLs what is
+ * left by pid, checks the log for sanitizer reports, removes dir. */
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+	int rc = 0, st = 0;
+
+	note_children(f);
+	for (int j = 0; j < f->nseen; j++) {
+		kill(f->seen[j], SIGCONT);
+	}
+	if (f->sd > 0) {
+		kill(f->sd, SIGTERM);
+		int64_t end = ksim_now_ms() + 15000;
+		while (waitpid(f->sd, &st, WNOHANG) == 0
+		        && ksim_now_ms() < end) {
+			ksim_sleep_ms(20);
+		}
+		if (ksim_now_ms() >= end) {
+			kill(f->sd, SIGKILL);
+			waitpid(f->sd, &st, 0);
+			rc = -1;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			print_error("sympoziumd exit status %d\n", st);
+			rc = -1;
+		}
+	}
+	for (int j = 0; j < f->nseen; j++) {
+		if (alive(f->seen[j])) {
+			kill(f->seen[j], SIGKILL);
+		}
+	}
+	if (f->log[0] != '\0' && access(f->log, R_OK) == 0
+	        && sanitizer_clean(f) != 0) {
+		rc = -1;
+	}
+	if (rc != 0 || getenv("KEEP_TEST_DIR") != NULL) {
+		char *t = log_text(f);
+		print_message("---- %s ----\n%s---- end ----\n", f->log, t);
+		free(t);
+	}
+	ksim_stop(f->k);
+	if (getenv("KEEP_TEST_DIR") == NULL) {
+		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	free(f);
+	return (rc);
+}
+
+/* Sends len bytes of data on a fresh connection and reads the reply until
+ * the server closes (bounded).  Caller frees. */
+static char *
+raw_exchange(const char *path, const char *data, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	(void)!send(fd, data, len, MSG_NOSIGNAL);
+	while ((r = recv(fd, chunk, sizeof(chunk), 0)) > 0) {
+		buf_append(&b, chunk, (size_t)r);
+	}
+	close(fd);
+	buf_putc(&b, '\0');
+	return (buf_detach(&b, NULL));
+}
+
+/* ---- 1: every command, the errors, the protocol's bounds ---- */
+
+static void
+test_commands(void **state)
+{
+	struct fx *f = *state;
+	struct run r;
+	struct stat sb;
+	json_object *o, *w;
+	char *reply, big[10000];
+
+	sd_start(f, NULL);
+	assert_int_equal(stat(f->sock, &sb), 0);
+	assert_true(S_ISSOCK(sb.st_mode));
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_true(wait_state(f, "ready", WAIT_MS));
+	cm_create(f, "a", NULL);
+	assert_true(wait_out(f, "a", WAIT_MS));
+
+	/* status: one screen, text and JSON */
+	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "supervisor  pid"));
+	assert_non_null(strstr(r.out, "leader (epoch 1)"));
+	assert_non_null(strstr(r.out, "CONTROLLER"));
+	assert_non_null(strstr(r.out, "testctl-0"));
+	assert_non_null(strstr(r.out, "ready"));
+	run_free(&r);
+	r = ctl_run(f, f->sock, "status", "--json", NULL); /* env socket */
+	assert_int_equal(r.rc, 0);
+	o = jx_parse(r.out, strlen(r.out), 0, NULL, 0);
+	assert_non_null(o);
+	assert_string_equal(jx_get_str(o, "supervisor.role"), "leader");
+	assert_string_equal(jx_get_str(o, "controllers.0.name"), "testctl");
+	assert_true(wnum(o, "supervisor.api.total") > 0);
+	assert_true(wnum(o, "controllers.0.reconciles.success") >= 1);
+	assert_true(wnum(o, "kinds.0.objects") >= 1);
+	json_object_put(o);
+	run_free(&r);
+
+	/* workers and worker */
+	r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "WORKER"));
+	assert_non_null(strstr(r.out, "testctl-0"));
+	run_free(&r);
+	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "testctl-0", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "state       ready"));
+	run_free(&r);
+	w = worker0(f);
+	assert_true(wnum(w, "reconciles.success") >= 1);
+	assert_true(wnum(w, "latencyMs.count") >= 1);
+	assert_true(wnum(w, "pid") > 0);
+	assert_int_equal(
+	        json_object_array_length(jx_get(w, "latencyMs.buckets")), 40);
+	pid_t pid0 = (pid_t)wnum(w, "pid");
+	json_object_put(w);
+
+	/* errors: unknown worker (1), usage (2), no socket (3) */
+	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "nope-3", NULL);
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "no worker \"nope-3\""));
+	run_free(&r);
+	r = ctl_run(f, NULL, "--socket", f->sock, "frobnicate", NULL);
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "unknown command"));
+	run_free(&r);
+	r = ctl_run(f, NULL, "--socket", f->sock, "restart", NULL);
+	assert_int_equal(r.rc, 2);
+	run_free(&r);
+	r = ctl_run(
+	        f, NULL, "--socket", "/nonexistent/h.sock", "status", NULL);
+	assert_int_equal(r.rc, 3);
+	assert_non_null(strstr(r.err, "cannot connect"));
+	run_free(&r);
+
+	/* pause: keys accumulate; resume: they run */
+	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "testctl", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "testctl paused"));
+	run_free(&r);
+	cm_create(f, "p1", NULL);
+	cm_create(f, "p2", NULL);
+	ksim_sleep_ms(800);
+	assert_false(cm_exists(f, "p1-out"));
+	o = ask(f, HP_STATUS, NULL);
+	assert_true(
+	        json_object_get_boolean(jx_get(o, "controllers.0.paused")));
+	assert_int_equal(wnum(o, "controllers.0.depth"), 2);
+	json_object_put(o);
+	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	assert_non_null(strstr(r.out, "paused"));
+	run_free(&r);
+	r = ctl_run(f, NULL, "--socket", f->sock, "resume", "testctl", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "testctl resumed"));
+	run_free(&r);
+	assert_true(wait_out(f, "p1", WAIT_MS));
+	assert_true(wait_out(f, "p2", WAIT_MS));
+	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "nope", NULL);
+	assert_int_equal(r.rc, 1);
+	run_free(&r);
+
+	/* restart: a new process, one more restart counted */
+	r = ctl_run(
+	        f, NULL, "--socket", f->sock, "restart", "testctl-0", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "restarted testctl-0"));
+	run_free(&r);
+	assert_true(log_wait(f, "restarted by sympoziumctl", 5000));
+	assert_true(wait_state(f, "ready", WAIT_MS));
+	w = worker0(f);
+	assert_int_not_equal((pid_t)wnum(w, "pid"), pid0);
+	assert_int_equal(wnum(w, "restarts"), 1);
+	assert_string_equal(
+	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
+	json_object_put(w);
+	assert_false(alive(pid0));
+
+	/* --watch: refreshes (two screens with --count 2) */
+	r = ctl_run(f, NULL, "--socket", f->sock, "--watch", "0.2", "--count",
+	        "2", "workers", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(strstr(r.out, "WORKER") + 1, "WORKER"));
+	run_free(&r);
+
+	/* the raw protocol: garbage, bad command, oversized; still serving */
+	reply = raw_exchange(f->sock, "hello\n", 6);
+	assert_non_null(strstr(reply, "\"ok\":false"));
+	assert_non_null(strstr(reply, "bad request"));
+	free(reply);
+	reply = raw_exchange(f->sock, "{\"cmd\":\"rm -rf\"}\n", 17);
+	assert_non_null(strstr(reply, "\"ok\":false"));
+	free(reply);
+	memset(big, 'x', sizeof(big));
+	reply = raw_exchange(f->sock, big, sizeof(big));
+	assert_non_null(strstr(reply, "\"ok\":false"));
+	assert_non_null(strstr(reply, "longer than"));
+	free(reply);
+	reply = raw_exchange(f->sock, "{\"cmd\":\"status\"}\n", 17);
+	assert_non_null(strstr(reply, "\"ok\":true"));
+	free(reply);
+	o = ask(f, HP_STATUS, NULL);
+	assert_non_null(o);
+	json_object_put(o);
+}
+
+/* ---- 2: a hung worker, then SIGSTOPped ---- */
+
+static void
+test_hung_and_stopped(void **state)
+{
+	struct fx *f = *state;
+	json_object *w;
+	struct run r;
+
+	sd_start(f, NULL);
+	assert_true(wait_state(f, "ready", WAIT_MS));
+	cm_create(f, "stuck", "hang");
+	assert_true(wait_state(f, "busy", WAIT_MS));
+	w = worker0(f);
+	assert_string_equal(jx_get_str(w, "key"), "default/stuck");
+	pid_t pid = (pid_t)wnum(w, "pid");
+	json_object_put(w);
+	ksim_sleep_ms(300);
+	w = worker0(f);
+	assert_true(wnum(w, "keyAgeMs") >= 300);
+	json_object_put(w);
+	/* SIGSTOPped in the middle of its hang: answers stay immediate */
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	for (int i = 0; i < 10; i++) {
+		json_object *o = ask(f, HP_STATUS, NULL);
+		assert_string_equal(jx_get_str(o, "workers.0.state"), "busy");
+		json_object_put(o);
+		ksim_sleep_ms(50);
+	}
+	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "default/stuck"));
+	print_message("sympoziumctl status with a stopped worker: %lld ms\n",
+	        (long long)r.ms);
+	run_free(&r);
+	/* restart kills the stopped process; the key runs (and hangs) again */
+	w = ask(f, HP_RESTART, "testctl");
+	assert_non_null(w);
+	assert_string_equal(jx_get_str(w, "restarted.0"), "testctl-0");
+	json_object_put(w);
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	pid_t now = pid;
+	while (ksim_now_ms() < end && (now == pid || now <= 0)) {
+		w = worker0(f);
+		now = (pid_t)wnum(w, "pid");
+		json_object_put(w);
+		ksim_sleep_ms(20);
+	}
+	assert_int_not_equal(now, pid);
+	assert_true(wait_state(f, "busy", WAIT_MS));
+	w = worker0(f);
+	assert_int_equal(wnum(w, "lost"), 1);
+	assert_string_equal(
+	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
+	json_object_put(w);
+	note_children(f);
+}
+
+/* ---- 3: a crash-looping worker ---- */
+
+static void
+test_crash_loop(void **state)
+{
+	struct fx *f = *state;
+	json_object *w, *o;
+
+	sd_start(f, NULL);
+	assert_true(wait_state(f, "ready", WAIT_MS));
+	cm_create(f, "boom-a", "exit:3");
+	cm_create(f, "boom-b", "exit:3");
+	cm_create(f, "boom-c", "exit:3");
+	/* six exits in a row: 0 + 100 + 200 + 400 + 800 ms of backoff */
+	assert_true(wait_state(f, "crash-loop", WAIT_MS));
+	note_children(f);
+	w = worker0(f);
+	assert_string_equal(jx_get_str(w, "lastExit"), "exit 3");
+	assert_true(wnum(w, "restarts") >= 6);
+	assert_int_equal(wnum(w, "pid"), 0);
+	json_object_put(w);
+	o = ask(f, HP_STATUS, NULL);
+	assert_true(wnum(o, "controllers.0.reconciles.error") >= 6);
+	assert_true(wnum(o, "controllers.0.quarantined") >= 0);
+	json_object_put(o);
+	struct run r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "crash-loop"));
+	assert_non_null(strstr(r.out, "exit 3"));
+	run_free(&r);
+	/* restart ends the wait at once (no 30 s backoff) */
+	w = ask(f, HP_RESTART, "testctl-0");
+	assert_non_null(w);
+	json_object_put(w);
+	int64_t end = ksim_now_ms() + 5000;
+	bool up = false;
+	while (!up && ksim_now_ms() < end) {
+		w = worker0(f);
+		up = wnum(w, "pid") > 0;
+		json_object_put(w);
+		ksim_sleep_ms(20);
+	}
+	assert_true(up);
+	note_children(f);
+}
+
+/* ---- 4: a peer with another uid is refused ---- */
+
+static void
+test_other_uid_refused(void **state)
+{
+	struct fx *f = *state;
+	char out[160];
+	int st;
+
+	if (geteuid() != 0) {
+		skip();
+	}
+	sd_start(f, NULL);
+	/* open the file system's way in, so only SO_PEERCRED can refuse */
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	assert_int_equal(chmod(f->sock, 0666), 0);
+	snprintf(out, sizeof(out), "%s/nobody.out", f->dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0
+		        || setgid(65534) != 0 || setuid(65534) != 0) {
+			_exit(126);
+		}
+		execl(ctl_bin(), ctl_bin(), "--socket", f->sock, "status",
+		        (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	char *t = slurp(out);
+	print_message("as uid 65534: %s", t);
+	assert_non_null(strstr(t, "permission denied: uid 65534"));
+	free(t);
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_true(log_wait(f, "health socket: refused pid", 5000));
+	/* root (our uid) still gets answers */
+	json_object *o = ask(f, HP_STATUS, NULL);
+	assert_non_null(o);
+	json_object_put(o);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		        test_commands, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_hung_and_stopped, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_crash_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_other_uid_refused, setup, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
