@@ -99,12 +99,14 @@ stamp(char *out, size_t len)
 	struct tm tm;
 	size_t n;
 
+	/* snprintf, not strftime: glibc's strftime calls tzset(), which
+	 * opens /etc/localtime, and a sandboxed worker may not open files. */
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
-	n = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	n += (size_t)snprintf(out + n, len - n, ".%03ldZ",
-	    (long)(tv.tv_usec / 1000));
-	return (n);
+	n = (size_t)snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	return (n < len ? n : len - 1);
 }
 
 /* Appends s to out[*pos..len), escaping what would break the line (and, for
@@ -140,7 +142,7 @@ static void
 emit(enum log_level level, const char *msg)
 {
 	char line[LOG_LINE_MAX + 256];
-	char ts[40];
+	char ts[80];
 	size_t pos = 0;
 	int fd = lg.fd >= 0 ? lg.fd : STDERR_FILENO;
 

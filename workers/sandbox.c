@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -325,6 +326,10 @@ sbx_enter(enum sbx_mode mode, char *err, size_t errlen)
 		return (0);
 	}
 	scrub_env();
+	/* libc reads the zone once (/etc/localtime, TZ being unset now);
+	 * later localtime()/strftime() calls must not open it again under
+	 * the filter */
+	tzset();
 	if (chdir("/") != 0) {
 		errmsg(err, errlen, "chdir /: %s", strerror(errno));
 		return (-1);

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/log.h"
 #include "workers/sandbox.h"
 
 /* What a child does once the filter is in. */
@@ -352,6 +353,38 @@ test_enter(void **state)
 	close(logp[0]);
 }
 
+/* Logging and local time under the whole sandbox: glibc's strftime() and
+ * localtime_r() call tzset(), which opens /etc/localtime unless it was
+ * read before the filter (a worker's first log line after READY once
+ * died of SIGSYS this way). */
+static void
+test_log_and_localtime(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char err[256], buf[64];
+		struct tm tm;
+		time_t t = 0;
+
+		if (sbx_enter(SBX_ON, err, sizeof(err)) != 0) {
+			_exit(100);
+		}
+		log_warnx("sandbox test: a log line under the filter");
+		localtime_r(&t, &tm);
+		if (strftime(buf, sizeof(buf), "%Y %Z", &tm) == 0) {
+			_exit(4);
+		}
+		_exit(0);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) { }
+	assert_exit0(st);
+}
+
 int
 main(void)
 {
@@ -365,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_own_signal),
 		cmocka_unit_test(test_parse_mode),
 		cmocka_unit_test(test_enter),
+		cmocka_unit_test(test_log_and_localtime),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
