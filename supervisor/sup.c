@@ -475,8 +475,9 @@ sup_run(struct sup *s)
 
 	log_info("starting %zu controller(s), %zu watch(es), runtime %s",
 	        s->nctls, s->nkinds, s->runtime_dir);
-	log_info("health socket %s", s->cfg.health_socket != NULL
-	                ? s->cfg.health_socket : "RUNTIME/health.sock");
+	log_info("health socket %s%s", s->cfg.health_socket != NULL
+	                ? s->cfg.health_socket : s->runtime_dir,
+	        s->cfg.health_socket != NULL ? "" : "/health.sock");
 	if (wk_start(s->pool, now) != 0) {
 		log_warnx("some workers did not start; retrying with backoff");
 	}
