@@ -18,6 +18,7 @@ export SHARED_DIR=${SHARED_DIR:-}
 export KUBESIM=${KUBESIM:-$PWD/$BIN/kubesim}
 export WORKER_TEST_BIN=${WORKER_TEST_BIN:-$PWD/$BIN/tests/sympozium-worker-test}
 export SYMPOZIUMD=${SYMPOZIUMD:-$PWD/$BIN/sympoziumd}
+export SYMPOZIUMCTL=${SYMPOZIUMCTL:-$PWD/$BIN/sympoziumctl}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0
 failed=0
