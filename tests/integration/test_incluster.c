@@ -47,12 +47,12 @@
 #include "tests/lib/ksim.h"
 #include "tests/lib/testutil.h"
 
-#define WAIT_MS  15000
-#define TOKEN    "in-cluster-token-4f1c"
-#define SYS_NS   "sympozium-system"
-#define LEASE    "sympozium-controller-leader"
-#define GROUP    "sympozium.ai"
-#define VERSION  "v1alpha1"
+#define WAIT_MS 15000
+#define TOKEN   "in-cluster-token-4f1c"
+#define SYS_NS  "sympozium-system"
+#define LEASE   "sympozium-controller-leader"
+#define GROUP   "sympozium.ai"
+#define VERSION "v1alpha1"
 
 static const struct kapi_res R_CRD
         = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
@@ -359,8 +359,8 @@ static void
 test_samples_apply(void **state)
 {
 	json_object *kust = read_yaml("deploy/samples/kustomization.yaml");
-	json_object *files = jx_get(json_object_array_get_idx(kust, 0),
-	        "resources");
+	json_object *files
+	        = jx_get(json_object_array_get_idx(kust, 0), "resources");
 	size_t n = 0;
 
 	(void)state;
@@ -525,14 +525,16 @@ add_rules(json_object *role, const char *ns)
 	for (size_t i = 0; i < json_object_array_length(rules); i++) {
 		json_object *r = json_object_array_get_idx(rules, i);
 		json_object *gs = jx_get(r, "apiGroups"),
-		            *rs = jx_get(r, "resources"), *vs = jx_get(r, "verbs");
+		            *rs = jx_get(r, "resources"),
+		            *vs = jx_get(r, "verbs");
 		for (size_t g = 0; g < json_object_array_length(gs); g++) {
 			for (size_t k = 0; k < json_object_array_length(rs);
 			        k++) {
 				for (size_t v = 0;
-				        v < json_object_array_length(vs); v++) {
+				        v < json_object_array_length(vs);
+				        v++) {
 					assert_true(ngrants < 256);
-					grants[ngrants++] = (struct grant){
+					grants[ngrants++] = (struct grant) {
 						xstrdup(json_object_get_string(
 						        json_object_array_get_idx(
 						                gs, g))),
@@ -542,7 +544,8 @@ add_rules(json_object *role, const char *ns)
 						xstrdup(json_object_get_string(
 						        json_object_array_get_idx(
 						                vs, v))),
-						ns };
+						ns
+					};
 				}
 			}
 		}
@@ -602,8 +605,7 @@ granted(const char *group, const char *resource, const char *verb,
 /* Splits a request path into group, namespace and resource
  * ("pods/log", "agentruns/status").  -1 for a non-resource path. */
 static int
-parse_path(const char *path, char *group, char *ns, char *resource,
-        size_t len)
+parse_path(const char *path, char *group, char *ns, char *resource, size_t len)
 {
 	char *p = xstrdup(path), *q = strchr(p, '?'), *parts[10];
 	size_t n = 0, i;
@@ -630,8 +632,8 @@ parse_path(const char *path, char *group, char *ns, char *resource,
 		snprintf(ns, len, "%s", parts[i + 1]);
 		i += 2;
 	}
-	snprintf(resource, len, "%s%s%s", parts[i],
-	        n > i + 2 ? "/" : "", n > i + 2 ? parts[i + 2] : "");
+	snprintf(resource, len, "%s%s%s", parts[i], n > i + 2 ? "/" : "",
+	        n > i + 2 ? parts[i + 2] : "");
 	free(p);
 	return (0);
 }
