@@ -14,7 +14,7 @@
 enum {
 	O_KUBECONFIG = 256, O_LE, O_LE_NS, O_LE_ID, O_LEASE, O_RENEW, O_RETRY,
 	O_METRICS, O_PROBE, O_HSOCK, O_RUNDIR, O_WBIN, O_CTRLS, O_WORKERS,
-	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HELP,
+	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_HELP,
 };
 
 static const struct option opts[] = {
@@ -35,6 +35,7 @@ static const struct option opts[] = {
         {"reconcile-timeout", required_argument, NULL, O_RTIMEOUT},
         {"shutdown-grace", required_argument, NULL, O_GRACE},
         {"log-format", required_argument, NULL, O_LOGFMT},
+        {"max-run-history", required_argument, NULL, O_HISTORY},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -74,6 +75,8 @@ cfg_usage(void)
 	        "  --shutdown-grace D                in-flight reconciles "
 	        "at SIGTERM (default 10s)\n"
 	        "  --log-format text|json            default text\n"
+	        "  --max-run-history N               completed AgentRuns "
+	        "kept per instance (default 50; <= 0: 50)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -132,6 +135,20 @@ bool_arg(const char *v, bool *out, char *err, size_t len)
 }
 
 static int
+history_arg(struct sup_config *c, const char *v, char *err, size_t len)
+{
+	char *end = NULL;
+
+	(void)strtol(v, &end, 10);
+	if (v[0] == '\0' || *end != '\0') {
+		errmsg(err, len, "--max-run-history: want an integer");
+		return (-1);
+	}
+	c->max_run_history = v;
+	return (0);
+}
+
+static int
 one(struct sup_config *c, int ch, char *err, size_t len)
 {
 	switch (ch) {
@@ -152,6 +169,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case O_RTIMEOUT: return (ms("--reconcile-timeout", optarg, &c->reconcile_ms, err, len));
 	case O_GRACE: return (ms("--shutdown-grace", optarg, &c->shutdown_ms, err, len));
 	case O_LOGFMT: c->log_format = optarg; return (0);
+	case O_HISTORY: return (history_arg(c, optarg, err, len));
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
 	default:

@@ -35,6 +35,8 @@ struct sup_config {
 	int64_t reconcile_ms;     /* --reconcile-timeout */
 	int64_t shutdown_ms;      /* --shutdown-grace */
 	const char *log_format;   /* --log-format text|json */
+	const char *max_run_history; /* --max-run-history N (NULL: unset;
+	                              * given to the AgentRun workers) */
 	int verbose;              /* -v */
 	bool help;                /* --help */
 };

@@ -225,6 +225,23 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 	wr_submit(s->wr, &r, s->next_token);
 }
 
+/* The API server refused a write for good (it will refuse the retries
+ * too): say so on the object. */
+static void
+write_failed_event(struct sup *s, size_t ctl, const char *key,
+        const struct wr_report *rep)
+{
+	char msg[1024];
+
+	if (rep->rc != KAPI_EINVALID && rep->rc != KAPI_EBADREQUEST
+	        && rep->rc != KAPI_EFORBIDDEN) {
+		return;
+	}
+	snprintf(msg, sizeof(msg), "write %zu refused (%s): %s", rep->failed,
+	        kapi_rc_name(rep->rc), rep->message);
+	sup_record_event(s, ctl, key, "Warning", "FailedWrite", msg);
+}
+
 void
 sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
 {
@@ -245,6 +262,7 @@ sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
 			log_warnx("%s: %s: write %zu failed: %s",
 			        s->ctls[p->ctl].spec->name, p->key, rep->failed,
 			        rep->message);
+			write_failed_event(s, p->ctl, p->key, rep);
 			queue_finish(q, p->key, QUEUE_ERROR, 0, now);
 		}
 		free(p->key);
@@ -259,7 +277,9 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 {
 	struct sup *s = arg;
 	int64_t now = timefmt_now_ms_mono();
-	struct sup_ctl *c = find_ctl(s, controller, NULL);
+	size_t idx;
+	struct sup_ctl *c = find_ctl(s, controller, &idx);
+	char msg[512];
 
 	if (c == NULL) {
 		return;
@@ -280,6 +300,60 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 	queue_done(c->q, key, now);
 	queue_forget(c->q, key);
 	queue_add_after(c->q, key, until > now ? until - now : 600000, now);
+	snprintf(msg, sizeof(msg),
+	        "reconciling it killed the %s worker %d times in a row "
+	        "(last: %s); held back for %lld s",
+	        controller,
+	        quarantine_deaths(wk_quarantine(s->pool, controller), key),
+	        cause, (long long)((until > now ? until - now : 600000) / 1000));
+	sup_record_event(s, idx, key, "Warning", "Quarantined", msg);
+}
+
+enum ev_verb
+sup_on_event(void *arg, json_object *event, struct ev_action *act)
+{
+	struct sup *s = arg;
+	enum ev_verb v;
+
+	v = ev_correlate(s->ev, event, timefmt_now_us_real() * 1000, act);
+	if (v == EV_DROP) {
+		const char *r = jx_get_str(event, "reason");
+		const char *n = jx_get_str(event, "involvedObject.name");
+		log_debug("event %s on %s dropped: %s", r != NULL ? r : "",
+		        n != NULL ? n : "", act->why);
+	}
+	return (v);
+}
+
+static const struct ipc_res events_res = {"", "v1", "events", true};
+
+void
+sup_record_event(struct sup *s, size_t c, const char *key, const char *type,
+        const char *reason, const char *message)
+{
+	struct cache *primary = inf_cache(s->inf, s->ctls[c].first_kind);
+	struct cache_item it;
+	json_object *obj, *body, *ev;
+	char ekey[IPC_KEY_MAX + 16];
+
+	if (cache_lookup(primary, key, &it) != 0) {
+		return;
+	}
+	obj = jx_parse(it.json, it.json_len, 0, NULL, 0);
+	if (obj == NULL) {
+		return;
+	}
+	snprintf(ekey, sizeof(ekey), "event:%s", key);
+	body = ipc_result_new(ekey, s->epoch, IPC_V_DONE, 0, NULL);
+	ev = ev_event_new(obj, type, reason, message);
+	ipc_result_add_write(body,
+	        ipc_write_new(IPC_OP_EVENT, &events_res, NULL, NULL, ev));
+	struct ipc_result r = {.key = ekey,
+	        .writes = json_object_object_get(body, "writes"),
+	        .nwrites = 1};
+	wr_submit(s->wr, &r, 0); /* token 0: no pending entry */
+	json_object_put(body);
+	json_object_put(obj);
 }
 
 int

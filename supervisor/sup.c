@@ -153,6 +153,8 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	}
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
+	s->ev = ev_new(NULL);
+	wr_set_event_fn(s->wr, sup_on_event);
 	return (0);
 }
 
@@ -170,6 +172,10 @@ worker_env(struct sup *s)
 		if (v != NULL && n < SUP_MAX_ENV - 1) {
 			s->env[n++] = xasprintf("%s=%s", pass[i], v);
 		}
+	}
+	if (s->cfg.max_run_history != NULL && n < SUP_MAX_ENV - 1) {
+		s->env[n++] = xasprintf("SYMPOZIUM_MAX_RUN_HISTORY=%s",
+		        s->cfg.max_run_history);
 	}
 	s->env[n] = NULL;
 }
@@ -288,6 +294,7 @@ sup_free(struct sup *s)
 		return;
 	}
 	wr_free(s->wr);
+	ev_free(s->ev);
 	inf_free(s->inf);
 	if (s->m != NULL) {
 		kapi_multi_free(s->m);

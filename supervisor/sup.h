@@ -15,6 +15,7 @@
 #include "common/kapi.h"
 #include "supervisor/config.h"
 #include "supervisor/ctrl.h"
+#include "supervisor/events.h"
 #include "supervisor/informer.h"
 #include "supervisor/lease.h"
 #include "supervisor/queue.h"
@@ -52,6 +53,7 @@ struct sup {
 	size_t nctls;
 	struct wk_pool *pool;
 	struct wr *wr;
+	struct ev *ev; /* the Event correlator (events.h) */
 	struct sup_pending *pend;
 	size_t npend;
 	uint64_t next_token;
@@ -94,6 +96,14 @@ void sup_on_written(void *arg, uint64_t token, const struct wr_report *rep);
 int sup_lookup(void *arg, const struct ipc_res *res, const char *ns,
         const char *name, const char **json);
 bool sup_may_write(void *arg);
+/* The writer's event function: correlates at the real time. */
+enum ev_verb sup_on_event(
+        void *arg, json_object *event, struct ev_action *act);
+/* Records an Event of type/reason/message on controller c's primary
+ * object key (nothing when it is not cached); best effort, through the
+ * writer (so only while leading). */
+void sup_record_event(struct sup *s, size_t c, const char *key,
+        const char *type, const char *reason, const char *message);
 /* Hands ready keys to idle workers (leader only, not while stopping). */
 void sup_dispatch(struct sup *s, int64_t now);
 /* Enqueues every primary object (on becoming leader). */

@@ -28,11 +28,14 @@ struct job {
 	long code;
 	char *msg;
 	struct wr_report rep;
+	struct ev_action act; /* the event write in progress */
+	bool ev_active;       /* act is set */
 };
 
 struct wr {
 	struct kapi_multi *m;
 	struct wr_conf conf;
+	wr_event_fn *event;
 	struct job *head, *tail;
 	size_t njobs;
 	struct wr_stats st;
@@ -50,10 +53,17 @@ wr_new(struct kapi_multi *m, const struct wr_conf *conf)
 	return (w);
 }
 
+void
+wr_set_event_fn(struct wr *w, wr_event_fn *fn)
+{
+	w->event = fn;
+}
+
 static void
 job_free(struct job *j)
 {
 	json_object_put(j->writes);
+	ev_action_fini(&j->act);
 	free(j->key);
 	free(j->msg);
 	free(j);
@@ -343,6 +353,29 @@ static const enum kapi_verb verbs[] = {
 	[IPC_OP_EVENT] = KAPI_CREATE,
 };
 
+/* Sends the correlator's decision for an event write. */
+static void
+send_event(struct wr *w, struct job *j, const struct ipc_write *wr)
+{
+	struct kapi_res res = { wr->res.group, wr->res.version, wr->res.plural,
+		wr->res.namespaced };
+	struct kapi_req req;
+	bool patch = j->act.verb == EV_PATCH;
+
+	memset(&req, 0, sizeof(req));
+	req.verb = patch ? KAPI_PATCH : KAPI_CREATE;
+	req.res = &res;
+	req.ns = j->act.ns;
+	req.name = patch ? j->act.name : NULL;
+	req.body = json_object_to_json_string_ext(
+	        patch ? j->act.patch : j->act.event, JSON_C_TO_STRING_PLAIN);
+	req.patch_type = KAPI_PATCH_STRATEGIC;
+	req.field_manager = WR_FIELD_MANAGER;
+	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
+	j->rep.sent++;
+	w->st.sent++;
+}
+
 static void
 send_write(struct wr *w, struct job *j, const struct ipc_write *wr)
 {
@@ -351,6 +384,10 @@ send_write(struct wr *w, struct job *j, const struct ipc_write *wr)
 	struct kapi_req req;
 	const char *ns, *name;
 
+	if (j->ev_active) {
+		send_event(w, j, wr);
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	target_of(wr, &ns, &name);
 	req.verb = verbs[wr->op];
@@ -383,6 +420,10 @@ static bool
 take_answer(struct wr *w, struct job *j, const struct ipc_write *wr)
 {
 	j->answered = false;
+	if (j->ev_active) {
+		ev_action_fini(&j->act);
+		j->ev_active = false;
+	}
 	if (j->rc == KAPI_OK) {
 		return (true);
 	}
@@ -415,6 +456,39 @@ fail_bad_write(struct job *j)
 	j->msg = xasprintf("write %zu is malformed", j->i);
 }
 
+/* Asks the event function how event write wr goes out.  Returns false
+ * when it is dropped (nothing to send). */
+static bool
+event_prepare(struct wr *w, struct job *j, const struct ipc_write *wr)
+{
+	if (wr->op != IPC_OP_EVENT || w->event == NULL || j->ev_active) {
+		return (true);
+	}
+	if (w->event(w->conf.arg, wr->object, &j->act) == EV_DROP) {
+		ev_action_fini(&j->act);
+		j->rep.events_dropped++;
+		w->st.events_dropped++;
+		return (false);
+	}
+	j->ev_active = true;
+	return (true);
+}
+
+/* A count PATCH that found its Event gone: POST the whole Event instead
+ * (client-go's recordEvent). */
+static bool
+event_retry(struct job *j)
+{
+	if (!j->ev_active || j->act.verb != EV_PATCH
+	        || j->rc != KAPI_ENOTFOUND) {
+		return (false);
+	}
+	j->act.verb = EV_CREATE;
+	jx_strip(j->act.event, "metadata.resourceVersion");
+	j->answered = false;
+	return (true);
+}
+
 /* Moves job j as far as it goes.  Returns true when it is finished. */
 static bool
 step(struct wr *w, struct job *j)
@@ -430,7 +504,7 @@ step(struct wr *w, struct job *j)
 			fail_bad_write(j);
 			return (true);
 		}
-		if (j->answered) {
+		if (j->answered && !event_retry(j)) {
 			if (!take_answer(w, j, &wr)) {
 				return (true);
 			}
@@ -440,6 +514,10 @@ step(struct wr *w, struct job *j)
 		if (is_noop(w, &wr)) {
 			j->rep.skipped++;
 			w->st.skipped++;
+			j->i++;
+			continue;
+		}
+		if (!event_prepare(w, j, &wr)) {
 			j->i++;
 			continue;
 		}

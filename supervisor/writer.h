@@ -17,7 +17,12 @@
  *  - tolerate: a failure listed in the write's "tolerate" (AlreadyExists,
  *    NotFound, Conflict) counts as success.
  *  - events (op "event") are best effort: a failed event is logged and the
- *    result goes on.
+ *    result goes on.  With an event function (wr_conf.event: the
+ *    supervisor's correlator, supervisor/events.h) each event goes out as
+ *    it decides: a POST of the stamped Event, a PATCH (strategic merge) of
+ *    the existing Event's count, lastTimestamp and message (a PATCH that
+ *    finds the Event gone POSTs it instead, as client-go does), or nothing
+ *    (rate-limited).
  *
  * Ops: create = POST, update = PUT, update_status = PUT .../status, patch
  * = PATCH (merge, json, strategic), apply = server-side apply PATCH with
@@ -43,6 +48,7 @@
 #include "common/kapi.h"
 #include "common/kapi_err.h"
 #include "ipc/ipc.h"
+#include "supervisor/events.h"
 
 #define WR_FIELD_MANAGER "sympozium"
 
@@ -57,15 +63,16 @@ enum wr_outcome {
 /* The outcome of one result, borrowed for the callback. */
 struct wr_report {
 	enum wr_outcome outcome;
-	const char *key;     /* the result's key */
-	enum kapi_rc rc;     /* WR_FAILED: the failure, else KAPI_OK */
-	long code;           /* WR_FAILED: HTTP status (0: none) */
-	const char *message; /* WR_FAILED: why; "" otherwise */
-	size_t failed;       /* WR_FAILED, WR_FENCED: index of the write */
-	size_t sent;         /* requests sent (events included) */
-	size_t skipped;      /* writes not sent: no-op */
-	size_t tolerated;    /* failures counted as success */
-	size_t event_errors; /* failed events (logged only) */
+	const char *key;       /* the result's key */
+	enum kapi_rc rc;       /* WR_FAILED: the failure, else KAPI_OK */
+	long code;             /* WR_FAILED: HTTP status (0: none) */
+	const char *message;   /* WR_FAILED: why; "" otherwise */
+	size_t failed;         /* WR_FAILED, WR_FENCED: index of the write */
+	size_t sent;           /* requests sent (events included) */
+	size_t skipped;        /* writes not sent: no-op */
+	size_t tolerated;      /* failures counted as success */
+	size_t event_errors;   /* failed events (logged only) */
+	size_t events_dropped; /* events the event function dropped */
 };
 
 /*
@@ -82,17 +89,25 @@ typedef bool wr_fence_fn(void *arg);
 /* A result is finished. */
 typedef void wr_done_fn(
         void *arg, uint64_t token, const struct wr_report *rep);
+/* How an event write's object (borrowed) goes out: fills *act (released
+ * by the writer with ev_action_fini()) and returns its verb. */
+typedef enum ev_verb wr_event_fn(
+        void *arg, json_object *event, struct ev_action *act);
 
 struct wr_conf {
 	wr_lookup_fn *lookup; /* NULL: never skip */
 	wr_fence_fn *fence;   /* NULL: always allowed */
 	wr_done_fn *on_done;  /* may be NULL */
-	void *arg;            /* given to the three */
+	void *arg;            /* given to the three (and the event function) */
 };
 
 /* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
  * frees with wr_free(). */
 struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
+
+/* Routes event writes through fn (called with conf.arg); NULL (the
+ * default): event objects are POSTed as they are. */
+void wr_set_event_fn(struct wr *w, wr_event_fn *fn);
 
 /* Cancels requests in flight (a request already sent may still take
  * effect) and frees everything without callbacks.  NULL is fine. */
@@ -126,6 +141,7 @@ struct wr_stats {
 	uint64_t failed; /* results ended WR_FAILED */
 	uint64_t fenced; /* results ended WR_FENCED */
 	uint64_t event_errors;
+	uint64_t events_dropped;
 };
 void wr_stats(const struct wr *w, struct wr_stats *out);
 

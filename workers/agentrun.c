@@ -19,6 +19,7 @@
 #include "common/xmalloc.h"
 #include "workers/agentrun.h"
 #include "workers/agentrun_job.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/agentrun_result.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -66,6 +67,30 @@ st_now(struct ctx *c, const char *key)
 	st_set(c, key, ts);
 }
 
+/* The Event for a phase transition (issue 6 item 4), after the status
+ * write: started (Job created), succeeded, failed or timed out. */
+static void
+phase_event(struct ctx *c, json_object *old)
+{
+	const char *was = jx_get_str(old, "phase"), *now = st_str(c, "phase");
+	const char *err = st_str(c, "error");
+
+	if (was != NULL && strcmp(was, now) == 0) {
+		return;
+	}
+	if (strcmp(now, "Running") == 0) {
+		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
+		        "Created Job %s", st_str(c, "jobName"));
+	} else if (strcmp(now, "Succeeded") == 0) {
+		kobj_event(c->out, c->run, KOBJ_NORMAL, "Succeeded",
+		        "The agent run succeeded");
+	} else if (strcmp(now, "Failed") == 0) {
+		kobj_event(c->out, c->run, KOBJ_WARNING,
+		        strcmp(err, "timeout") == 0 ? "Timeout" : "Failed",
+		        err[0] != '\0' ? err : "The agent run failed");
+	}
+}
+
 /* Emits the status when it differs from the cached one. */
 static void
 flush_status(struct ctx *c)
@@ -83,6 +108,7 @@ flush_status(struct ctx *c)
 	json_object_deep_copy(c->run, &obj, NULL);
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
+	phase_event(c, old);
 }
 
 static void fail_run(struct ctx *c, const char *fmt, ...)
@@ -254,6 +280,22 @@ by_creation(const void *a, const void *b)
 	return (d != 0 ? d : strcmp(kobj_name(x), kobj_name(y)));
 }
 
+/* The history limit: env AGENTRUN_HISTORY_ENV (sympoziumd's
+ * --max-run-history), AGENTRUN_HISTORY when unset, invalid or <= 0. */
+static size_t
+history_limit(void)
+{
+	const char *v = getenv(AGENTRUN_HISTORY_ENV);
+	char *end = NULL;
+	long long n;
+
+	if (v == NULL || v[0] == '\0') {
+		return (AGENTRUN_HISTORY);
+	}
+	n = strtoll(v, &end, 10);
+	return (*end == '\0' && n > 0 ? (size_t)n : AGENTRUN_HISTORY);
+}
+
 /* Deletes the oldest completed runs of the instance beyond the history
  * limit (spec 1.6 step 4); errors are logged only. */
 static void
@@ -262,7 +304,7 @@ prune_history(struct ctx *c)
 	const char *inst = spec_str(c, "instanceRef");
 	json_object *items = NULL;
 	json_object **done;
-	size_t n = 0, total;
+	size_t n = 0, total, limit = history_limit();
 	char err[256], *sel;
 
 	if (inst[0] == '\0') {
@@ -286,8 +328,7 @@ prune_history(struct ctx *c)
 		}
 	}
 	qsort(done, n, sizeof(*done), by_creation);
-	for (size_t i = 0; n > AGENTRUN_HISTORY && i < n - AGENTRUN_HISTORY;
-	        i++) {
+	for (size_t i = 0; n > limit && i < n - limit; i++) {
 		kobj_delete(c->out, &kobj_agentruns, c->ns, kobj_name(done[i]),
 		        true);
 	}
@@ -480,15 +521,29 @@ count_gates(json_object *hooks)
 	return (n);
 }
 
-/* Features this build rejects, and the gate checks (spec 1.3 steps 2,
- * 3, 10; 1.7).  Returns 1 when the run failed. */
+/* A timeout that does not parse (upstream cannot even decode such a
+ * run), features this build rejects, and the gate checks (spec 1.3
+ * steps 2, 3, 10; 1.7; 1.11).  Returns 1 when the run failed. */
 static int
 unsupported(struct ctx *c)
 {
 	json_object *lc = jx_get(c->run, "spec.lifecycle");
+	const char *to = spec_str(c, "timeout");
+	int64_t ns = 0;
 	bool sandbox = false;
 
-	if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
+	if (strlen(c->name) > 63) {
+		fail_run(c,
+		        "run name is longer than 63 characters (it is used "
+		        "as a label value)");
+	} else if (to[0] != '\0' && duration_parse(to, &ns) != 0) {
+		fail_run(c,
+		        "invalid timeout \"%s\": want a duration such as "
+		        "\"10m\" or \"1h30m\"",
+		        to);
+	} else if (to[0] != '\0' && ns <= 0) {
+		fail_run(c, "invalid timeout \"%s\": must be positive", to);
+	} else if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
 		fail_run(c,
 		        "gate hook validation failed: preRun hooks cannot "
 		        "be gates");
@@ -504,8 +559,8 @@ unsupported(struct ctx *c)
 	                == 0
 	        && sandbox) {
 		fail_run(c,
-		        "agent sandbox backend is not supported by this "
-		        "controller");
+		        "agent-sandbox mode requires dynamic client "
+		        "(agent-sandbox CRDs not available)");
 	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
 		fail_run(c, "server mode is not supported by this controller");
 	} else {
@@ -653,6 +708,64 @@ ensure_sa_and_input(struct ctx *c)
 	free(name);
 }
 
+/* The MCPServer of an entry: in the run's namespace, else the system
+ * one.  Returns 0 (*srv may be NULL: none) or -1 on a view error. */
+static int
+find_mcp(struct ctx *c, json_object *entry, json_object **srv)
+{
+	const char *name = jx_get_str(entry, "name");
+	int rc;
+
+	*srv = NULL;
+	if (jx_get_str(entry, "url") != NULL
+	        && jx_get_str(entry, "url")[0] != '\0') {
+		return (0);
+	}
+	rc = get(c, &kobj_mcpservers, c->ns, name, srv);
+	if (rc == 1) {
+		rc = get(c, &kobj_mcpservers, KOBJ_SYSTEM_NS, name, srv);
+	}
+	return (rc < 0 ? -1 : 0);
+}
+
+/* spec 1.3 step 7 [PERIPH]: the ConfigMap <run>-mcp-servers of the
+ * instance's reachable MCP servers (the bridge containers are not
+ * built).  Returns -1 on a view error. */
+static int
+mcp_config(struct ctx *c, struct plan *p)
+{
+	json_object *list = jx_get(p->inst, "spec.mcpServers");
+	json_object *servers = json_object_new_array(), *cm, *srv;
+	char *name, *yaml;
+
+	for (size_t i = 0; i < alen(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i), *r;
+		if (find_mcp(c, e, &srv) != 0) {
+			json_object_put(servers);
+			return (-1);
+		}
+		if ((r = agentrun_mcp_resolve(e, srv)) != NULL) {
+			json_object_array_add(servers, r);
+		}
+		json_object_put(srv);
+	}
+	if (json_object_array_length(servers) > 0) {
+		name = xasprintf("%s-mcp-servers", c->name);
+		cm = owned(c, "v1", "ConfigMap", name);
+		kobj_set_label(cm, "sympozium.ai/instance",
+		        spec_str(c, "instanceRef"));
+		kobj_set_label(cm, "sympozium.ai/component", "mcp-config");
+		yaml = agentrun_mcp_yaml(servers);
+		jx_setv(cm, json_object_new_string(yaml), "data",
+		        AGENTRUN_MCP_KEY, NULL);
+		kobj_create(c->out, &kobj_configmaps, cm, true);
+		free(yaml);
+		free(name);
+	}
+	json_object_put(servers);
+	return (0);
+}
+
 /* Mirrors one system ConfigMap into the run's namespace. */
 static int
 mirror_one(struct ctx *c, const char *name)
@@ -783,6 +896,17 @@ rbac(struct ctx *c, struct plan *p)
 	}
 }
 
+/* The run's persona-pack label as the Pending path sees it: the
+ * instance's copied over the run's own (spec 1.3 step 6). */
+static const char *
+persona_pack(struct ctx *c, struct plan *p)
+{
+	const char *v = kobj_label(p->inst, "sympozium.ai/persona-pack");
+
+	return (v != NULL ? v
+	                  : kobj_label(c->run, "sympozium.ai/persona-pack"));
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
@@ -793,8 +917,7 @@ create_job(struct ctx *c, struct plan *p)
 
 	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		kobj_label(p->inst, "sympozium.ai/persona-pack"), mem,
-		p->timeout_s };
+		persona_pack(c, p), mem, p->timeout_s };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);
@@ -817,6 +940,9 @@ pending(struct ctx *c)
 	if (rc == 0) {
 		ensure_sa_and_input(c);
 		inherit(c, &p);
+		rc = mcp_config(c, &p);
+	}
+	if (rc == 0) {
 		rc = resolve_sidecars(c, &p);
 	}
 	if (rc == 0) {

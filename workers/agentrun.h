@@ -14,7 +14,11 @@
 #define AGENTRUN_FINALIZER  "sympozium.ai/agentrun-finalizer"
 #define AGENTRUN_POLL_MS    5000
 #define AGENTRUN_TIMEOUT_MS (10 * 60 * 1000)
-#define AGENTRUN_HISTORY    50
+/* Completed runs kept per instance (spec 1.6 step 4: upstream flag
+ * --max-run-history, default 50, <= 0 meaning 50): sympoziumd's flag of
+ * that name reaches the worker as this environment variable. */
+#define AGENTRUN_HISTORY     50
+#define AGENTRUN_HISTORY_ENV "SYMPOZIUM_MAX_RUN_HISTORY"
 /* How long after startedAt a missing Job is taken for a cache lag. */
 #define AGENTRUN_JOB_GRACE_MS 30000
 

@@ -771,6 +771,7 @@ write_status(struct ictx *c, const char *phase, json_object *channels,
 		return;
 	}
 	kobj_update_status(c->out, &kobj_instances, obj);
+	kobj_status_event(c->out, c->inst, st);
 }
 
 /* ---- the phases ---- */

@@ -2,7 +2,9 @@
  * kobj.c: object building, ownership, writes and the shared helpers of
  * spec 0.3 for the reconcilers.
  */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonx.h"
@@ -10,32 +12,34 @@
 
 #define SY "sympozium.ai", "v1alpha1"
 
-const struct ipc_res kobj_configmaps = {"", "v1", "configmaps", true};
-const struct ipc_res kobj_secrets = {"", "v1", "secrets", true};
-const struct ipc_res kobj_services = {"", "v1", "services", true};
-const struct ipc_res kobj_serviceaccounts = {"", "v1", "serviceaccounts", true};
-const struct ipc_res kobj_pods = {"", "v1", "pods", true};
-const struct ipc_res kobj_pvcs = {"", "v1", "persistentvolumeclaims", true};
-const struct ipc_res kobj_deployments = {"apps", "v1", "deployments", true};
-const struct ipc_res kobj_jobs = {"batch", "v1", "jobs", true};
-const struct ipc_res kobj_roles = {
-        "rbac.authorization.k8s.io", "v1", "roles", true};
-const struct ipc_res kobj_rolebindings = {
-        "rbac.authorization.k8s.io", "v1", "rolebindings", true};
-const struct ipc_res kobj_clusterroles = {
-        "rbac.authorization.k8s.io", "v1", "clusterroles", false};
-const struct ipc_res kobj_clusterrolebindings = {
-        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
-const struct ipc_res kobj_networkpolicies = {
-        "networking.k8s.io", "v1", "networkpolicies", true};
-const struct ipc_res kobj_agentruns = {SY, "agentruns", true};
-const struct ipc_res kobj_instances = {SY, "sympoziuminstances", true};
-const struct ipc_res kobj_personapacks = {SY, "personapacks", true};
-const struct ipc_res kobj_skillpacks = {SY, "skillpacks", true};
-const struct ipc_res kobj_schedules = {SY, "sympoziumschedules", true};
-const struct ipc_res kobj_mcpservers = {SY, "mcpservers", true};
-const struct ipc_res kobj_policies = {SY, "sympoziumpolicies", true};
-const struct ipc_res kobj_configs = {SY, "sympoziumconfigs", true};
+const struct ipc_res kobj_configmaps = { "", "v1", "configmaps", true };
+const struct ipc_res kobj_secrets = { "", "v1", "secrets", true };
+const struct ipc_res kobj_services = { "", "v1", "services", true };
+const struct ipc_res kobj_serviceaccounts
+        = { "", "v1", "serviceaccounts", true };
+const struct ipc_res kobj_pods = { "", "v1", "pods", true };
+const struct ipc_res kobj_pvcs = { "", "v1", "persistentvolumeclaims", true };
+const struct ipc_res kobj_deployments = { "apps", "v1", "deployments", true };
+const struct ipc_res kobj_jobs = { "batch", "v1", "jobs", true };
+const struct ipc_res kobj_roles
+        = { "rbac.authorization.k8s.io", "v1", "roles", true };
+const struct ipc_res kobj_rolebindings
+        = { "rbac.authorization.k8s.io", "v1", "rolebindings", true };
+const struct ipc_res kobj_clusterroles
+        = { "rbac.authorization.k8s.io", "v1", "clusterroles", false };
+const struct ipc_res kobj_clusterrolebindings
+        = { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", false };
+const struct ipc_res kobj_networkpolicies
+        = { "networking.k8s.io", "v1", "networkpolicies", true };
+const struct ipc_res kobj_agentruns = { SY, "agentruns", true };
+const struct ipc_res kobj_instances = { SY, "sympoziuminstances", true };
+const struct ipc_res kobj_personapacks = { SY, "personapacks", true };
+const struct ipc_res kobj_skillpacks = { SY, "skillpacks", true };
+const struct ipc_res kobj_schedules = { SY, "sympoziumschedules", true };
+const struct ipc_res kobj_mcpservers = { SY, "mcpservers", true };
+const struct ipc_res kobj_policies = { SY, "sympoziumpolicies", true };
+const struct ipc_res kobj_configs = { SY, "sympoziumconfigs", true };
+const struct ipc_res kobj_events = { "", "v1", "events", true };
 
 json_object *
 kobj_new(const char *api_version, const char *kind, const char *ns,
@@ -44,12 +48,13 @@ kobj_new(const char *api_version, const char *kind, const char *ns,
 	json_object *o = json_object_new_object();
 	json_object *md = json_object_new_object();
 
-	json_object_object_add(o, "apiVersion",
-	        json_object_new_string(api_version));
+	json_object_object_add(
+	        o, "apiVersion", json_object_new_string(api_version));
 	json_object_object_add(o, "kind", json_object_new_string(kind));
 	json_object_object_add(md, "name", json_object_new_string(name));
 	if (ns != NULL) {
-		json_object_object_add(md, "namespace", json_object_new_string(ns));
+		json_object_object_add(
+		        md, "namespace", json_object_new_string(ns));
 	}
 	json_object_object_add(o, "metadata", md);
 	return (o);
@@ -120,13 +125,14 @@ kobj_set_annotation(json_object *o, const char *key, const char *value)
 void
 kobj_set_owner(json_object *child, json_object *owner)
 {
-	json_object *refs = jx_getv(child, "metadata", "ownerReferences", NULL);
+	json_object *refs
+	        = jx_getv(child, "metadata", "ownerReferences", NULL);
 	json_object *out = json_object_new_array();
 	json_object *r = json_object_new_object();
 
-	for (size_t i = 0; refs != NULL &&
-	        json_object_is_type(refs, json_type_array) &&
-	        i < json_object_array_length(refs);
+	for (size_t i = 0;
+	        refs != NULL && json_object_is_type(refs, json_type_array)
+	        && i < json_object_array_length(refs);
 	        i++) {
 		json_object *e = json_object_array_get_idx(refs, i);
 		bool ctl = false;
@@ -135,17 +141,17 @@ kobj_set_owner(json_object *child, json_object *owner)
 			json_object_array_add(out, json_object_get(e));
 		}
 	}
-	json_object_object_add(r, "apiVersion", json_object_new_string(
-	        jx_get_str(owner, "apiVersion") ?: ""));
-	json_object_object_add(r, "kind", json_object_new_string(
-	        jx_get_str(owner, "kind") ?: ""));
-	json_object_object_add(r, "name", json_object_new_string(
-	        kobj_name(owner)));
-	json_object_object_add(r, "uid", json_object_new_string(
-	        kobj_uid(owner)));
+	json_object_object_add(r, "apiVersion",
+	        json_object_new_string(jx_get_str(owner, "apiVersion") ?: ""));
+	json_object_object_add(r, "kind",
+	        json_object_new_string(jx_get_str(owner, "kind") ?: ""));
+	json_object_object_add(
+	        r, "name", json_object_new_string(kobj_name(owner)));
+	json_object_object_add(
+	        r, "uid", json_object_new_string(kobj_uid(owner)));
 	json_object_object_add(r, "controller", json_object_new_boolean(1));
-	json_object_object_add(r, "blockOwnerDeletion",
-	        json_object_new_boolean(1));
+	json_object_object_add(
+	        r, "blockOwnerDeletion", json_object_new_boolean(1));
 	json_object_array_add(out, r);
 	jx_setv(child, out, "metadata", "ownerReferences", NULL);
 }
@@ -153,17 +159,18 @@ kobj_set_owner(json_object *child, json_object *owner)
 bool
 kobj_owned_by(json_object *child, json_object *owner)
 {
-	json_object *refs = jx_getv(child, "metadata", "ownerReferences", NULL);
+	json_object *refs
+	        = jx_getv(child, "metadata", "ownerReferences", NULL);
 
-	for (size_t i = 0; refs != NULL &&
-	        json_object_is_type(refs, json_type_array) &&
-	        i < json_object_array_length(refs);
+	for (size_t i = 0;
+	        refs != NULL && json_object_is_type(refs, json_type_array)
+	        && i < json_object_array_length(refs);
 	        i++) {
 		json_object *e = json_object_array_get_idx(refs, i);
 		bool ctl = false;
 		const char *uid = jx_get_str(e, "uid");
-		if (jx_get_bool(e, "controller", &ctl) == 0 && ctl &&
-		        uid != NULL && strcmp(uid, kobj_uid(owner)) == 0) {
+		if (jx_get_bool(e, "controller", &ctl) == 0 && ctl
+		        && uid != NULL && strcmp(uid, kobj_uid(owner)) == 0) {
 			return (true);
 		}
 	}
@@ -173,14 +180,14 @@ kobj_owned_by(json_object *child, json_object *owner)
 json_object *
 kobj_child(json_object *children, const char *kind, const char *name)
 {
-	for (size_t i = 0; children != NULL &&
-	        json_object_is_type(children, json_type_array) &&
-	        i < json_object_array_length(children);
+	for (size_t i = 0; children != NULL
+	        && json_object_is_type(children, json_type_array)
+	        && i < json_object_array_length(children);
 	        i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *k = jx_get_str(c, "kind");
-		if (k != NULL && strcmp(k, kind) == 0 &&
-		        strcmp(kobj_name(c), name) == 0) {
+		if (k != NULL && strcmp(k, kind) == 0
+		        && strcmp(kobj_name(c), name) == 0) {
 			return (c);
 		}
 	}
@@ -191,9 +198,9 @@ static void
 add(struct rec_out *out, enum ipc_op op, const struct ipc_res *res,
         json_object *obj, unsigned tolerate)
 {
-	json_object *w = ipc_write_new(op, res, kobj_ns(obj)[0] ? kobj_ns(obj)
-	                                                       : NULL,
-	        op == IPC_OP_CREATE ? NULL : kobj_name(obj), obj);
+	json_object *w
+	        = ipc_write_new(op, res, kobj_ns(obj)[0] ? kobj_ns(obj) : NULL,
+	                op == IPC_OP_CREATE ? NULL : kobj_name(obj), obj);
 
 	if (tolerate != 0) {
 		ipc_write_set_tolerate(w, tolerate);
@@ -216,8 +223,8 @@ kobj_update(struct rec_out *out, const struct ipc_res *res, json_object *obj)
 }
 
 void
-kobj_update_status(struct rec_out *out, const struct ipc_res *res,
-        json_object *obj)
+kobj_update_status(
+        struct rec_out *out, const struct ipc_res *res, json_object *obj)
 {
 	add(out, IPC_OP_UPDATE_STATUS, res, obj, 0);
 }
@@ -226,8 +233,8 @@ void
 kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
         const char *ns, const char *name, json_object *patch)
 {
-	rec_write(out, ipc_write_patch_new(res, ns, name, patch,
-	                       IPC_PATCH_MERGE));
+	rec_write(out,
+	        ipc_write_patch_new(res, ns, name, patch, IPC_PATCH_MERGE));
 }
 
 void
@@ -243,8 +250,159 @@ kobj_delete(struct rec_out *out, const struct ipc_res *res, const char *ns,
 	rec_write(out, w);
 }
 
-static const char *const providers[] = {"anthropic", "azure-openai",
-        "bedrock", "lm-studio", "ollama", "openai", NULL};
+static void
+copy_str(json_object *to, const char *key, json_object *from, const char *path)
+{
+	const char *v = jx_get_str(from, path);
+
+	if (v != NULL && v[0] != '\0') {
+		json_object_object_add(to, key, json_object_new_string(v));
+	}
+}
+
+void
+kobj_event(struct rec_out *out, json_object *involved, const char *type,
+        const char *reason, const char *message)
+{
+	json_object *ev, *ref;
+	const char *ns;
+
+	if (involved == NULL) {
+		return;
+	}
+	ns = kobj_ns(involved);
+	ref = json_object_new_object();
+	copy_str(ref, "kind", involved, "kind");
+	copy_str(ref, "namespace", involved, "metadata.namespace");
+	copy_str(ref, "name", involved, "metadata.name");
+	copy_str(ref, "uid", involved, "metadata.uid");
+	copy_str(ref, "apiVersion", involved, "apiVersion");
+	copy_str(ref, "resourceVersion", involved, "metadata.resourceVersion");
+	ev = json_object_new_object();
+	json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(ev, "kind", json_object_new_string("Event"));
+	json_object_object_add(ev, "metadata", json_object_new_object());
+	if (ns[0] != '\0') {
+		jx_set_path(
+		        ev, "metadata.namespace", json_object_new_string(ns));
+	}
+	json_object_object_add(ev, "involvedObject", ref);
+	json_object_object_add(ev, "type", json_object_new_string(type));
+	json_object_object_add(ev, "reason", json_object_new_string(reason));
+	json_object_object_add(ev, "message",
+	        json_object_new_string(message != NULL ? message : ""));
+	rec_write(out,
+	        ipc_write_new(IPC_OP_EVENT, &kobj_events,
+	                ns[0] != '\0' ? ns : NULL, NULL, ev));
+}
+
+void
+kobj_eventf(struct rec_out *out, json_object *involved, const char *type,
+        const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		msg = NULL;
+	}
+	va_end(ap);
+	kobj_event(out, involved, type, reason, msg != NULL ? msg : fmt);
+	free(msg);
+}
+
+/* The condition of that type in status (borrowed), or NULL. */
+static json_object *
+condition(json_object *status, const char *type)
+{
+	json_object *conds = jx_get(status, "conditions");
+
+	for (size_t i = 0; json_object_is_type(conds, json_type_array)
+	        && i < json_object_array_length(conds);
+	        i++) {
+		json_object *c = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(c, "type");
+		if (t != NULL && strcmp(t, type) == 0) {
+			return (c);
+		}
+	}
+	return (NULL);
+}
+
+static bool
+same_str(json_object *a, json_object *b, const char *path)
+{
+	const char *x = jx_get_str(a, path), *y = jx_get_str(b, path);
+
+	return (strcmp(x != NULL ? x : "", y != NULL ? y : "") == 0);
+}
+
+/* Ready=False reasons that say "in progress", not "wrong". */
+static const char *const progress[] = {"NotReady", "Progressing", "Pending",
+        "Reconciling", NULL};
+
+/* A Ready=False condition that is new or changed, and not progress. */
+static bool
+ready_turned_false(json_object *was, json_object *now)
+{
+	const char *st = jx_get_str(now, "status");
+	const char *reason = jx_get_str(now, "reason");
+
+	if (now == NULL || st == NULL || strcmp(st, "False") != 0) {
+		return (false);
+	}
+	for (size_t i = 0; reason != NULL && progress[i] != NULL; i++) {
+		if (strcmp(reason, progress[i]) == 0) {
+			return (false);
+		}
+	}
+	return (was == NULL || !same_str(was, now, "status")
+	        || !same_str(was, now, "reason")
+	        || !same_str(was, now, "message"));
+}
+
+static bool
+bad_phase(const char *p)
+{
+	return (p != NULL
+	        && (strcmp(p, "Error") == 0 || strcmp(p, "Failed") == 0));
+}
+
+void
+kobj_status_event(
+        struct rec_out *out, json_object *obj, json_object *new_status)
+{
+	json_object *old = jx_get(obj, "status");
+	json_object *ready = condition(new_status, "Ready");
+	const char *phase = jx_get_str(new_status, "phase");
+	const char *msg;
+
+	if (ready_turned_false(condition(old, "Ready"), ready)) {
+		const char *r = jx_get_str(ready, "reason");
+		kobj_event(out, obj, KOBJ_WARNING,
+		        r != NULL && r[0] != '\0' ? r : "NotReady",
+		        jx_get_str(ready, "message"));
+		return;
+	}
+	if (ready != NULL || !bad_phase(phase)
+	        || same_str(old, new_status, "phase")) {
+		return;
+	}
+	msg = jx_get_str(new_status, "message");
+	if (msg == NULL) {
+		msg = jx_get_str(new_status, "error");
+	}
+	if (msg != NULL) {
+		kobj_event(out, obj, KOBJ_WARNING, "Failed", msg);
+	} else {
+		kobj_eventf(
+		        out, obj, KOBJ_WARNING, "Failed", "phase %s", phase);
+	}
+}
+
+static const char *const providers[] = { "anthropic", "azure-openai",
+	"bedrock", "lm-studio", "ollama", "openai", NULL };
 
 const char *
 kobj_resolve_provider(json_object *inst)
@@ -256,15 +414,15 @@ kobj_resolve_provider(json_object *inst)
 	const char *url = jx_get_str(inst, "spec.agents.default.baseURL");
 
 	for (size_t i = 0; i < n; i++) {
-		const char *p = jx_get_str(json_object_array_get_idx(refs, i),
-		        "provider");
+		const char *p = jx_get_str(
+		        json_object_array_get_idx(refs, i), "provider");
 		if (p != NULL && p[0] != '\0') {
 			return (p);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *s = jx_get_str(json_object_array_get_idx(refs, i),
-		        "secret");
+		const char *s = jx_get_str(
+		        json_object_array_get_idx(refs, i), "secret");
 		for (size_t j = 0; s != NULL && providers[j] != NULL; j++) {
 			if (strstr(s, providers[j]) != NULL) {
 				return (providers[j]);
@@ -292,8 +450,8 @@ kobj_resolve_auth_secret(json_object *inst)
 	        : 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *s = jx_get_str(json_object_array_get_idx(refs, i),
-		        "secret");
+		const char *s = jx_get_str(
+		        json_object_array_get_idx(refs, i), "secret");
 		while (s != NULL && (*s == ' ' || *s == '\t')) {
 			s++;
 		}
@@ -309,6 +467,6 @@ kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag)
 {
 	snprintf(out, len, "%s/%s:%s",
-	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY, name,
-	        tag != NULL && tag[0] ? tag : "latest");
+	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
+	        name, tag != NULL && tag[0] ? tag : "latest");
 }

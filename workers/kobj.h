@@ -22,11 +22,11 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_jobs, kobj_roles, kobj_rolebindings, kobj_clusterroles,
         kobj_clusterrolebindings, kobj_networkpolicies, kobj_agentruns,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
-        kobj_mcpservers, kobj_policies, kobj_configs;
+        kobj_mcpservers, kobj_policies, kobj_configs, kobj_events;
 
-#define KOBJ_SYSTEM_NS    "sympozium-system"
-#define KOBJ_REGISTRY     "ghcr.io/sympozium-ai/sympozium"
-#define KOBJ_MANAGED_BY   "app.kubernetes.io/managed-by"
+#define KOBJ_SYSTEM_NS  "sympozium-system"
+#define KOBJ_REGISTRY   "ghcr.io/sympozium-ai/sympozium"
+#define KOBJ_MANAGED_BY "app.kubernetes.io/managed-by"
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
  * ns may be NULL (cluster-scoped).  Caller puts. */
@@ -54,20 +54,51 @@ bool kobj_owned_by(json_object *child, json_object *owner);
 
 /* The child of that kind and name in a WORK's children array, or NULL.
  * Borrowed. */
-json_object *kobj_child(json_object *children, const char *kind,
-        const char *name);
+json_object *kobj_child(
+        json_object *children, const char *kind, const char *name);
 
 /* Writes (appended to out; obj and patch taken). */
 void kobj_create(struct rec_out *out, const struct ipc_res *res,
         json_object *obj, bool tolerate_exists);
-void kobj_update(struct rec_out *out, const struct ipc_res *res,
-        json_object *obj);
-void kobj_update_status(struct rec_out *out, const struct ipc_res *res,
-        json_object *obj);
+void kobj_update(
+        struct rec_out *out, const struct ipc_res *res, json_object *obj);
+void kobj_update_status(
+        struct rec_out *out, const struct ipc_res *res, json_object *obj);
 void kobj_merge_patch(struct rec_out *out, const struct ipc_res *res,
         const char *ns, const char *name, json_object *patch);
 void kobj_delete(struct rec_out *out, const struct ipc_res *res,
         const char *ns, const char *name, bool tolerate_missing);
+
+/* Kubernetes Event types. */
+#define KOBJ_NORMAL  "Normal"
+#define KOBJ_WARNING "Warning"
+
+/* Appends an event write: a core/v1 Event about involved (borrowed: its
+ * apiVersion, kind, namespace, name, uid and resourceVersion are copied
+ * into involvedObject) with type (KOBJ_NORMAL or KOBJ_WARNING), reason
+ * (CamelCase) and message.  The supervisor names, stamps, deduplicates
+ * and rate-limits it (supervisor/events.h); an event that fails is only
+ * logged.  Emit events on transitions only, never on every reconcile.
+ * Does nothing when involved is NULL. */
+void kobj_event(struct rec_out *out, json_object *involved, const char *type,
+        const char *reason, const char *message);
+/* The same with a printf message. */
+void kobj_eventf(struct rec_out *out, json_object *involved, const char *type,
+        const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+
+/* The event for a status transition, given obj as cached (borrowed) and
+ * the status about to be written (borrowed); call it right after the
+ * status write, so it goes out only when that write succeeds:
+ *  - the Ready condition turns False, or changes reason or message while
+ *    False: a Warning with its reason and message (invalid specs, missing
+ *    references), unless the reason says "in progress" (NotReady,
+ *    Progressing, Pending, Reconciling);
+ *  - otherwise, phase turns Error or Failed: a Warning with reason
+ *    "Failed" and the status's message or error (else "phase <P>").
+ * Nothing else (a steady state emits nothing). */
+void kobj_status_event(
+        struct rec_out *out, json_object *obj, json_object *new_status);
 
 /* spec 0.3 resolveProvider(instance): borrowed static or instance
  * string. */
@@ -76,7 +107,7 @@ const char *kobj_resolve_provider(json_object *instance);
 const char *kobj_resolve_auth_secret(json_object *instance);
 /* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
  * the defaults (KOBJ_REGISTRY, "latest"). */
-void kobj_image(char *out, size_t len, const char *registry,
-        const char *name, const char *tag);
+void kobj_image(char *out, size_t len, const char *registry, const char *name,
+        const char *tag);
 
 #endif

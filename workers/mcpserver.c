@@ -653,6 +653,7 @@ put_status(struct rec_out *out, json_object *obj, json_object *st)
 	json_object_object_add(c, "kind", str(KIND));
 	json_object_object_add(c, "status", st);
 	kobj_update_status(out, &kobj_mcpservers, c);
+	kobj_status_event(out, obj, st);
 }
 
 /* spec 6.2 step 2. */

@@ -1034,6 +1034,7 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 	w = ipc_write_new(
 	        IPC_OP_UPDATE_STATUS, &kobj_personapacks, p->ns, p->name, obj);
 	write_tol(p, w, IPC_TOL_CONFLICT);
+	kobj_status_event(p->out, p->pack, st);
 }
 
 /* ---- the three paths ---- */

@@ -210,6 +210,7 @@ flush_status(struct sched *sc)
 	        IPC_OP_UPDATE_STATUS, &kobj_schedules, sc->ns, sc->name, o);
 	ipc_write_set_tolerate(w, IPC_TOL_CONFLICT | IPC_TOL_NOT_FOUND);
 	rec_write(sc->out, w);
+	kobj_status_event(sc->out, sc->obj, sc->status);
 }
 
 static void

@@ -352,6 +352,7 @@ write_status(const struct rec_in *in, struct rec_out *out, const char *err)
 	json_object *c = pack_copy(sp);
 	json_object_object_add(c, "status", st);
 	kobj_update_status(out, &kobj_skillpacks, c);
+	kobj_status_event(out, sp, st);
 }
 
 /* ---- reconcile ---- */

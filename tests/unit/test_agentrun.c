@@ -18,7 +18,10 @@
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "common/yamlj.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
+#include "tests/lib/testutil.h"
 #include "workers/agentrun.h"
 
 /* 2026-01-01T00:00:00Z */
@@ -81,6 +84,20 @@ find_w(json_object *res, const char *op, const char *plural, const char *name)
 	return (NULL);
 }
 
+static size_t
+count_w(json_object *res, const char *op, const char *plural)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nwrites(res); i++) {
+		json_object *w = wr(res, i);
+		n += strcmp(jx_get_str(w, "op"), op) == 0
+		        && strcmp(jx_get_str(w, "resource.plural"), plural)
+		                == 0;
+	}
+	return (n);
+}
+
 static int64_t
 verdict(json_object *res)
 {
@@ -126,10 +143,17 @@ mkrun(const char *meta_extra, const char *spec_extra, const char *status)
 	"\"skills\":[{\"skillPackRef\":\"skillpack-web\",\"params\":"         \
 	"{\"b\":\"2\",\"a\":\"1\"}}]}}"
 
+#define JOB(st)                                                               \
+	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"        \
+	"{\"name\":\"r\",\"namespace\":\"ns\"},\"status\":{" st "}}]"
+#define RUNNING                                                               \
+	"\"phase\":\"Running\",\"jobName\":\"r\",\"startedAt\":"              \
+	"\"2026-01-01T00:00:00Z\""
+
 static json_object *
 status_of(json_object *res)
 {
-	json_object *w = find_w(res, "update_status", "agentruns", "r");
+	json_object *w = find_w(res, "update_status", "agentruns", NULL);
 
 	assert_non_null(w);
 	return (jx_get(w, "object.status"));
@@ -166,7 +190,8 @@ test_instance_missing(void **state)
 	json_object *res = run(f, r, NULL, T0);
 	json_object *st = status_of(res);
 
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "not found");
 	assert_string_equal(jx_get_str(st, "phase"), "Failed");
 	assert_string_equal(
 	        jx_get_str(st, "completedAt"), "2026-01-01T00:00:00Z");
@@ -225,7 +250,8 @@ test_unsupported(void **state)
 
 	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
 	res = run(f, r, NULL, T0);
-	assert_int_equal(nwrites(res), 1);
+	assert_int_equal(nwrites(res), 2);
+	evtest_assert(res, 1, "r", "Warning", "Failed", "server mode");
 	assert_string_equal(jx_get_str(status_of(res), "error"),
 	        "server mode is not supported by this controller");
 	json_object_put(res);
@@ -247,6 +273,90 @@ env_of(json_object *c, const char *name, int *pos)
 		}
 	}
 	return (NULL);
+}
+
+static json_object *
+pending_job(struct fakesup *f, const char *meta, const char *spec)
+{
+	char *r = mkrun(meta, spec, "");
+	json_object *res = run(f, r, NULL, T0);
+	json_object *job = json_object_get(
+	        jx_get(find_w(res, "create", "jobs", "r"), "object"));
+
+	assert_non_null(job);
+	json_object_put(res);
+	free(r);
+	return (job);
+}
+
+static const char *
+agent_env(json_object *job, const char *name)
+{
+	int pos;
+
+	return (env_of(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.containers"), 0),
+	        name, &pos));
+}
+
+/* What the Pending path takes from the instance, in memory only (spec
+ * 1.3 step 6): skills unless the run has its own or comes from the web
+ * proxy, legacy memory, runTimeout for the Job deadline, the persona
+ * pack label (the run's own when the instance has none). */
+static void
+test_inherit(void **state)
+{
+	struct fakesup *f = *state;
+	json_object *job;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/persona-pack\":\"team\"}},"
+	        "\"spec\":{\"memory\":{\"enabled\":true},\"agents\":{"
+	        "\"default\":{\"runTimeout\":\"30m\"}},\"skills\":[{"
+	        "\"configMapRef\":\"inst-skill\"}]}}");
+	job = pending_job(f, FIN, "");
+	fakesup_assert_json(jx_get(job, "spec.activeDeadlineSeconds"), "1860");
+	assert_string_equal(agent_env(job, "PERSONA_PACK_NAME"), "team");
+	assert_string_equal(agent_env(job, "MEMORY_ENABLED"), "true");
+	fakesup_assert_json(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.volumes"), 3),
+	        "{\"name\":\"skills\",\"projected\":{\"sources\":[{"
+	        "\"configMap\":{\"name\":\"inst-skill\",\"optional\":true}}]}"
+	        "}");
+	json_object_put(job);
+	/* the run's own timeout and skills win */
+	job = pending_job(f, FIN,
+	        ",\"timeout\":\"90s\",\"skills\":[{\"configMapRef\":\"own\"}"
+	        "]");
+	fakesup_assert_json(jx_get(job, "spec.activeDeadlineSeconds"), "150");
+	assert_string_equal(jx_get_str(json_object_array_get_idx(
+	                                       jx_get(job,
+	                                               "spec.template.spec."
+	                                               "volumes.3.projected."
+	                                               "sources"),
+	                                       0),
+	                            "configMap.name"),
+	        "own");
+	json_object_put(job);
+	/* web-proxy runs do not inherit skills */
+	job = pending_job(f,
+	        FIN ",\"labels\":{\"sympozium.ai/source\":\"web-proxy\"}", "");
+	fakesup_assert_json(
+	        json_object_array_get_idx(
+	                jx_get(job, "spec.template.spec.volumes"), 3),
+	        "{\"name\":\"skills\",\"emptyDir\":{}}");
+	json_object_put(job);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"}}");
+	job = pending_job(f,
+	        FIN ",\"labels\":{\"sympozium.ai/persona-pack\":\"own\"}", "");
+	assert_string_equal(agent_env(job, "PERSONA_PACK_NAME"), "own");
+	assert_null(agent_env(job, "MEMORY_ENABLED"));
+	json_object_put(job);
 }
 
 static void
@@ -353,18 +463,305 @@ test_pending_creates(void **state)
 	assert_string_equal(jx_get_str(st, "jobName"), "r");
 	assert_string_equal(
 	        jx_get_str(st, "startedAt"), "2026-01-01T00:00:00Z");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Started",
+	        "Created Job r");
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
 	free(r);
 }
 
-#define JOB(st)                                                               \
-	"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"        \
-	"{\"name\":\"r\",\"namespace\":\"ns\"},\"status\":{" st "}}]"
-#define RUNNING                                                               \
-	"\"phase\":\"Running\",\"jobName\":\"r\",\"startedAt\":"              \
-	"\"2026-01-01T00:00:00Z\""
+/* spec 1.3 step 7: the instance's MCP servers, resolved from MCPServers
+ * (the run's namespace first, then sympozium-system), in <run>-mcp-servers;
+ * none reachable: no ConfigMap. */
+static void
+test_mcp_config(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"mcpServers\":[{\"name\":\"gh\",\"toolsPrefix\":"
+	        "\"gh\",\"timeout\":30,\"authSecret\":\"gh-tok\"},{\"name\":"
+	        "\"gone\",\"toolsPrefix\":\"g\"},{\"name\":\"fixed\","
+	        "\"url\":\"http://fixed:9/mcp\",\"toolsPrefix\":\"f\"}]}}");
+	fakesup_add_json(f, "mcpservers",
+	        "{\"metadata\":{\"name\":\"gh\",\"namespace\":"
+	        "\"sympozium-system\"},\"spec\":{\"toolsAllow\":[\"issues\"]},"
+	        "\"status\":{\"ready\":true,\"url\":\"http://gh.sympozium-"
+	        "system.svc:8080/mcp\"}}");
+	res = run(f, r, NULL, T0);
+	w = find_w(res, "create", "configmaps", "r-mcp-servers");
+	assert_non_null(w);
+	assert_true(fakesup_was_read(f, "mcpservers", "gone"));
+	fakesup_assert_json(jx_get(w, "object.metadata"),
+	        "{\"name\":\"r-mcp-servers\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/agent-run\":\"r\","
+	        "\"sympozium.ai/instance\":\"alice\",\"sympozium.ai/"
+	        "component\":\"mcp-config\"},\"ownerReferences\":[{"
+	        "\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"name\":\"r\",\"uid\":\"u1\",\"controller\":"
+	        "true,\"blockOwnerDeletion\":true}]}");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: gh\n"
+	        "    url: http://gh.sympozium-system.svc:8080/mcp\n"
+	        "    toolsPrefix: gh\n"
+	        "    timeout: 30\n"
+	        "    auth:\n"
+	        "      type: bearer\n"
+	        "      tokenEnv: MCP_AUTH_GH\n"
+	        "    toolsAllow:\n"
+	        "      - issues\n"
+	        "  - name: fixed\n"
+	        "    url: http://fixed:9/mcp\n"
+	        "    toolsPrefix: f\n"
+	        "    timeout: 30\n");
+	assert_string_equal(jx_get_str(wr(res, 2), "object.metadata.name"),
+	        "r-mcp-servers");
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_remove(f, "mcpservers", NULL, "gh");
+	res = run(f, r, NULL, T0);
+	w = find_w(res, "create", "configmaps", "r-mcp-servers");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: fixed\n"
+	        "    url: http://fixed:9/mcp\n"
+	        "    toolsPrefix: f\n"
+	        "    timeout: 30\n");
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"mcpServers\":[{\"name\":\"gone\","
+	        "\"toolsPrefix\":\"g\"}]}}");
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "create", "configmaps", "r-mcp-servers"));
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	free(r);
+}
+
+/* A run failed in Pending: exactly two writes, the status {phase: Failed,
+ * completedAt: now, error} and its Warning Failed event, and verdict
+ * done. */
+static void
+assert_failed_only(json_object *res, const char *error)
+{
+	char *want = xasprintf("{\"phase\":\"Failed\",\"completedAt\":"
+	                       "\"2026-01-01T00:00:00Z\",\"error\":\"%s\"}",
+	        error);
+
+	assert_int_equal(nwrites(res), 2);
+	fakesup_assert_json(status_of(res), want);
+	evtest_assert(res, 1, NULL, "Warning", "Failed", NULL);
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	free(want);
+}
+
+static void
+fails_with(struct fakesup *f, const char *spec_extra, const char *error)
+{
+	char *r = mkrun(FIN, spec_extra, "");
+	json_object *res = run(f, r, NULL, T0);
+
+	assert_failed_only(res, error);
+	json_object_put(res);
+	free(r);
+}
+
+/* Bad input fails the run in Pending with a clear error and creates
+ * nothing: an invalid or non-positive timeout, gate hooks in the wrong
+ * place, postRun hooks and agent sandboxes (not supported), server
+ * mode. */
+static void
+test_bad_input(void **state)
+{
+	struct fakesup *f = *state;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fails_with(f, ",\"timeout\":\"10 minutes\"",
+	        "invalid timeout \\\"10 minutes\\\": want a duration such as "
+	        "\\\"10m\\\" or \\\"1h30m\\\"");
+	fails_with(f, ",\"timeout\":\"-5m\"",
+	        "invalid timeout \\\"-5m\\\": must be positive");
+	fails_with(f, ",\"timeout\":\"0s\"",
+	        "invalid timeout \\\"0s\\\": must be positive");
+	fails_with(f,
+	        ",\"lifecycle\":{\"preRun\":[{\"name\":\"a\",\"image\":\"i\","
+	        "\"gate\":true}]}",
+	        "gate hook validation failed: preRun hooks cannot be gates");
+	fails_with(f,
+	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":\"i\","
+	        "\"gate\":true},{\"name\":\"b\",\"image\":\"i\",\"gate\":"
+	        "true}]}",
+	        "gate hook validation failed: at most one postRun hook may "
+	        "be a gate");
+	fails_with(f,
+	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":"
+	        "\"i\"}]}",
+	        "lifecycle postRun hooks are not supported by this "
+	        "controller");
+	fails_with(f, ",\"mode\":\"server\"",
+	        "server mode is not supported by this controller");
+	/* a bad timeout on the instance is only ignored (spec 1.3 step 6) */
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"agents\":{\"default\":{\"runTimeout\":"
+	        "\"soon\"}}}}");
+	{
+		char *r = mkrun(FIN, "", "");
+		json_object *res = run(f, r, NULL, T0);
+		int64_t v = 0;
+		assert_int_equal(
+		        jx_get_int(find_w(res, "create", "jobs", "r"),
+		                "object.spec.activeDeadlineSeconds", &v),
+		        0);
+		assert_int_equal(v, 600);
+		json_object_put(res);
+		free(r);
+	}
+}
+
+/* The upstream agent-sandbox samples: the runs fail with the message
+ * upstream gives when the agent-sandbox CRDs are absent; the instance's
+ * agents.default.agentSandbox is not read by this controller, so a plain
+ * run of that instance gets a Job. */
+static void
+test_agent_sandbox_samples(void **state)
+{
+	struct fakesup *f = *state;
+	char *path
+	        = testutil_shared_path("upstream/sympozium-v1alpha1/samples/"
+	                               "agentrun_agent_sandbox.yaml");
+	char *ipath = testutil_shared_path("upstream/sympozium-v1alpha1/"
+	                                   "samples/"
+	                                   "sympoziuminstance_agent_sandbox."
+	                                   "yaml");
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len), err[256];
+	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+	json_object *inst, *res;
+	char *r;
+
+	assert_non_null(docs);
+	assert_int_equal(json_object_array_length(docs), 2);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":"
+	        "\"default\"}}");
+	for (size_t i = 0; i < 2; i++) {
+		json_object *run_o = json_object_array_get_idx(docs, i);
+		jx_setv(run_o, json_object_new_string("u1"), "metadata", "uid",
+		        NULL);
+		jx_setv(run_o,
+		        json_tokener_parse(
+		                "[\"sympozium.ai/agentrun-finalizer\"]"),
+		        "metadata", "finalizers", NULL);
+		res = run(f, json_object_to_json_string(run_o), NULL, T0);
+		assert_failed_only(res,
+		        "agent-sandbox mode requires dynamic client "
+		        "(agent-sandbox CRDs not available)");
+		json_object_put(res);
+	}
+	free(text);
+	text = testutil_read_file(ipath, &len);
+	inst = yamlj_parse(text, len, err, sizeof(err));
+	assert_non_null(inst);
+	jx_setv(inst, json_object_new_string("ns"), "metadata", "namespace",
+	        NULL);
+	jx_setv(inst, json_object_new_string("alice"), "metadata", "name",
+	        NULL);
+	fakesup_add(f, "sympoziuminstances", "ns", "alice", inst);
+	fakesup_add_json(f, "sympoziumpolicies",
+	        "{\"metadata\":{\"name\":\"restrictive\",\"namespace\":"
+	        "\"ns\"},\"spec\":{}}");
+	r = mkrun(FIN, "", "");
+	res = run(f, r, NULL, T0);
+	assert_non_null(find_w(res, "create", "jobs", "r"));
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Running");
+	json_object_put(res);
+	free(r);
+	free(text);
+	free(path);
+	free(ipath);
+	json_object_put(docs);
+}
+
+/* A skill whose SkillPack exists in neither namespace is skipped (no
+ * sidecar, no RBAC) but its ConfigMap is still projected (optional);
+ * a view error ends the reconcile with an error and no write. */
+static void
+test_missing_skillpack_and_view_error(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN,
+	        ",\"skills\":[{\"skillPackRef\":\"skillpack-nope\"}]", "");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	res = run(f, r, NULL, T0);
+	assert_non_null(strstr(fakesup_log(f), "get skillpacks ns/nope"));
+	assert_non_null(strstr(
+	        fakesup_log(f), "get skillpacks sympozium-system/nope"));
+	w = find_w(res, "create", "jobs", "r");
+	assert_int_equal(json_object_array_length(jx_get(
+	                         w, "object.spec.template.spec.containers")),
+	        2);
+	fakesup_assert_json(
+	        json_object_array_get_idx(jx_get(w,
+	                                          "object.spec.template.spec."
+	                                          "volumes"),
+	                3),
+	        "{\"name\":\"skills\",\"projected\":{\"sources\":[{"
+	        "\"configMap\":{\"name\":\"skillpack-nope\",\"optional\":"
+	        "true}}]}}");
+	assert_int_equal(count_w(res, "create", "roles"), 0);
+	assert_int_equal(count_w(res, "create", "configmaps"), 1);
+	json_object_put(res);
+	fakesup_fail(f, "skillpacks", NULL, "connection refused");
+	res = run(f, r, NULL, T0);
+	assert_int_equal(verdict(res), IPC_V_ERROR);
+	assert_null(find_w(res, "create", "jobs", NULL));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	free(r);
+}
+
+/* Status writes that change nothing are not sent: a pod name found while
+ * the Job runs is written once; the next poll writes nothing. */
+static void
+test_no_op_status(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING);
+	char *r2 = mkrun(FIN, "", RUNNING ",\"podName\":\"r-abc\"");
+	json_object *res;
+
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"r-abc\",\"namespace\":\"ns\","
+	        "\"labels\":{\"sympozium.ai/agent-run\":\"r\"}},\"spec\":"
+	        "{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"}]}}");
+	res = run(f, r, JOB("\"active\":1"), T0 + 1000);
+	assert_int_equal(nwrites(res), 1);
+	fakesup_assert_json(
+	        status_of(res), "{" RUNNING ",\"podName\":\"r-abc\"}");
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, r2, JOB("\"active\":1"), T0 + 6000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(after(res), 5000);
+	json_object_put(res);
+	free(r);
+	free(r2);
+}
 
 /* The upstream defect: the pod name found in this reconcile is used at
  * once, so a run whose Job already finished keeps its result. */
@@ -400,6 +797,8 @@ test_succeeded_late_pod(void **state)
 	assert_string_equal(json_object_get_string(jx_getv(
 	                            w, "object", "data", "MEMORY.md", NULL)),
 	        "remember");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Succeeded", NULL);
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
 	free(r);
@@ -414,6 +813,8 @@ test_failed_job(void **state)
 
 	res = run(f, r, JOB("\"failed\":1"), T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"), "Job failed");
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Failed", "Job failed");
 	json_object_put(res);
 	fakesup_add_log(f, "ns", "p",
 	        "__SYMPOZIUM_RESULT__{\"response\":\"ok\"}"
@@ -461,7 +862,7 @@ test_poll_timeout_missing_job(void **state)
 	json_object *res, *w;
 
 	res = run(f, r, JOB(""), T0 + 60000);
-	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(nwrites(res), 0); /* steady: no event either */
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(after(res), 5000);
 	json_object_put(res);
@@ -469,6 +870,9 @@ test_poll_timeout_missing_job(void **state)
 	w = find_w(res, "delete", "jobs", "r");
 	assert_string_equal(jx_get_str(w, "propagation"), "Foreground");
 	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	assert_int_equal(evtest_count(res), 1);
+	evtest_assert(
+	        res, nwrites(res) - 1, "r", "Warning", "Timeout", "timeout");
 	json_object_put(res);
 	res = run(f, r, NULL, T0 + 1000);
 	assert_int_equal(nwrites(res), 0);
@@ -522,8 +926,30 @@ test_completed(void **state)
 	assert_non_null(find_w(res, "delete", "agentruns", "old50"));
 	assert_null(find_w(res, "delete", "agentruns", "old49"));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	assert_int_equal(evtest_count(res), 0); /* no transition */
 	assert_int_equal(verdict(res), IPC_V_DONE);
 	json_object_put(res);
+	/* --max-run-history reaches the worker through the environment */
+	setenv(AGENTRUN_HISTORY_ENV, "50", 1);
+	res = run(f, r, NULL, T0);
+	assert_int_equal(count_w(res, "delete", "agentruns"), 2);
+	json_object_put(res);
+	setenv(AGENTRUN_HISTORY_ENV, "3", 1);
+	res = run(f, r, NULL, T0);
+	assert_int_equal(count_w(res, "delete", "agentruns"), 49);
+	assert_non_null(find_w(res, "delete", "agentruns", "old03"));
+	assert_null(find_w(res, "delete", "agentruns", "old02"));
+	assert_null(find_w(res, "delete", "agentruns", "live"));
+	json_object_put(res);
+	/* 0, negative or garbage: 50 */
+	for (int i = 0; i < 3; i++) {
+		setenv(AGENTRUN_HISTORY_ENV,
+		        (const char *[]) { "0", "-4", "x" }[i], 1);
+		res = run(f, r, NULL, T0);
+		assert_int_equal(count_w(res, "delete", "agentruns"), 2);
+		json_object_put(res);
+	}
+	unsetenv(AGENTRUN_HISTORY_ENV);
 	free(r);
 }
 
@@ -550,6 +976,165 @@ test_deleting_and_unknown(void **state)
 	free(u);
 }
 
+/* A run name that cannot be a label value fails the run. */
+static void
+test_long_name(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *o = json_tokener_parse(r);
+	json_object *res;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	jx_setv(o,
+	        json_object_new_string("a234567890123456789012345678901234567"
+	                               "890123456789012345678901234"),
+	        "metadata", "name", NULL);
+	res = run(f, json_object_to_json_string(o), NULL, T0);
+	assert_failed_only(res,
+	        "run name is longer than 63 characters (it is used as a "
+	        "label value)");
+	json_object_put(res);
+	json_object_put(o);
+	free(r);
+}
+
+/* The agent container ended with 0 while sidecars linger: the result
+ * from the log, the Job deleted in the background; a non-zero exit with
+ * an error in the log fails with the log's error. */
+static void
+test_agent_container_success(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
+	json_object *res, *w;
+
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"},{\"name\":\"skill-x\"}]},\"status\":"
+	        "{\"containerStatuses\":[{\"name\":\"skill-x\",\"state\":{"
+	        "\"running\":{}}},{\"name\":\"agent\",\"state\":"
+	        "{\"terminated\":{\"exitCode\":0}}}]}}");
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"status\":\"success\",\"response\":"
+	        "\"fine\"}__SYMPOZIUM_END__\n");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	w = find_w(res, "delete", "jobs", "r");
+	assert_string_equal(jx_get_str(w, "propagation"), "Background");
+	fakesup_assert_json(status_of(res),
+	        "{" RUNNING ",\"podName\":\"p\",\"phase\":\"Succeeded\","
+	        "\"completedAt\":\"2026-01-01T00:00:30Z\",\"result\":"
+	        "\"fine\"}");
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	json_object_put(res);
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"},{\"name\":\"skill-x\"}]},\"status\":"
+	        "{\"containerStatuses\":[{\"name\":\"agent\",\"state\":"
+	        "{\"terminated\":{\"exitCode\":2}}}]}}");
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"status\":\"error\",\"error\":"
+	        "\" model refused \"}__SYMPOZIUM_END__\n");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	assert_string_equal(
+	        jx_get_str(status_of(res), "error"), "model refused");
+	json_object_put(res);
+	/* two containers: the agent's state is not looked at */
+	fakesup_add_json(f, "pods",
+	        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"containers\":[{\"name\":\"agent\"},{\"name\":"
+	        "\"ipc-bridge\"}]},\"status\":{\"containerStatuses\":[{"
+	        "\"name\":\"agent\",\"state\":{\"terminated\":{\"exitCode\":"
+	        "2}}}]}}");
+	res = run(f, r, JOB("\"active\":1"), T0 + 30000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	free(r);
+}
+
+/* The Running timeout: spec.timeout; without one the instance's
+ * runTimeout (our fix: the Job's deadline came from it), else 10
+ * minutes; a timeout that no longer parses counts as none. */
+static void
+test_running_timeouts(void **state)
+{
+	struct fakesup *f = *state;
+	char *own = mkrun(FIN, ",\"timeout\":\"1m\"", RUNNING);
+	char *none = mkrun(FIN, "", RUNNING);
+	char *bad = mkrun(FIN, ",\"timeout\":\"later\"", RUNNING);
+	json_object *res;
+
+	res = run(f, own, JOB("\"active\":1"), T0 + 60000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, own, JOB("\"active\":1"), T0 + 61000);
+	fakesup_assert_json(status_of(res),
+	        "{" RUNNING ",\"phase\":\"Failed\",\"completedAt\":"
+	        "\"2026-01-01T00:01:01Z\",\"error\":\"timeout\"}");
+	json_object_put(res);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"agents\":{\"default\":{\"runTimeout\":"
+	        "\"30m\"}}}}");
+	res = run(f, none, JOB("\"active\":1"), T0 + 11 * 60000);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, none, JOB("\"active\":1"), T0 + 31 * 60000);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	fakesup_reset(f);
+	res = run(f, bad, JOB("\"active\":1"), T0 + 9 * 60000);
+	assert_int_equal(nwrites(res), 0);
+	json_object_put(res);
+	res = run(f, bad, JOB("\"active\":1"), T0 + 11 * 60000);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	free(own);
+	free(none);
+	free(bad);
+}
+
+/* Completed: the workspace PVC after a postRun, no finalizer patch when
+ * there is none, no pruning without an instanceRef; PostRunning and
+ * Serving runs (features this controller does not build) fail. */
+static void
+test_completed_variants(void **state)
+{
+	struct fakesup *f = *state;
+	char *pr = mkrun("", "",
+	        "\"phase\":\"Failed\",\"postRunJobName\":"
+	        "\"r-postrun\"");
+	char *noinst = mkrun("", "", "\"phase\":\"Succeeded\"");
+	char *post = mkrun(FIN, "", "\"phase\":\"PostRunning\"");
+	json_object *o, *res, *w;
+
+	res = run(f, pr, NULL, T0);
+	w = find_w(res, "delete", "persistentvolumeclaims", "r-workspace");
+	assert_non_null(w);
+	assert_null(find_w(res, "patch", "agentruns", NULL));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	o = json_tokener_parse(noinst);
+	jx_setv(o, json_object_new_string(""), "spec", "instanceRef", NULL);
+	fakesup_clear_log(f);
+	res = run(f, json_object_to_json_string(o), NULL, T0);
+	assert_int_equal(nwrites(res), 0);
+	assert_null(strstr(fakesup_log(f), "list agentruns"));
+	json_object_put(res);
+	json_object_put(o);
+	res = run(f, post, NULL, T0);
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "phase PostRunning is not supported by this controller");
+	json_object_put(res);
+	free(pr);
+	free(noinst);
+	free(post);
+}
+
 int
 main(void)
 {
@@ -564,6 +1149,19 @@ main(void)
 		        test_unsupported, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_pending_creates, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_mcp_config, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_bad_input, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_sandbox_samples,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_missing_skillpack_and_view_error, fakesup_setup,
+		        fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_no_op_status, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_inherit, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_succeeded_late_pod,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
@@ -575,6 +1173,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_completed, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_deleting_and_unknown,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_long_name, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_container_success,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_running_timeouts,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_completed_variants,
 		        fakesup_setup, fakesup_teardown),
 	};
 

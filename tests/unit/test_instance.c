@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/jsonx.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "workers/instance.h"
 #include "workers/view.h"
@@ -503,7 +504,8 @@ test_secret_read_error(void **state)
 	assert_non_null(strstr(r.message, "boom"));
 	/* slack was created before the error; the status keeps its
 	 * channels and count, with phase Error; nothing after */
-	assert_int_equal(nwrites(&r), 2);
+	assert_int_equal(nwrites(&r), 3);
+	evtest_assert(r.result, 2, "alice", "Warning", "Failed", NULL);
 	wr(&r, 0, "create", "deployments");
 	fakesup_assert_json(
 	        jx_get(wr(&r, 1, "update_status", "sympoziuminstances"),
@@ -623,7 +625,8 @@ test_whatsapp_pvc_exists_or_fails(void **state)
 	fakesup_run_fini(&r);
 	run(f, bad, o, NULL, &r);
 	assert_int_equal(r.verdict, IPC_V_ERROR);
-	assert_int_equal(nwrites(&r), 1);
+	assert_int_equal(nwrites(&r), 2);
+	evtest_assert(r.result, 1, "alice", "Warning", "Failed", NULL);
 	assert_string_equal(
 	        jx_get_str(wr(&r, 0, "update_status", "sympoziuminstances"),
 	                "object.status.phase"),

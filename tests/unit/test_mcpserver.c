@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/jsonx.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/mcpserver.h"
@@ -582,7 +583,9 @@ test_invalid_specs(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
 		run(objs[i], NULL, &g);
-		assert_int_equal(g.r.nwrites, 1);
+		assert_int_equal(g.r.nwrites, 2);
+		evtest_assert(
+		        g.result, 1, "github", "Warning", "InvalidSpec", NULL);
 		assert_int_equal(
 		        fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
 		st = jx_get(fakesup_write(&g, 0).object, "status");

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "ipc/ipc.h"
 #include "workers/personapack.h"
@@ -724,7 +725,9 @@ test_invalid_personas(void **state)
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
 	n = r.r.nwrites;
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
+	evtest_assert(r.result, 2, "my-team", "Warning", "InvalidPersona",
+	        "Bad_Name");
 	assert_write(&r, 0, IPC_OP_CREATE, "sympoziuminstances", "my-team-ok");
 	st = status_of(&r);
 	assert_str(st, "phase", "Error");

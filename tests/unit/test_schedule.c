@@ -20,6 +20,7 @@
 
 #include "common/jsonx.h"
 #include "common/timefmt.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/schedule.h"
@@ -315,7 +316,9 @@ test_invalid_cron(void **state)
 	set(s, "spec.schedule", "\"61 * * * *\"");
 	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
 	assert_int_equal(o.verdict, IPC_V_DONE);
-	assert_int_equal(nwrites(&o), 1);
+	assert_int_equal(nwrites(&o), 2);
+	evtest_assert(o.result, 1, "alice-heartbeat", "Warning",
+	        "InvalidSchedule", "61 * * * *");
 	st = status_of(&o, 0);
 	assert_string_equal(jx_get_str(st, "phase"), "Error");
 	c = json_object_array_get_idx(jx_get(st, "conditions"), 0);
@@ -578,7 +581,9 @@ test_instance_missing(void **state)
 	json_object *st, *c;
 
 	run(f, after_run("Allow"), NULL, "2026-06-15T11:00:10Z", &o);
-	assert_int_equal(nwrites(&o), 1);
+	assert_int_equal(nwrites(&o), 2);
+	evtest_assert(o.result, 1, "alice-heartbeat", "Warning",
+	        "InstanceNotFound", "alice");
 	st = status_of(&o, 0);
 	assert_string_equal(jx_get_str(st, "phase"), "Error");
 	c = json_object_array_get_idx(jx_get(st, "conditions"), 0);
@@ -739,7 +744,8 @@ test_bad_names(void **state)
 	name[62] = '\0';
 	jx_set_path(s, "metadata.name", json_object_new_string(name));
 	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
-	assert_int_equal(nwrites(&o), 1);
+	assert_int_equal(nwrites(&o), 2);
+	evtest_assert(o.result, 1, name, "Warning", "NameTooLong", NULL);
 	c = json_object_array_get_idx(
 	        jx_get(status_of(&o, 0), "conditions"), 0);
 	assert_string_equal(jx_get_str(c, "reason"), "NameTooLong");

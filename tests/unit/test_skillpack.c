@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "common/jsonx.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "workers/kobj.h"
 #include "workers/skillpack.h"
@@ -306,7 +307,9 @@ test_invalid_name(void **state)
 	run("{" PACK_MD ",\"spec\":{\"skills\":[{\"name\":\"ok\",\"content\":"
 	    "\"x\"},{\"name\":\"bad name\",\"content\":\"y\"}]}}",
 	        NULL, &g);
-	assert_int_equal(g.r.nwrites, 1);
+	assert_int_equal(g.r.nwrites, 2);
+	evtest_assert(g.result, 1, "code-review", "Warning", "InvalidSkills",
+	        "bad name");
 	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
 	st = jx_get(w.object, "status");
@@ -380,7 +383,9 @@ test_too_large(void **state)
 	                    big)
 	        > 0);
 	run(obj, NULL, &g);
-	assert_int_equal(g.r.nwrites, 1);
+	assert_int_equal(g.r.nwrites, 2);
+	evtest_assert(g.result, 1, "code-review", "Warning", "InvalidSkills",
+	        "more than a ConfigMap holds");
 	assert_string_equal(
 	        jx_get_str(fakesup_write(&g, 0).object, "status.phase"),
 	        "Failed");
@@ -405,7 +410,9 @@ test_bad_shapes(void **state)
 	        jx_get(fakesup_write(&g, 1).object, "status.skillCount"), "0");
 	fakesup_run_fini(&g);
 	run("{" PACK_MD ",\"spec\":{\"skills\":[7]}}", NULL, &g);
-	assert_int_equal(g.r.nwrites, 1);
+	assert_int_equal(g.r.nwrites, 2);
+	evtest_assert(
+	        g.result, 1, "code-review", "Warning", "InvalidSkills", NULL);
 	assert_string_equal(
 	        jx_get_str(fakesup_write(&g, 0).object, "status.phase"),
 	        "Failed");

@@ -1,0 +1,551 @@
+/*
+ * test_events.c: Kubernetes Events recorded by the whole operator
+ * (bin/sympoziumd with the production worker) against bin/kubesim.  The
+ * group setup starts kubesim (request log), applies the upstream CRDs,
+ * sets kubelet rules (a run whose agent succeeds with a result, one whose
+ * agent exits 1) and starts the supervisor.  The tests, in order:
+ *  - an AgentRun that succeeds gets a Normal "Started" Event (Job created)
+ *    and a Normal "Succeeded" Event, each with count 1, stamped as
+ *    client-go does (name <run>.<hex nanos>, source.component, timestamps);
+ *  - an AgentRun whose Job fails gets a Warning "Failed" Event with the
+ *    run's status.error; one whose instance is missing a Warning "Failed"
+ * Event saying so;
+ *  - a SkillPack made invalid, valid, then invalid again with the same
+ *    mistake has ONE InvalidSkills Event whose count went to 2 (a PATCH,
+ *    not a second Event); deleted, the next one re-creates it (count 3)
+ *    after the PATCH's 404;
+ *  - after convergence the supervisor POSTs and PATCHes no Event for 3 s;
+ *  - SIGTERM stops the supervisor (exit 0).
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
+ * signalled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "common/yamlj.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/testutil.h"
+
+#define WAIT_MS  20000
+#define QUIET_MS 3000
+#define NS       "default"
+#define UA_SD    "sympoziumd"
+#define GROUP    "sympozium.ai"
+#define VERSION  "v1alpha1"
+
+static const struct kapi_res R_CRD
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct kapi_res R_EV = { "", "v1", "events", true };
+static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
+static const struct kapi_res R_INST
+        = { GROUP, VERSION, "sympoziuminstances", true };
+static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
+
+static struct {
+	struct ksim_api a;
+	char dir[64];
+	char log[128];
+	pid_t pid; /* 0 once reaped */
+	int status;
+} F;
+
+/* ---- set-up helpers ---- */
+
+static void
+apply_crds(void)
+{
+	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
+	const char *files[] = { "sympozium.ai_agentruns.yaml",
+		"sympozium.ai_mcpservers.yaml",
+		"sympozium.ai_personapacks.yaml",
+		"sympozium.ai_skillpacks.yaml",
+		"sympozium.ai_sympoziumconfigs.yaml",
+		"sympozium.ai_sympoziuminstances.yaml",
+		"sympozium.ai_sympoziumpolicies.yaml",
+		"sympozium.ai_sympoziumschedules.yaml" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path = xasprintf("%s/%s", dir, files[i]);
+		size_t len = 0;
+		char *text = testutil_read_file(path, &len);
+		json_object *docs = yamlj_parse_all(text, len, NULL, 0);
+
+		assert_non_null(docs);
+		for (size_t j = 0; j < json_object_array_length(docs); j++) {
+			struct kapi_err e = KAPI_ERR_INIT;
+			if (kapi_create(F.a.c, &R_CRD, NULL,
+			            json_object_array_get_idx(docs, j), NULL,
+			            &e)
+			        != KAPI_OK) {
+				fail_msg("CRD %s: %s", files[i], e.message);
+			}
+			kapi_err_fini(&e);
+		}
+		json_object_put(docs);
+		free(text);
+		free(path);
+	}
+	free(dir);
+}
+
+/* The agent pods: ok-run succeeds with a result, bad-run exits 1. */
+static void
+kubelet_rules(void)
+{
+	static const char rules[]
+	        = "{\"rules\":[{\"labelSelector\":\"sympozium.ai/"
+	          "agent-run=ok-run\",\"runDuration\":\"200ms\",\"exitCode\":"
+	          "0,"
+	          "\"logs\":{\"*\":\"__SYMPOZIUM_RESULT__{\\\"status\\\":"
+	          "\\\"success\\\",\\\"response\\\":\\\"done\\\"}"
+	          "__SYMPOZIUM_END__\\n\"}},"
+	          "{\"labelSelector\":\"sympozium.ai/agent-run=bad-run\","
+	          "\"runDuration\":\"200ms\",\"exitCode\":1}]}";
+	struct ksim_resp *r = ksim_request(ksim_url(F.a.k), "PUT",
+	        "/_kubesim/kubelet", "application/json", rules, NULL, 0);
+
+	if (r->code != 200) {
+		fail_msg("kubelet rules: %ld %s", r->code, r->body);
+	}
+	ksim_resp_free(r);
+}
+
+static void
+sd_start(void)
+{
+	const char *env = getenv("SYMPOZIUMD");
+	char cwd[512], bin[640], rundir[128];
+	char *argv[6];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	if (env != NULL && *env != '\0') {
+		snprintf(bin, sizeof(bin), "%s", env);
+	} else {
+		snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
+	}
+	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
+	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
+	argv[0] = bin;
+	argv[1] = (char *)"--kubeconfig";
+	argv[2] = F.a.kubeconfig;
+	argv[3] = (char *)"--runtime-dir";
+	argv[4] = rundir;
+	argv[5] = NULL;
+	F.pid = fork();
+	assert_true(F.pid >= 0);
+	if (F.pid == 0) {
+		int fd = open(F.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			_exit(126);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+}
+
+static bool
+sd_reap(int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	while (F.pid > 0) {
+		pid_t r = waitpid(F.pid, &F.status, WNOHANG);
+		if (r == F.pid || (r < 0 && errno != EINTR)) {
+			F.pid = 0;
+			return (r > 0);
+		}
+		if (ksim_now_ms() >= end) {
+			return (false);
+		}
+		ksim_sleep_ms(20);
+	}
+	return (true);
+}
+
+static void
+dump_sd_log(void)
+{
+	char *t = testutil_read_file(F.log, NULL);
+
+	fprintf(stderr, "---- sympoziumd log (%s) ----\n%s----\n", F.log, t);
+	free(t);
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	memset(&F, 0, sizeof(F));
+	snprintf(F.dir, sizeof(F.dir), "/tmp/test-events-XXXXXX");
+	if (mkdtemp(F.dir) == NULL) {
+		return (-1);
+	}
+	if (ksim_api_start(&F.a, NULL, "test-events/0.1", 10000) != 0) {
+		return (-1);
+	}
+	apply_crds();
+	kubelet_rules();
+	sd_start();
+	return (0);
+}
+
+static int
+teardown(void **state)
+{
+	char path[256];
+	int rc;
+
+	(void)state;
+	if (F.pid > 0) {
+		(void)kill(F.pid, SIGTERM);
+		if (!sd_reap(15000)) {
+			(void)kill(F.pid, SIGKILL);
+			(void)sd_reap(5000);
+		}
+	}
+	rc = ksim_api_stop(&F.a);
+	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
+	(void)unlink(path);
+	snprintf(path, sizeof(path), "%s/run", F.dir);
+	(void)rmdir(path);
+	(void)rmdir(F.dir);
+	return (rc == 0 ? 0 : -1);
+}
+
+/* ---- objects and events ---- */
+
+/* Creates a sympozium.ai object from JSON text (retrying while its CRD
+ * is not served yet). */
+static void
+create(const struct kapi_res *r, const char *json)
+{
+	json_object *o = json_tokener_parse(json);
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	enum kapi_rc rc;
+
+	assert_non_null(o);
+	for (;;) {
+		struct kapi_err e = KAPI_ERR_INIT;
+		rc = kapi_create(F.a.c, r, NS, o, NULL, &e);
+		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
+			if (rc != KAPI_OK) {
+				fail_msg(
+				        "create %s: %s", r->plural, e.message);
+			}
+			kapi_err_fini(&e);
+			break;
+		}
+		kapi_err_fini(&e);
+		ksim_sleep_ms(50);
+	}
+	json_object_put(o);
+}
+
+#define RUN(name, inst)                                                       \
+	"{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":\"AgentRun\","    \
+	"\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" NS "\"},"      \
+	"\"spec\":{\"agentId\":\"a\",\"instanceRef\":\"" inst "\","           \
+	"\"sessionKey\":\"s\",\"task\":\"do it\",\"model\":{\"provider\":"    \
+	"\"openai\",\"model\":\"gpt\",\"authSecretRef\":\"key\"}}}"
+
+/* The Events about involvedObject name with that reason (a new array;
+ * caller puts). */
+static json_object *
+events_of(const char *name, const char *reason)
+{
+	json_object *items = NULL, *out = json_object_new_array();
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	if (kapi_list_all(F.a.c, &R_EV, NS, NULL, &items, NULL, &e)
+	        != KAPI_OK) {
+		fail_msg("list events: %s", e.message);
+	}
+	kapi_err_fini(&e);
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *ev = json_object_array_get_idx(items, i);
+		const char *n = jx_get_str(ev, "involvedObject.name");
+		const char *r = jx_get_str(ev, "reason");
+		if (n != NULL && r != NULL && strcmp(n, name) == 0
+		        && strcmp(r, reason) == 0) {
+			json_object_array_add(out, json_object_get(ev));
+		}
+	}
+	json_object_put(items);
+	return (out);
+}
+
+static int64_t
+count_of(json_object *ev)
+{
+	int64_t n = -1;
+
+	jx_get_int(ev, "count", &n);
+	return (n);
+}
+
+/* Waits until exactly one Event (name, reason) exists with count >= min;
+ * returns it (caller puts). */
+static json_object *
+wait_event(const char *name, const char *reason, int64_t min)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	json_object *evs, *ev;
+
+	for (;;) {
+		evs = events_of(name, reason);
+		if ((json_object_array_length(evs) == 1
+		            && count_of(json_object_array_get_idx(evs, 0))
+		                    >= min)
+		        || ksim_now_ms() >= end) {
+			break;
+		}
+		json_object_put(evs);
+		ksim_sleep_ms(100);
+	}
+	if (json_object_array_length(evs) != 1
+	        || count_of(json_object_array_get_idx(evs, 0)) < min) {
+		dump_sd_log();
+		fail_msg("%s %s: want 1 Event with count >= %lld, got %s",
+		        name, reason, (long long)min,
+		        json_object_to_json_string(evs));
+	}
+	ev = json_object_get(json_object_array_get_idx(evs, 0));
+	json_object_put(evs);
+	return (ev);
+}
+
+/* Checks the client-go stamping of ev about an object of kind. */
+static void
+check_stamp(
+        json_object *ev, const char *name, const char *kind, const char *type)
+{
+	const char *ename = jx_get_str(ev, "metadata.name");
+	int64_t first, last;
+
+	assert_non_null(ename);
+	assert_int_equal(strncmp(ename, name, strlen(name)), 0);
+	assert_int_equal(ename[strlen(name)], '.');
+	assert_true(strspn(ename + strlen(name) + 1, "0123456789abcdef")
+	        == strlen(ename + strlen(name) + 1));
+	assert_string_equal(jx_get_str(ev, "metadata.namespace"), NS);
+	assert_string_equal(jx_get_str(ev, "involvedObject.kind"), kind);
+	assert_string_equal(jx_get_str(ev, "involvedObject.namespace"), NS);
+	assert_non_null(jx_get_str(ev, "involvedObject.uid"));
+	assert_string_equal(jx_get_str(ev, "involvedObject.apiVersion"),
+	        GROUP "/" VERSION);
+	assert_string_equal(jx_get_str(ev, "type"), type);
+	assert_string_equal(
+	        jx_get_str(ev, "source.component"), "sympozium-controller");
+	assert_string_equal(
+	        jx_get_str(ev, "reportingComponent"), "sympozium-controller");
+	assert_int_equal(
+	        timefmt_parse(jx_get_str(ev, "firstTimestamp"), &first), 0);
+	assert_int_equal(
+	        timefmt_parse(jx_get_str(ev, "lastTimestamp"), &last), 0);
+	assert_true(last >= first);
+}
+
+/* ---- tests ---- */
+
+static void
+test_run_succeeds(void **state)
+{
+	json_object *ev;
+
+	(void)state;
+	create(&R_INST,
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"SympoziumInstance\",\"metadata\":{\"name\":\"alice\","
+	        "\"namespace\":\"" NS "\"},\"spec\":{\"agents\":{\"default\":"
+	        "{\"model\":\"gpt\"}}}}");
+	create(&R_RUN, RUN("ok-run", "alice"));
+	ev = wait_event("ok-run", "Started", 1);
+	check_stamp(ev, "ok-run", "AgentRun", "Normal");
+	assert_int_equal(count_of(ev), 1);
+	assert_non_null(
+	        strstr(jx_get_str(ev, "message"), "Created Job ok-run"));
+	json_object_put(ev);
+	ev = wait_event("ok-run", "Succeeded", 1);
+	check_stamp(ev, "ok-run", "AgentRun", "Normal");
+	assert_int_equal(count_of(ev), 1);
+	json_object_put(ev);
+}
+
+static void
+test_runs_fail(void **state)
+{
+	json_object *ev, *run = NULL;
+
+	(void)state;
+	create(&R_RUN, RUN("bad-run", "alice"));
+	create(&R_RUN, RUN("ghost-run", "nobody"));
+	ev = wait_event("bad-run", "Failed", 1);
+	check_stamp(ev, "bad-run", "AgentRun", "Warning");
+	/* The message is the run's status.error. */
+	assert_int_equal(
+	        kapi_get(F.a.c, &R_RUN, NS, "bad-run", &run, NULL), KAPI_OK);
+	assert_string_equal(jx_get_str(run, "status.phase"), "Failed");
+	assert_string_equal(
+	        jx_get_str(ev, "message"), jx_get_str(run, "status.error"));
+	json_object_put(run);
+	json_object_put(ev);
+	ev = wait_event("ghost-run", "Failed", 1);
+	check_stamp(ev, "ghost-run", "AgentRun", "Warning");
+	assert_non_null(strstr(jx_get_str(ev, "message"), "\"nobody\""));
+	assert_int_equal(count_of(ev), 1);
+	json_object_put(ev);
+	/* The failed run was started first. */
+	ev = wait_event("bad-run", "Started", 1);
+	json_object_put(ev);
+}
+
+#define PACK(skill)                                                           \
+	"{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":\"SkillPack\","   \
+	"\"metadata\":{\"name\":\"flip\",\"namespace\":\"" NS "\"},"          \
+	"\"spec\":{\"skills\":[{\"name\":\"" skill "\",\"content\":\"x\"}]}}"
+
+/* Replaces flip's spec and waits for its status phase. */
+static void
+set_pack(const char *skill, const char *phase)
+{
+	char *patch = xasprintf("{\"spec\":{\"skills\":[{\"name\":\"%s\","
+	                        "\"content\":\"x\"}]}}",
+	        skill);
+	struct kapi_err e = KAPI_ERR_INIT;
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	json_object *o = NULL;
+
+	if (kapi_patch(F.a.c, &R_SKP, NS, "flip", KAPI_PATCH_MERGE, patch,
+	            NULL, false, NULL, &e)
+	        != KAPI_OK) {
+		fail_msg("patch flip: %s", e.message);
+	}
+	kapi_err_fini(&e);
+	free(patch);
+	for (;;) {
+		kapi_get(F.a.c, &R_SKP, NS, "flip", &o, NULL);
+		const char *p = jx_get_str(o, "status.phase");
+		bool ok = p != NULL && strcmp(p, phase) == 0;
+		json_object_put(o);
+		o = NULL;
+		if (ok) {
+			return;
+		}
+		if (ksim_now_ms() >= end) {
+			fail_msg("flip never reached phase %s", phase);
+		}
+		ksim_sleep_ms(50);
+	}
+}
+
+static void
+test_dedupe_counts(void **state)
+{
+	json_object *ev;
+	char first[256], name[300];
+
+	(void)state;
+	create(&R_SKP, PACK("bad name"));
+	ev = wait_event("flip", "InvalidSkills", 1);
+	check_stamp(ev, "flip", "SkillPack", "Warning");
+	assert_int_equal(count_of(ev), 1);
+	snprintf(first, sizeof(first), "%s", jx_get_str(ev, "firstTimestamp"));
+	json_object_put(ev);
+	set_pack("good", "Ready");
+	set_pack("bad name", "Failed");
+	/* The same event again: the one Event counts 2 (a PATCH). */
+	ev = wait_event("flip", "InvalidSkills", 2);
+	assert_int_equal(count_of(ev), 2);
+	assert_string_equal(jx_get_str(ev, "firstTimestamp"), first);
+	snprintf(name, sizeof(name), "%s", jx_get_str(ev, "metadata.name"));
+	json_object_put(ev);
+	assert_true(ksim_count_log(
+	                    F.a.request_log, "PATCH", "/events/flip.", UA_SD)
+	        >= 1);
+	/* The Event deleted meanwhile (as the server's TTL does): the count
+	 * PATCH finds it gone and the whole Event is POSTed again. */
+	assert_int_equal(kapi_delete(F.a.c, &R_EV, NS, name, NULL, NULL, NULL),
+	        KAPI_OK);
+	set_pack("good", "Ready");
+	set_pack("bad name", "Failed");
+	ev = wait_event("flip", "InvalidSkills", 3);
+	assert_int_equal(count_of(ev), 3);
+	assert_string_equal(jx_get_str(ev, "metadata.name"), name);
+	assert_string_equal(jx_get_str(ev, "firstTimestamp"), first);
+	json_object_put(ev);
+}
+
+/* Event requests (POST and PATCH) by the supervisor so far. */
+static int
+event_writes(void)
+{
+	int post = ksim_count_log(F.a.request_log, "POST", "/events", UA_SD);
+	int patch = ksim_count_log(F.a.request_log, "PATCH", "/events", UA_SD);
+
+	assert_true(post >= 0 && patch >= 0);
+	return (post + patch);
+}
+
+static void
+test_quiet(void **state)
+{
+	int before;
+
+	(void)state;
+	before = event_writes();
+	ksim_sleep_ms(QUIET_MS);
+	if (event_writes() != before) {
+		dump_sd_log();
+		fail_msg("%d Event write(s) in %d ms of steady state",
+		        event_writes() - before, QUIET_MS);
+	}
+	/* Each transition was recorded once. */
+	json_object *evs = events_of("ok-run", "Started");
+	assert_int_equal(json_object_array_length(evs), 1);
+	json_object_put(evs);
+}
+
+static void
+test_sigterm(void **state)
+{
+	(void)state;
+	assert_true(F.pid > 0);
+	assert_int_equal(kill(F.pid, SIGTERM), 0);
+	assert_true(sd_reap(15000));
+	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
+		dump_sd_log();
+		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_succeeds),
+		cmocka_unit_test(test_runs_fail),
+		cmocka_unit_test(test_dedupe_counts),
+		cmocka_unit_test(test_quiet),
+		cmocka_unit_test(test_sigterm),
+	};
+
+	return (cmocka_run_group_tests(tests, setup, teardown));
+}
