@@ -28,6 +28,7 @@
  * non-root USER, ADDs nothing and copies no secret.  The image build is
  * not exercised here (no docker on the test machines).
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -183,6 +184,7 @@ static const struct {
 	{ "mcpservers", &kobj_mcpservers },
 	{ "policies", &kobj_policies },
 	{ "configs", &kobj_configs },
+	{ "events", &kobj_events },
 };
 
 static const struct ipc_res *
@@ -350,14 +352,45 @@ scan_file(struct perms *s, const char *path)
 	free(text);
 }
 
+/* The reconcilers' sources: every .c file in workers/ but the runtime's. */
+static bool
+reconciler_source(const char *name)
+{
+	static const char *const infra[] = { "kobj.c", "view.c", "runtime.c",
+		"registry.c", "main.c", NULL };
+	size_t n = strlen(name);
+
+	for (size_t i = 0; infra[i] != NULL; i++) {
+		if (strcmp(name, infra[i]) == 0) {
+			return (false);
+		}
+	}
+	return (n > 2 && strcmp(name + n - 2, ".c") == 0);
+}
+
+static void
+scan_workers(struct perms *s)
+{
+	DIR *d = opendir("workers");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (reconciler_source(e->d_name)) {
+			char *path = xasprintf("workers/%s", e->d_name);
+			scan_file(s, path);
+			free(path);
+			n++;
+		}
+	}
+	closedir(d);
+	assert_true(n >= 6);
+}
+
 static void
 needed(struct perms *s)
 {
-	static const char *const files[]
-	        = { "workers/agentrun.c", "workers/agentrun_job.c",
-		          "workers/agentrun_result.c", "workers/instance.c",
-		          "workers/mcpserver.c", "workers/personapack.c",
-		          "workers/schedule.c", "workers/skillpack.c" };
 	const struct ctrl_spec *c;
 	char sub[160];
 
@@ -379,9 +412,7 @@ needed(struct perms *s)
 			perm_add(s, c->watches[0].res.group, sub, "update");
 		}
 	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		scan_file(s, files[i]);
-	}
+	scan_workers(s);
 	perm_add(s, "", "secrets", "get");
 	perm_add(s, "", "pods/log", "get");
 	perm_add(s, "", "events", "create");
