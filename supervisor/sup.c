@@ -140,6 +140,23 @@ runtime_dir(struct sup *s, char *err, size_t errlen)
 	return (0);
 }
 
+/* The API configuration: kapi_conf_load's order, except that for tests
+ * SYMPOZIUM_SERVICEACCOUNT_DIR replaces the in-cluster service-account
+ * directory (KAPI_SA_DIR) when neither --kubeconfig nor KUBECONFIG is
+ * given. */
+static struct kapi_conf *
+load_conf(struct sup *s, char *err, size_t errlen)
+{
+	const char *sa = getenv("SYMPOZIUM_SERVICEACCOUNT_DIR");
+	const char *kc = getenv("KUBECONFIG");
+
+	if (s->cfg.kubeconfig == NULL && (kc == NULL || *kc == '\0')
+	        && sa != NULL && *sa != '\0') {
+		return (kapi_conf_in_cluster(sa, err, errlen));
+	}
+	return (kapi_conf_load(s->cfg.kubeconfig, NULL, err, errlen));
+}
+
 static int
 setup_api(struct sup *s, char *err, size_t errlen)
 {
@@ -149,7 +166,7 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	        .on_done = sup_on_written, .arg = s};
 	char e[512];
 
-	s->conf = kapi_conf_load(s->cfg.kubeconfig, NULL, e, sizeof(e));
+	s->conf = load_conf(s, e, sizeof(e));
 	if (s->conf == NULL) {
 		snprintf(err, errlen, "kubeconfig: %s", e);
 		return (-1);
