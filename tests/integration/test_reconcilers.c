@@ -78,6 +78,7 @@ static const struct kapi_res R_INST
 static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
 static const struct kapi_res R_SCHED
         = { GROUP, VERSION, "sympoziumschedules", true };
+static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
 static const struct kapi_res R_PACK = { GROUP, VERSION, "personapacks", true };
 static const struct kapi_res R_MCP = { GROUP, VERSION, "mcpservers", true };
 
@@ -947,19 +948,26 @@ check_image(json_object *o, const void *arg)
 	                : "container image differs");
 }
 
-/* The children of the "team" pack and of its instances. */
+/* Every child in NS_CHANGE: of the "team" pack, of its instances, of
+ * the "mcp" MCPServer, of the "tools" SkillPack and of the "solo"
+ * instance. */
 static const struct {
 	const struct kapi_res *r;
 	const char *name;
-} TEAM[] = {
+} KIDS[] = {
 	{ &R_INST, "team-a" },
 	{ &R_INST, "team-b" },
 	{ &R_SCHED, "team-a-schedule" },
 	{ &R_SCHED, "team-b-schedule" },
 	{ &R_CM, "team-a-memory" },
 	{ &R_CM, "team-b-memory" },
+	{ &R_DEP, "mcp" },
+	{ &R_SVC, "mcp" },
+	{ &R_CM, "tools" },
+	{ &R_CM, "solo-memory" },
 };
-#define NTEAM (sizeof(TEAM) / sizeof(TEAM[0]))
+#define NKIDS (sizeof(KIDS) / sizeof(KIDS[0]))
+enum { K_TEAM_A, K_TEAM_B_SCHED = 3, K_MCP_DEP = 6, K_TOOLS = 8, K_NONE = 99 };
 
 /* The personas of "team"; model of a and task of b vary. */
 static void
@@ -1005,23 +1013,25 @@ check_pack(json_object *o, const void *arg)
 	                : "installedCount differs");
 }
 
-/* Asserts which of TEAM changed resourceVersion since rv[]: only the one
- * at index changed (then rv[changed] is refreshed). */
+/* Asserts that of KIDS only the one at index changed (K_NONE: none)
+ * its resourceVersion since rv[], after the operator went quiet; then
+ * refreshes rv[]. */
 static void
 assert_only_changed(char **rv, size_t changed)
 {
-	for (size_t i = 0; i < NTEAM; i++) {
-		char *now = rv_of(TEAM[i].r, NS_CHANGE, TEAM[i].name);
+	wait_quiet();
+	for (size_t i = 0; i < NKIDS; i++) {
+		char *now = rv_of(KIDS[i].r, NS_CHANGE, KIDS[i].name);
 		bool same = strcmp(now, rv[i]) == 0;
 
 		if (i == changed && same) {
-			fail_msg("%s %s did not change", TEAM[i].r->plural,
-			        TEAM[i].name);
+			fail_msg("%s %s did not change", KIDS[i].r->plural,
+			        KIDS[i].name);
 		}
 		if (i != changed && !same) {
 			print_writes_after(0);
 			fail_msg("%s %s changed (rv %s -> %s)",
-			        TEAM[i].r->plural, TEAM[i].name, rv[i], now);
+			        KIDS[i].r->plural, KIDS[i].name, rv[i], now);
 		}
 		free(rv[i]);
 		rv[i] = now;
@@ -1029,13 +1039,25 @@ assert_only_changed(char **rv, size_t changed)
 }
 
 static void
-test_spec_change(void **state)
+create_tools(void)
 {
-	char *rv[NTEAM], *dep_rv, *svc_rv, *now;
+	create(&R_SKP, NS_CHANGE,
+	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	              "\"SkillPack\",\"metadata\":{\"name\":\"tools\"},"
+	              "\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
+	              "\"Use one.\"},{\"name\":\"two\",\"content\":"
+	              "\"Use two.\"}]}}"));
+}
+
+/* Creates the objects of NS_CHANGE and waits for every child. */
+static void
+change_fixture(void)
+{
 	const int64_t two = 2;
 
-	(void)state;
 	create_mcp(NS_CHANGE, "mcp", "img:1");
+	create_tools();
+	create_instance(NS_CHANGE, "solo");
 	create(&R_PACK, NS_CHANGE,
 	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	              "\"PersonaPack\",\"metadata\":{\"name\":\"team\"},"
@@ -1044,45 +1066,68 @@ test_spec_change(void **state)
 	wait_obj(&R_MCP, NS_CHANGE, "mcp", check_ready, NULL);
 	wait_owned(&R_SVC, NS_CHANGE, "mcp", "MCPServer", "mcp");
 	wait_obj(&R_PACK, NS_CHANGE, "team", check_pack, &two);
-	for (size_t i = 0; i < NTEAM; i++) {
-		wait_obj(TEAM[i].r, NS_CHANGE, TEAM[i].name, check_present,
+	wait_owned(&R_CM, NS_CHANGE, "tools", "SkillPack", "tools");
+	for (size_t i = 0; i < NKIDS; i++) {
+		wait_obj(KIDS[i].r, NS_CHANGE, KIDS[i].name, check_present,
 		        NULL);
 	}
-	wait_quiet();
-	for (size_t i = 0; i < NTEAM; i++) {
-		rv[i] = rv_of(TEAM[i].r, NS_CHANGE, TEAM[i].name);
-	}
-	dep_rv = rv_of(&R_DEP, NS_CHANGE, "mcp");
-	svc_rv = rv_of(&R_SVC, NS_CHANGE, "mcp");
+}
 
+static const char *
+check_two_md(json_object *o, const void *arg)
+{
+	json_object *v = jx_getv(o, "data", "two.md", NULL);
+
+	if (o == NULL) {
+		return ("absent");
+	}
+	return (v != NULL && strcmp(json_object_get_string(v), arg) == 0
+	                ? NULL
+	                : "two.md differs");
+}
+
+static void
+test_spec_change(void **state)
+{
+	char *rv[NKIDS];
+
+	(void)state;
+	change_fixture();
+	wait_quiet();
+	for (size_t i = 0; i < NKIDS; i++) {
+		rv[i] = rv_of(KIDS[i].r, NS_CHANGE, KIDS[i].name);
+	}
 	/* The MCPServer's image: its Deployment, not its Service. */
 	merge_patch(&R_MCP, NS_CHANGE, "mcp",
 	        "{\"spec\":{\"deployment\":{\"image\":\"img:2\"}}}");
 	wait_obj(&R_DEP, NS_CHANGE, "mcp", check_image, "img:2");
+	assert_only_changed(rv, K_MCP_DEP);
 	/* A persona's model: its instance only (spec 3.3 "Present"). */
 	patch_team("gpt-5", "B task");
 	wait_field(&R_INST, NS_CHANGE, "team-a", "spec.agents.default.model",
 	        "gpt-5");
-	wait_quiet();
-	now = rv_of(&R_DEP, NS_CHANGE, "mcp");
-	assert_string_not_equal(now, dep_rv);
-	free(now);
-	now = rv_of(&R_SVC, NS_CHANGE, "mcp");
-	assert_string_equal(now, svc_rv);
-	free(now);
-	assert_only_changed(rv, 0);
-
+	assert_only_changed(rv, K_TEAM_A);
 	/* A persona's schedule task: its schedule only. */
 	patch_team("gpt-5", "B task v2");
 	wait_field(&R_SCHED, NS_CHANGE, "team-b-schedule", "spec.task",
 	        "B task v2");
-	wait_quiet();
-	assert_only_changed(rv, 3);
-	for (size_t i = 0; i < NTEAM; i++) {
+	assert_only_changed(rv, K_TEAM_B_SCHED);
+	/* A skill's content: the SkillPack's ConfigMap only. */
+	merge_patch(&R_SKP, NS_CHANGE, "tools",
+	        "{\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
+	        "\"Use one.\"},{\"name\":\"two\",\"content\":\"Use 2.\"}]}}");
+	wait_obj(&R_CM, NS_CHANGE, "tools", check_two_md, "Use 2.");
+	assert_only_changed(rv, K_TOOLS);
+	/* A new channel: a new Deployment, the instance's other children
+	 * (its memory ConfigMap) untouched. */
+	merge_patch(&R_INST, NS_CHANGE, "solo",
+	        "{\"spec\":{\"channels\":[{\"type\":\"telegram\"}]}}");
+	wait_owned(&R_DEP, NS_CHANGE, "solo-channel-telegram",
+	        "SympoziumInstance", "solo");
+	assert_only_changed(rv, K_NONE);
+	for (size_t i = 0; i < NKIDS; i++) {
 		free(rv[i]);
 	}
-	free(dep_rv);
-	free(svc_rv);
 }
 
 /* ---- 6. a schedule creates its run ---- */
