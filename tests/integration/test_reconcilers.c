@@ -366,20 +366,20 @@ kubelet_rules(void)
 {
 	json_object *rules = json_object_new_array();
 	json_object *body = json_object_new_object();
+	json_object *ok_log = json_object_new_string(OK_LOG);
+	json_object *err_log = json_object_new_string(ERR_LOG);
 	struct ksim_resp *resp;
 
 	json_object_array_add(rules,
 	        jsonf("{\"namespace\":\"" NS_RESULT "\",\"labelSelector\":"
 	              "\"sympozium.ai/agent-run=run-ok\",\"runDuration\":"
 	              "\"500ms\",\"logs\":{\"agent\":%s}}",
-	                json_object_to_json_string(
-	                        json_object_new_string(OK_LOG))));
+	                json_object_to_json_string(ok_log)));
 	json_object_array_add(rules,
 	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
 	              "\"sympozium.ai/agent-run=run-err\",\"runDuration\":"
 	              "\"500ms\",\"exitCode\":1,\"logs\":{\"agent\":%s}}",
-	                json_object_to_json_string(
-	                        json_object_new_string(ERR_LOG))));
+	                json_object_to_json_string(err_log)));
 	json_object_array_add(rules,
 	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
 	              "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
@@ -396,6 +396,8 @@ kubelet_rules(void)
 	}
 	ksim_resp_free(resp);
 	json_object_put(body);
+	json_object_put(ok_log);
+	json_object_put(err_log);
 }
 
 /* ---- polling ---- */
