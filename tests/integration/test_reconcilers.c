@@ -60,9 +60,10 @@
 #define NS_CHANGE  "e2e-change"
 #define NS_SCHED   "e2e-sched"
 #define NS_PACK    "e2e-pack"
+#define NS_FIN     "e2e-fin"
 
 static const char *const NAMESPACES[] = { NS_RESULT, NS_FAIL, NS_TIMEOUT,
-	NS_GC, NS_CHANGE, NS_SCHED, NS_PACK };
+	NS_GC, NS_FIN, NS_CHANGE, NS_SCHED, NS_PACK };
 
 static const struct kapi_res R_CRD
         = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
@@ -70,6 +71,8 @@ static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SVC = { "", "v1", "services", true };
 static const struct kapi_res R_POD = { "", "v1", "pods", true };
+static const struct kapi_res R_PVC
+        = { "", "v1", "persistentvolumeclaims", true };
 static const struct kapi_res R_SA = { "", "v1", "serviceaccounts", true };
 static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
 static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
@@ -168,7 +171,8 @@ merge_patch(const struct kapi_res *r, const char *ns, const char *name,
 	kapi_err_fini(&e);
 }
 
-static void delete (const struct kapi_res *r, const char *ns, const char *name)
+static void
+del_obj(const struct kapi_res *r, const char *ns, const char *name)
 {
 	struct kapi_err e = KAPI_ERR_INIT;
 
@@ -385,6 +389,9 @@ kubelet_rules(void)
 	              "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
 	              "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
 	              "\"segfault\\n\"}}"));
+	json_object_array_add(rules,
+	        jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
+	              "\"120s\"}"));
 	json_object_array_add(rules,
 	        jsonf("{\"namespace\":\"" NS_TIMEOUT "\",\"runDuration\":"
 	              "\"120s\"}"));
@@ -892,8 +899,8 @@ test_owner_delete_gc(void **state)
 	        count_labelled(&R_POD, NS_GC, "sympozium.ai/agent-run=run-gc"),
 	        1);
 
-	delete (&R_RUN, NS_GC, "run-gc");
-	delete (&R_MCP, NS_GC, "mcp-gc");
+	del_obj(&R_RUN, NS_GC, "run-gc");
+	del_obj(&R_MCP, NS_GC, "mcp-gc");
 	wait_obj(&R_JOB, NS_GC, "run-gc", check_absent, NULL);
 	wait_obj(&R_CM, NS_GC, "run-gc-input", check_absent, NULL);
 	wait_none_labelled(&R_POD, NS_GC, "sympozium.ai/agent-run=run-gc");
@@ -905,20 +912,68 @@ test_owner_delete_gc(void **state)
 	wait_obj(&R_SA, NS_GC, "sympozium-agent", check_present, NULL);
 }
 
+/* Deleting owners with finalizers: a running AgentRun (spec 1.9: the
+ * operator deletes its Job, then drops the finalizer) and a
+ * SympoziumInstance (spec 2.2 step 2: its channel Deployments and memory
+ * ConfigMap). */
+static void
+test_owner_delete_finalizers(void **state)
+{
+	(void)state;
+	create_instance(NS_FIN, "inst");
+	merge_patch(&R_INST, NS_FIN, "inst",
+	        "{\"spec\":{\"channels\":[{\"type\":\"telegram\"}]}}");
+	create_run(NS_FIN, "run-long", "inst", NULL);
+	wait_field(&R_RUN, NS_FIN, "run-long", "status.phase", "Running");
+	wait_owned(&R_JOB, NS_FIN, "run-long", "AgentRun", "run-long");
+	wait_owned(&R_DEP, NS_FIN, "inst-channel-telegram",
+	        "SympoziumInstance", "inst");
+	wait_owned(&R_CM, NS_FIN, "inst-memory", "SympoziumInstance", "inst");
+	for (int64_t end = ksim_now_ms() + WAIT_MS;
+	        count_labelled(
+	                &R_POD, NS_FIN, "sympozium.ai/agent-run=run-long")
+	                == 0
+	        && ksim_now_ms() < end;) {
+		ksim_sleep_ms(100);
+	}
+
+	del_obj(&R_RUN, NS_FIN, "run-long");
+	wait_obj(&R_RUN, NS_FIN, "run-long", check_absent, NULL);
+	wait_obj(&R_JOB, NS_FIN, "run-long", check_absent, NULL);
+	wait_obj(&R_CM, NS_FIN, "run-long-input", check_absent, NULL);
+	wait_none_labelled(&R_POD, NS_FIN, "sympozium.ai/agent-run=run-long");
+	assert_true(sd_deletes("/namespaces/" NS_FIN "/jobs/run-long") >= 1);
+
+	del_obj(&R_INST, NS_FIN, "inst");
+	wait_obj(&R_INST, NS_FIN, "inst", check_absent, NULL);
+	wait_obj(&R_DEP, NS_FIN, "inst-channel-telegram", check_absent, NULL);
+	wait_obj(&R_CM, NS_FIN, "inst-memory", check_absent, NULL);
+	assert_true(sd_deletes("/namespaces/" NS_FIN
+	                       "/deployments/inst-channel-telegram")
+	        >= 1);
+	assert_true(sd_deletes("/namespaces/" NS_FIN "/configmaps/inst-memory")
+	        >= 1);
+}
+
 /* ---- 5. a spec change touches only its children ---- */
 
-/* A cron that fires once a year or so, never during the test and never
- * at creation (no tick in the 24 h before). */
+/* A cron that fires about once a month, never during the test and never
+ * at creation (no tick in the 24 h before): 15 days from the first call,
+ * the same string on every call (a changed cron is a spec change). */
 static void
 far_cron(char *out, size_t n)
 {
-	time_t t = time(NULL) + 15 * 86400;
-	struct tm tm;
-	int mday;
+	static char cron[64];
 
-	gmtime_r(&t, &tm);
-	mday = tm.tm_mday > 28 ? 28 : tm.tm_mday;
-	snprintf(out, n, "%d %d %d * *", tm.tm_min, tm.tm_hour, mday);
+	if (cron[0] == '\0') {
+		time_t t = time(NULL) + 15 * 86400;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		snprintf(cron, sizeof(cron), "%d %d %d * *", tm.tm_min,
+		        tm.tm_hour, tm.tm_mday > 28 ? 28 : tm.tm_mday);
+	}
+	snprintf(out, n, "%s", cron);
 }
 
 /* A daily cron whose last tick was 12 h ago: a new schedule fires at
@@ -963,13 +1018,22 @@ static const struct {
 	{ &R_SCHED, "team-b-schedule" },
 	{ &R_CM, "team-a-memory" },
 	{ &R_CM, "team-b-memory" },
+	{ &R_DEP, "team-a-memory" },
+	{ &R_SVC, "team-b-memory" },
+	{ &R_PVC, "team-a-memory-db" },
 	{ &R_DEP, "mcp" },
 	{ &R_SVC, "mcp" },
 	{ &R_CM, "tools" },
 	{ &R_CM, "solo-memory" },
 };
 #define NKIDS (sizeof(KIDS) / sizeof(KIDS[0]))
-enum { K_TEAM_A, K_TEAM_B_SCHED = 3, K_MCP_DEP = 6, K_TOOLS = 8, K_NONE = 99 };
+enum {
+	K_TEAM_A,
+	K_TEAM_B_SCHED = 3,
+	K_MCP_DEP = 9,
+	K_TOOLS = 11,
+	K_NONE = 99
+};
 
 /* The personas of "team"; model of a and task of b vary. */
 static void
@@ -1324,6 +1388,7 @@ main(void)
 		cmocka_unit_test(test_run_failed_pod),
 		cmocka_unit_test(test_run_timeout),
 		cmocka_unit_test(test_owner_delete_gc),
+		cmocka_unit_test(test_owner_delete_finalizers),
 		cmocka_unit_test(test_spec_change),
 		cmocka_unit_test(test_schedule_run),
 		cmocka_unit_test(test_personapack_teardown),
