@@ -1256,6 +1256,72 @@ test_schedule_run(void **state)
 	        1);
 }
 
+/* A schedule of instance "inst" in NS_SCHED; suspend: "true"/"false". */
+static void
+create_schedule(const char *name, const char *cron, const char *suspend)
+{
+	create(&R_SCHED, NS_SCHED,
+	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	              "\"SympoziumSchedule\",\"metadata\":{\"name\":\"%s\"},"
+	              "\"spec\":{\"instanceRef\":\"inst\",\"schedule\":"
+	              "\"%s\",\"task\":\"Later\",\"suspend\":%s}}",
+	                name, cron, suspend));
+}
+
+static const char *
+check_invalid(json_object *o, const void *arg)
+{
+	json_object *c = jx_get(o, "status.conditions");
+
+	(void)arg;
+	if (o == NULL) {
+		return ("absent");
+	}
+	if (strcmp(jx_get_str(o, "status.phase") ?: "", "Error") != 0) {
+		return ("status.phase is not Error");
+	}
+	for (size_t i = 0; c != NULL && i < json_object_array_length(c); i++) {
+		json_object *x = json_object_array_get_idx(c, i);
+		if (strcmp(jx_get_str(x, "type") ?: "", "Ready") == 0
+		        && strcmp(jx_get_str(x, "status") ?: "", "False") == 0
+		        && strcmp(jx_get_str(x, "reason") ?: "",
+		                   "InvalidSchedule")
+		                == 0) {
+			return (NULL);
+		}
+	}
+	return ("no Ready=False condition with reason InvalidSchedule");
+}
+
+/* A suspended schedule makes no run; resumed, it fires the missed tick at
+ * once (spec 5.4 "missed schedules").  An invalid cron: phase Error with
+ * a Ready=False condition (decision), no run. */
+static void
+test_schedule_suspend_invalid(void **state)
+{
+	char cron[64];
+
+	(void)state;
+	daily_cron(cron, sizeof(cron));
+	create_schedule("paused", cron, "true");
+	create_schedule("broken", "61 * * * *", "false");
+	wait_field(&R_SCHED, NS_SCHED, "paused", "status.phase", "Suspended");
+	wait_obj(&R_SCHED, NS_SCHED, "broken", check_invalid, NULL);
+	wait_quiet();
+	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
+	                         "sympozium.ai/schedule=paused"),
+	        0);
+	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
+	                         "sympozium.ai/schedule=broken"),
+	        0);
+	merge_patch(&R_SCHED, NS_SCHED, "paused",
+	        "{\"spec\":{\"suspend\":false}}");
+	wait_owned(
+	        &R_RUN, NS_SCHED, "paused-1", "SympoziumSchedule", "paused");
+	wait_field(&R_SCHED, NS_SCHED, "paused", "status.phase", "Active");
+	wait_field(&R_RUN, NS_SCHED, "paused-1", "status.phase", "Succeeded");
+}
+
 /* ---- 7. a PersonaPack stamps and tears down ---- */
 
 static void
@@ -1342,6 +1408,41 @@ test_personapack_teardown(void **state)
 	        0);
 }
 
+/* Deleting an enabled pack: its seed ConfigMap is deleted by the
+ * operator (spec 3.2 step 2), its instances and schedules by the garbage
+ * collector (then the instances' finalizers run). */
+static void
+test_personapack_delete(void **state)
+{
+	char cron[64];
+
+	(void)state;
+	far_cron(cron, sizeof(cron));
+	create(&R_PACK, NS_PACK,
+	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	              "\"PersonaPack\",\"metadata\":{\"name\":\"duo\"},"
+	              "\"spec\":{\"enabled\":true,\"personas\":[{\"name\":"
+	              "\"z\",\"systemPrompt\":\"You are Z.\",\"memory\":{"
+	              "\"enabled\":true,\"seeds\":[\"zed\"]},\"schedule\":{"
+	              "\"type\":\"sweep\",\"cron\":\"%s\",\"task\":\"Z\"}}]}}",
+	                cron));
+	wait_owned(&R_INST, NS_PACK, "duo-z", "PersonaPack", "duo");
+	wait_owned(&R_SCHED, NS_PACK, "duo-z-schedule", "PersonaPack", "duo");
+	wait_obj(&R_CM, NS_PACK, "duo-z-memory", check_memory,
+	        "# Memory\n\n- zed\n");
+	del_obj(&R_PACK, NS_PACK, "duo");
+	wait_obj(&R_PACK, NS_PACK, "duo", check_absent, NULL);
+	wait_obj(&R_INST, NS_PACK, "duo-z", check_absent, NULL);
+	wait_obj(&R_SCHED, NS_PACK, "duo-z-schedule", check_absent, NULL);
+	wait_obj(&R_CM, NS_PACK, "duo-z-memory", check_absent, NULL);
+	assert_true(
+	        sd_deletes("/namespaces/" NS_PACK "/configmaps/duo-z-memory")
+	        >= 1);
+	assert_int_equal(
+	        sd_deletes("/namespaces/" NS_PACK "/sympoziuminstances/duo-z"),
+	        0);
+}
+
 /* ---- 8. steady state ---- */
 
 static void
@@ -1391,7 +1492,9 @@ main(void)
 		cmocka_unit_test(test_owner_delete_finalizers),
 		cmocka_unit_test(test_spec_change),
 		cmocka_unit_test(test_schedule_run),
+		cmocka_unit_test(test_schedule_suspend_invalid),
 		cmocka_unit_test(test_personapack_teardown),
+		cmocka_unit_test(test_personapack_delete),
 		cmocka_unit_test(test_steady_state),
 		cmocka_unit_test(test_sigterm),
 	};
