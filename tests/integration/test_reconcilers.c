@@ -10,12 +10,16 @@
  * run with the log's error or "Job failed" (1.5); a run past spec.timeout
  * failing with "timeout" and its Job deleted (1.5 step 7); deleting owners
  * (an AgentRun, an MCPServer) removing their children through kubesim's
- * garbage collector, not the operator; a spec change touching exactly the
- * children it should (MCPServer image, PersonaPack persona fields); a
- * SympoziumSchedule creating its first run at once (5.4 "first fire");
- * a PersonaPack stamping instances, schedules and seeds, removing an
- * excluded persona and tearing everything down when disabled; and no
- * write by the operator other than Lease renewals in 10 s of steady state.
+ * garbage collector, not the operator, and owners with finalizers (a
+ * running AgentRun, an instance) cleaned up by the operator (1.9, 2.2); a
+ * spec change touching exactly the children it should (MCPServer image,
+ * persona model and task, skill content, a new channel); a
+ * SympoziumSchedule creating its first run at once, a suspended one
+ * firing the missed tick on resume, an invalid cron giving Error (5.2,
+ * 5.4); a PersonaPack stamping instances, schedules and seeds, removing an
+ * excluded persona, tearing everything down when disabled, and its
+ * deletion; and no write by the operator other than Lease renewals in
+ * 10 s of steady state.
  *
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
  * signalled.
