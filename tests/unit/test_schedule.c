@@ -22,6 +22,7 @@
 #include "common/timefmt.h"
 #include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
+#include "workers/cron.h"
 #include "workers/kobj.h"
 #include "workers/schedule.h"
 #include "workers/zonecache.h"
@@ -902,6 +903,56 @@ test_tz_view_errors(void **state)
 	zc_reset();
 }
 
+/* The worker keeps at most ZC_MAX zones, dropping the least recently
+ * used; a kept zone is a copy per parse. */
+static void
+test_zone_cache_bound(void **state)
+{
+	struct fakesup *f = *state;
+	unsigned char *tzif;
+	size_t len;
+	char name[32], err[256];
+	struct cron_zone *z;
+	FILE *fp = fopen("/usr/share/zoneinfo/Asia/Tokyo", "rb");
+
+	assert_non_null(fp);
+	tzif = malloc(1 << 16);
+	len = fread(tzif, 1, 1 << 16, fp);
+	fclose(fp);
+	zc_reset();
+	fakesup_clear_log(f);
+	for (int i = 0; i <= ZC_MAX; i++) {
+		snprintf(name, sizeof(name), "Test/Zone%d", i);
+		fakesup_add_zone(f, name, tzif, len);
+		z = zc_load(name, fakesup_view(f), err, sizeof(err));
+		assert_non_null(z);
+		assert_int_equal(cron_zone_offset(z, 0), 9 * 3600);
+		cron_zone_free(z);
+		if (i == 0) {
+			continue;
+		}
+		/* Zone0 stays the most recently used */
+		z = zc_load("Test/Zone0", fakesup_view(f), err, sizeof(err));
+		cron_zone_free(z);
+	}
+	assert_int_equal(zc_count(), ZC_MAX);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 1);
+	/* Zone1 was the oldest: evicted, asked again; Zone0 kept */
+	z = zc_load("Test/Zone0", fakesup_view(f), err, sizeof(err));
+	cron_zone_free(z);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 1);
+	z = zc_load("Test/Zone1", fakesup_view(f), err, sizeof(err));
+	assert_non_null(z);
+	cron_zone_free(z);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 2);
+	/* no view: an error, not a crash */
+	assert_null(zc_load("Test/Other", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown time zone \"Test/Other\""));
+	free(tzif);
+	zc_reset();
+	assert_int_equal(zc_count(), 0);
+}
+
 int
 main(void)
 {
@@ -927,6 +978,7 @@ main(void)
 		T(test_view_errors),
 		T(test_tz_view),
 		T(test_tz_view_errors),
+		T(test_zone_cache_bound),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
