@@ -31,8 +31,8 @@ struct zi {
 };
 
 /* TZif version 1, no transitions, one type: UTC+0 "UTC". */
-static const unsigned char utc_tzif[] = { 'T', 'Z', 'i', 'f', 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* version, reserved */
+static const unsigned char utc_tzif[] = { 'T', 'Z', 'i', 'f', 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0,       /* version, reserved */
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* isutcnt isstdcnt leapcnt */
 	0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 4, /* timecnt typecnt charcnt */
 	0, 0, 0, 0, 0, 0,                   /* utoff 0, isdst 0, idx 0 */
@@ -46,8 +46,8 @@ zi_new(const char *dir)
 	if (dir == NULL) {
 		dir = getenv("TZDIR");
 	}
-	z->dir = xstrdup(dir != NULL && dir[0] != '\0' ? dir
-	                                               : "/usr/share/zoneinfo");
+	z->dir = xstrdup(
+	        dir != NULL && dir[0] != '\0' ? dir : "/usr/share/zoneinfo");
 	return (z);
 }
 
@@ -90,8 +90,8 @@ zi_reads(const struct zi *z)
 
 /* Reads at most IPC_DATA_MAX bytes of regular file fd into *out. */
 static enum ipc_view_status
-read_fd(int fd, const char *name, unsigned char **out, size_t *len,
-        char *err, size_t errlen)
+read_fd(int fd, const char *name, unsigned char **out, size_t *len, char *err,
+        size_t errlen)
 {
 	struct stat st;
 	unsigned char *b;
@@ -102,8 +102,10 @@ read_fd(int fd, const char *name, unsigned char **out, size_t *len,
 		return (IPC_VS_NOT_FOUND); /* a directory ("America") */
 	}
 	if (st.st_size > (off_t)IPC_DATA_MAX) {
-		errmsg(err, errlen, "time zone \"%s\" is too large (over %u "
-		        "bytes)", name, IPC_DATA_MAX);
+		errmsg(err, errlen,
+		        "time zone \"%s\" is too large (over %u "
+		        "bytes)",
+		        name, IPC_DATA_MAX);
 		return (IPC_VS_ERROR);
 	}
 	b = xmalloc(IPC_DATA_MAX + 1);
@@ -211,7 +213,7 @@ zi_lookup(struct zi *z, const char *name, const char **b64, char *err,
 		return (st);
 	}
 	e = slot(z);
-	*e = (struct entry){ xstrdup(name), data, ++z->tick };
+	*e = (struct entry) { xstrdup(name), data, ++z->tick };
 	*b64 = e->b64;
 	return (IPC_VS_OK);
 }

@@ -68,17 +68,20 @@ fetch(struct view *v, const char *name, char *err, size_t errlen)
 	int rc;
 
 	if (v == NULL) {
-		errmsg(err, errlen, "unknown time zone \"%s\" (no view)", name);
+		errmsg(err, errlen, "unknown time zone \"%s\" (no view)",
+		        name);
 		return (NULL);
 	}
 	rc = view_zoneinfo(v, name, &data, &len, sub, sizeof(sub));
 	if (rc < 0) {
-		errmsg(err, errlen, "unknown time zone \"%s\" (%s)", name, sub);
+		errmsg(err, errlen, "unknown time zone \"%s\" (%s)", name,
+		        sub);
 	} else if (rc > 0) {
 		errmsg(err, errlen, "unknown time zone \"%s\"", name);
 	} else if ((z = cron_zone_parse(data, len, sub, sizeof(sub)))
 	        == NULL) {
-		errmsg(err, errlen, "unknown time zone \"%s\" (%s)", name, sub);
+		errmsg(err, errlen, "unknown time zone \"%s\" (%s)", name,
+		        sub);
 	}
 	free(data);
 	return (z);
@@ -104,6 +107,6 @@ zc_load(const char *name, void *arg, char *err, size_t errlen)
 		return (NULL);
 	}
 	e = slot();
-	*e = (struct zentry){ xstrdup(name), z, ++tick };
+	*e = (struct zentry) { xstrdup(name), z, ++tick };
 	return (cron_zone_dup(z));
 }

@@ -18,8 +18,8 @@
 /* The loader: arg is the struct view * to ask (borrowed).  Errors read
  * `unknown time zone "X"` (not found; with the view's message appended
  * after a view error) or `invalid location name "X"`. */
-struct cron_zone *zc_load(const char *name, void *arg, char *err,
-        size_t errlen);
+struct cron_zone *zc_load(
+        const char *name, void *arg, char *err, size_t errlen);
 /* Zones kept now. */
 size_t zc_count(void);
 /* Forgets every zone (tests). */

@@ -75,7 +75,8 @@ apply_crds(void)
 		size_t len = 0;
 		char *text = testutil_read_file(path, &len);
 		char err[256] = "";
-		json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+		json_object *docs
+		        = yamlj_parse_all(text, len, err, sizeof(err));
 
 		if (docs == NULL) {
 			fail_msg("%s: %s", path, err);
@@ -237,8 +238,8 @@ wait_phase(const char *name, const char *phase)
 	for (;;) {
 		struct kapi_err e = KAPI_ERR_INIT;
 		enum kapi_rc rc = kapi_get(F.a.c, &R_SCHED, NS, name, &o, &e);
-		const char *got = rc == KAPI_OK ? jx_get_str(o, "status.phase")
-		                                : NULL;
+		const char *got
+		        = rc == KAPI_OK ? jx_get_str(o, "status.phase") : NULL;
 		kapi_err_fini(&e);
 		if (got != NULL && strcmp(got, phase) == 0) {
 			return (o);
@@ -248,9 +249,11 @@ wait_phase(const char *name, const char *phase)
 			fprintf(stderr, "---- sympoziumd log ----\n%s----\n",
 			        log);
 			free(log);
-			fail_msg("%s: phase %s after %d ms, want %s (%s)", name,
-			        got != NULL ? got : "(none)", WAIT_MS, phase,
-			        o != NULL ? json_object_to_json_string(o) : "");
+			fail_msg("%s: phase %s after %d ms, want %s (%s)",
+			        name, got != NULL ? got : "(none)", WAIT_MS,
+			        phase,
+			        o != NULL ? json_object_to_json_string(o)
+			                  : "");
 		}
 		json_object_put(o);
 		o = NULL;
@@ -288,8 +291,7 @@ test_new_york(void **state)
 	/* what the reconciler must compute: first fire after creation - 24 h,
 	 * in New York (this process may read the zone file) */
 	assert_int_equal(cron_parse(cron, &c, err, sizeof(err)), 0);
-	assert_int_equal(
-	        cron_next(c, cts_us / 1000 - 86400000, &next_ms), 0);
+	assert_int_equal(cron_next(c, cts_us / 1000 - 86400000, &next_ms), 0);
 	cron_free(c);
 	timefmt_rfc3339(next_ms / 1000, want);
 	o = wait_phase("ny", "Active");
@@ -306,8 +308,8 @@ test_unknown_zone(void **state)
 	json_object *o, *c;
 
 	(void)state;
-	json_object_put(create_schedule("nowhere",
-	        "CRON_TZ=Nowhere/City 0 9 * * *"));
+	json_object_put(
+	        create_schedule("nowhere", "CRON_TZ=Nowhere/City 0 9 * * *"));
 	o = wait_phase("nowhere", "Error");
 	c = json_object_array_get_idx(jx_get(o, "status.conditions"), 0);
 	assert_string_equal(jx_get_str(c, "reason"), "InvalidSchedule");

@@ -40,8 +40,7 @@ struct fakesup {
 	struct zi *zi;
 };
 
-static const char *const whats[]
-        = { "get", "list", "secret", "log", "zone" };
+static const char *const whats[] = { "get", "list", "secret", "log", "zone" };
 
 static void
 put(struct fakesup *f, const char *t, const char *p, const char *ns,
@@ -130,8 +129,7 @@ plural_of(const struct ipc_view_req *q)
 
 /* A zone the test added, else the supervisor's answer. */
 static void
-zone(struct fakesup *f, const struct ipc_view_req *q,
-        struct ipc_view_reply *r)
+zone(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 {
 	json_object *e = find(f, "zone", "zoneinfo", NULL, q->name);
 	static char err[256]; /* used under f->mu */

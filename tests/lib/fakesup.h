@@ -4,9 +4,9 @@
  * VIEW_REQs (get, list, secret_meta, pod_log) from an in-test store of
  * objects, Secrets' metadata and pod logs, with per-resource injected
  * errors and a log of the requests (zoneinfo views from the zoneinfo
- * directory through supervisor/zoneinfo.c, or from zones the test adds); and fakesup_run(), which runs a
- * reconciler once and collects its writes (checked against the wire
- * format), verdict, delay and message.  Prefix fakesup_.
+ * directory through supervisor/zoneinfo.c, or from zones the test adds); and
+ * fakesup_run(), which runs a reconciler once and collects its writes (checked
+ * against the wire format), verdict, delay and message.  Prefix fakesup_.
  */
 #ifndef FAKESUP_H
 #define FAKESUP_H
@@ -68,8 +68,8 @@ void fakesup_clear_log(struct fakesup *f);
 /* Requests answered so far. */
 int fakesup_nreqs(struct fakesup *f);
 /* The requests, one line each: "get|list|secret|log|zone plural ns/name",
- * plural "-" for secret, log and zone (whose ns is empty), " selector" appended for a list
- * (borrowed, valid until the next request or reset). */
+ * plural "-" for secret, log and zone (whose ns is empty), " selector"
+ * appended for a list (borrowed, valid until the next request or reset). */
 const char *fakesup_log(struct fakesup *f);
 /* Whether a get (or, for plural "secrets", a secret_meta) of name was
  * made. */

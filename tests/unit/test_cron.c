@@ -360,8 +360,8 @@ test_zone_loader(void **state)
 	(void)state;
 	loads = 0;
 	cron_set_zone_loader(count_loader, (void *)"from the test");
-	assert_int_equal(cron_parse("CRON_TZ=Any/Name 0 9 * * *", &c, err,
-	                         sizeof(err)),
+	assert_int_equal(
+	        cron_parse("CRON_TZ=Any/Name 0 9 * * *", &c, err, sizeof(err)),
 	        0);
 	assert_int_equal(loads, 1);
 	/* 2026-07-09T00:00Z -> 09:00 EDT = 13:00Z */
@@ -369,22 +369,24 @@ test_zone_loader(void **state)
 	assert_int_equal(next, 1783555200000 + 13 * 3600000);
 	cron_free(c);
 	/* UTC, Local and "" never reach a loader */
-	assert_int_equal(cron_parse("TZ=UTC 0 9 * * *", &c, err, sizeof(err)),
-	        0);
+	assert_int_equal(
+	        cron_parse("TZ=UTC 0 9 * * *", &c, err, sizeof(err)), 0);
 	cron_free(c);
 	assert_int_equal(
-	        cron_parse("CRON_TZ=Local 0 9 * * *", &c, err, sizeof(err)), 0);
+	        cron_parse("CRON_TZ=Local 0 9 * * *", &c, err, sizeof(err)),
+	        0);
 	cron_free(c);
 	assert_int_equal(loads, 1);
 	assert_int_equal(cron_parse("CRON_TZ=Fail/Zone 0 9 * * *", &c, err,
 	                         sizeof(err)),
 	        -1);
-	assert_string_equal(err, "provided bad location Fail/Zone: unknown "
-	                         "time zone \"Fail/Zone\" (from the test)");
+	assert_string_equal(err,
+	        "provided bad location Fail/Zone: unknown "
+	        "time zone \"Fail/Zone\" (from the test)");
 	/* an explicit loader wins over the installed one */
-	assert_int_equal(cron_parse_with("CRON_TZ=Nowhere/City 0 9 * * *",
-	                         count_loader, (void *)"x", &c, err,
-	                         sizeof(err)),
+	assert_int_equal(
+	        cron_parse_with("CRON_TZ=Nowhere/City 0 9 * * *", count_loader,
+	                (void *)"x", &c, err, sizeof(err)),
 	        0);
 	cron_free(c);
 	assert_int_equal(loads, 3);

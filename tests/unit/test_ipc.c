@@ -832,11 +832,14 @@ test_random_input(void **state)
 static void
 test_rt_zoneinfo(void **state)
 {
-	struct ipc_view_req q = { .id = 3, .what = IPC_VIEW_ZONEINFO,
-		.name = "America/New_York", .tail_lines = -1 }, rq;
+	struct ipc_view_req q = { .id = 3,
+		.what = IPC_VIEW_ZONEINFO,
+		.name = "America/New_York",
+		.tail_lines = -1 },
+	                    rq;
 	struct ipc_view_reply p = { .id = 3, .status = IPC_VS_OK }, rp;
-	const unsigned char bin[] = { 'T', 'Z', 'i', 'f', 0, 0xff, 0x80, '\n',
-		'=' };
+	const unsigned char bin[]
+	        = { 'T', 'Z', 'i', 'f', 0, 0xff, 0x80, '\n', '=' };
 	unsigned char *dec;
 	struct ipc_msg m;
 	size_t len;
@@ -848,8 +851,7 @@ test_rt_zoneinfo(void **state)
 	assert_int_equal(rq.what, IPC_VIEW_ZONEINFO);
 	assert_false(rq.has_res);
 	assert_string_equal(rq.name, "America/New_York");
-	assert_string_equal(
-	        jx_get_str(m.body, "what"), "zoneinfo");
+	assert_string_equal(jx_get_str(m.body, "what"), "zoneinfo");
 	ipc_msg_fini(&m);
 
 	b64 = ipc_b64_encode(bin, sizeof(bin));
@@ -879,12 +881,12 @@ static void
 test_b64(void **state)
 {
 	/* RFC 4648 section 10 vectors */
-	const char *plain[] = { "", "f", "fo", "foo", "foob", "fooba",
-		"foobar" };
-	const char *enc[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==",
-		"Zm9vYmE=", "Zm9vYmFy" };
-	const char *bad[] = { "Zg=", "Z===", "Zm9v!A==", "=Zm9", "Zg==Zg==",
-		"Zm 9", "Zm9vYg=a", "Zm8\n" };
+	const char *plain[]
+	        = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	const char *enc[] = { "", "Zg==", "Zm8=", "Zm9v",
+		"Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
+	const char *bad[] = { "Zg=", "Z===", "Zm9v!A==", "=Zm9",
+		"Zg==Zg==", "Zm 9", "Zm9vYg=a", "Zm8\n" };
 	unsigned char *out, all[256];
 	size_t len;
 
@@ -925,8 +927,8 @@ test_zone_names(void **state)
 		"posix/Europe/London", "a.b", "..a", "a..", "EST5EDT" };
 	const char *bad[] = { "", "/etc/passwd", "../etc/passwd",
 		"America/../../etc/passwd", "..", ".", "a/./b", "a//b", "a/",
-		"America/New York", "a\\b", "a:b", "a*", "Europe/Lond\xc3\xb6n",
-		"a\tb", "a%2e%2e" };
+		"America/New York", "a\\b", "a:b", "a*",
+		"Europe/Lond\xc3\xb6n", "a\tb", "a%2e%2e" };
 	char longname[IPC_NAME_MAX + 2];
 
 	(void)state;
@@ -958,15 +960,15 @@ test_zoneinfo_codec(void **state)
 	size_t max = 4 * ((IPC_DATA_MAX + 2) / 3);
 
 	(void)state;
-	expect_ok(IPC_VIEW_REQ, "{\"id\":1,\"what\":\"zoneinfo\","
-	                        "\"name\":\"../../etc/passwd\"}");
+	expect_ok(IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"zoneinfo\","
+	        "\"name\":\"../../etc/passwd\"}");
 	expect_err(IPC_VIEW_REQ, "{\"id\":1,\"what\":\"zoneinfo\"}",
 	        "VIEW_REQ: \"name\" is missing");
 	expect_err(IPC_VIEW_REQ,
 	        "{\"id\":1,\"what\":\"zoneinfo\",\"name\":\"\"}",
 	        "VIEW_REQ: \"name\" is empty");
-	expect_err(IPC_VIEW_REQ,
-	        "{\"id\":1,\"what\":\"zoneinfo\",\"name\":7}",
+	expect_err(IPC_VIEW_REQ, "{\"id\":1,\"what\":\"zoneinfo\",\"name\":7}",
 	        "VIEW_REQ: \"name\" must be a string");
 	expect_err(IPC_VIEW_REQ,
 	        "{\"id\":1,\"what\":\"zoneinfo\",\"name\":\"a\\u0000b\"}",
@@ -980,11 +982,11 @@ test_zoneinfo_codec(void **state)
 
 	expect_ok(IPC_VIEW_REPLY,
 	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFppZg==\"}");
-	expect_ok(IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":\"\"}");
-	expect_ok(IPC_VIEW_REPLY,
-	        "{\"id\":1,\"status\":\"ok\",\"data\":null}");
-	expect_err(IPC_VIEW_REPLY,
-	        "{\"id\":1,\"status\":\"ok\",\"data\":12}",
+	expect_ok(
+	        IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":\"\"}");
+	expect_ok(
+	        IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":null}");
+	expect_err(IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":12}",
 	        "VIEW_REPLY: \"data\" must be a string");
 	expect_err(IPC_VIEW_REPLY,
 	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFppZg\"}",

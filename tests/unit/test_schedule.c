@@ -855,8 +855,7 @@ expect_zone_error(struct fakesup *f, const char *expr, const char *msg)
 	        jx_get(status_of(&o, 0), "conditions"), 0);
 	assert_string_equal(jx_get_str(c, "reason"), "InvalidSchedule");
 	if (strstr(jx_get_str(c, "message"), msg) == NULL) {
-		fail_msg("\"%s\" lacks \"%s\"", jx_get_str(c, "message"),
-		        msg);
+		fail_msg("\"%s\" lacks \"%s\"", jx_get_str(c, "message"), msg);
 	}
 	fakesup_run_fini(&o);
 }
@@ -876,8 +875,8 @@ test_tz_view_errors(void **state)
 	/* refused by the worker before asking */
 	expect_zone_error(f, "CRON_TZ=../../etc/passwd 0 * * * *",
 	        "invalid location name \"../../etc/passwd\"");
-	expect_zone_error(f, "TZ=/etc/localtime 0 * * * *",
-	        "invalid location name");
+	expect_zone_error(
+	        f, "TZ=/etc/localtime 0 * * * *", "invalid location name");
 	assert_int_equal(fakesup_nreqs(f), 1);
 	/* a view error */
 	fakesup_fail(f, "zoneinfo", "Europe/Paris", "disk on fire");
@@ -897,8 +896,8 @@ test_tz_view_errors(void **state)
 	        "unknown time zone \"Junk/Empty\"");
 	assert_int_equal(zc_count(), 0);
 	/* nothing kept: asked again */
-	expect_zone_error(f, "CRON_TZ=Junk/Zone 0 * * * *",
-	        "unknown time zone");
+	expect_zone_error(
+	        f, "CRON_TZ=Junk/Zone 0 * * * *", "unknown time zone");
 	assert_int_equal(fakesup_nreqs(f), 6);
 	zc_reset();
 }

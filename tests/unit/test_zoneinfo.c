@@ -134,8 +134,8 @@ test_found(void **state)
 	char *file = testutil_read_file(SYS_NY, &flen);
 
 	(void)state;
-	assert_int_equal(zi_lookup(z, "America/New_York", &b64, err,
-	                         sizeof(err)),
+	assert_int_equal(
+	        zi_lookup(z, "America/New_York", &b64, err, sizeof(err)),
 	        IPC_VS_OK);
 	assert_int_equal(ipc_b64_decode(b64, &data, &len), 0);
 	assert_int_equal(len, flen);
@@ -186,7 +186,8 @@ test_bad_names(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		expect_status(z, bad[i], IPC_VS_ERROR, "invalid time zone name");
+		expect_status(
+		        z, bad[i], IPC_VS_ERROR, "invalid time zone name");
 	}
 	expect_status(z, NULL, IPC_VS_ERROR, "invalid time zone name");
 	memset(longname, 'a', sizeof(longname) - 1);
@@ -272,16 +273,16 @@ test_lru(void **state)
 {
 	struct zi *z = zi_new(NULL);
 	const char *names[ZI_CACHE_MAX + 1];
-	const char *pick[] = { "Europe/London", "Europe/Paris", "Europe/Berlin",
-		"Europe/Rome", "Europe/Madrid", "Europe/Lisbon",
-		"Europe/Dublin", "Europe/Oslo", "Europe/Vienna",
-		"Europe/Zurich", "Europe/Prague", "Europe/Warsaw",
-		"Europe/Athens", "Europe/Helsinki", "Europe/Kiev",
-		"Europe/Moscow", "Asia/Tokyo", "Asia/Seoul", "Asia/Shanghai",
-		"Asia/Kolkata", "Asia/Dubai", "Asia/Singapore",
-		"Australia/Sydney", "Australia/Perth", "Pacific/Auckland",
-		"Pacific/Honolulu", "America/Chicago", "America/Denver",
-		"America/Los_Angeles", "America/Anchorage",
+	const char *pick[] = { "Europe/London", "Europe/Paris",
+		"Europe/Berlin", "Europe/Rome", "Europe/Madrid",
+		"Europe/Lisbon", "Europe/Dublin", "Europe/Oslo",
+		"Europe/Vienna", "Europe/Zurich", "Europe/Prague",
+		"Europe/Warsaw", "Europe/Athens", "Europe/Helsinki",
+		"Europe/Kiev", "Europe/Moscow", "Asia/Tokyo", "Asia/Seoul",
+		"Asia/Shanghai", "Asia/Kolkata", "Asia/Dubai",
+		"Asia/Singapore", "Australia/Sydney", "Australia/Perth",
+		"Pacific/Auckland", "Pacific/Honolulu", "America/Chicago",
+		"America/Denver", "America/Los_Angeles", "America/Anchorage",
 		"America/Sao_Paulo", "America/Toronto", "Africa/Cairo" };
 	size_t reads;
 
@@ -321,7 +322,8 @@ test_reply(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_object *body = zi_reply(z, 40 + (int64_t)i, cases[i].name);
+		json_object *body
+		        = zi_reply(z, 40 + (int64_t)i, cases[i].name);
 		struct buf b = BUF_INIT;
 		struct ipc_msg m;
 		struct ipc_view_reply r;
