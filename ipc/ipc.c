@@ -6,10 +6,12 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/errmsg.h"
 #include "common/jsonx.h"
+#include "common/xmalloc.h"
 #include "ipc/ipc.h"
 
 static const char *const type_names[] = { NULL, "HELLO", "READY", "WORK",
@@ -25,7 +27,7 @@ static const char *const patch_names[]
 static const char *const tol_names[]
         = { "AlreadyExists", "NotFound", "Conflict", NULL };
 static const char *const what_names[]
-        = { "get", "list", "secret_meta", "pod_log", NULL };
+        = { "get", "list", "secret_meta", "pod_log", "zoneinfo", NULL };
 static const char *const status_names[] = { "ok", "not_found", "error", NULL };
 
 /* Field flags. */
@@ -486,6 +488,38 @@ parse_view_req(struct chk *c, json_object *b, struct ipc_view_req *q)
 	                &q->container));
 }
 
+/* The length of base64 text holding at most IPC_DATA_MAX bytes. */
+#define DATA_B64_MAX (4 * ((IPC_DATA_MAX + 2) / 3))
+
+static int b64_val(unsigned char ch);
+static bool b64_valid(const char *s, size_t n);
+
+static int
+field_data(struct chk *c, json_object *o, const char **out)
+{
+	size_t n;
+
+	if (field_str(c, o, "data", F_OPT, DATA_B64_MAX, out) != 0) {
+		return (-1);
+	}
+	if (*out == NULL) {
+		return (0);
+	}
+	n = strlen(*out);
+	if (!b64_valid(*out, n)) {
+		*out = NULL;
+		return (bad(c, "data", "is not valid base64"));
+	}
+	if (n / 4 * 3 - (n > 0 && (*out)[n - 1] == '=')
+	                - (n > 1 && (*out)[n - 2] == '=')
+	        > IPC_DATA_MAX) {
+		*out = NULL;
+		return (bad(c, "data", "is too large (over %u bytes)",
+		        IPC_DATA_MAX));
+	}
+	return (0);
+}
+
 static int
 parse_view_reply(struct chk *c, json_object *b, struct ipc_view_reply *r)
 {
@@ -499,6 +533,7 @@ parse_view_reply(struct chk *c, json_object *b, struct ipc_view_reply *r)
 	        || field_typed(
 	                c, b, "items", F_OPT, json_type_array, &r->items)
 	        || field_str(c, b, "text", F_OPT, 0, &r->text)
+	        || field_data(c, b, &r->data)
 	        || field_str(
 	                c, b, "message", F_OPT, IPC_TEXT_MAX, &r->message)) {
 		return (-1);
@@ -1041,7 +1076,7 @@ ipc_view_req_new(const struct ipc_view_req *r)
 	json_object *o = json_object_new_object();
 
 	add_int(o, "id", r->id);
-	add_str(o, "what", name_at(what_names, 4, (int)r->what));
+	add_str(o, "what", name_at(what_names, 5, (int)r->what));
 	if (r->has_res) {
 		json_object_object_add(o, "resource", res_new(&r->res));
 	}
@@ -1082,6 +1117,7 @@ ipc_view_reply_new(const struct ipc_view_reply *r)
 		json_object_object_add(o, "items", r->items);
 	}
 	add_str(o, "text", r->text);
+	add_str(o, "data", r->data);
 	add_str(o, "message", r->message);
 	return (o);
 }
@@ -1097,5 +1133,126 @@ ipc_view_reply_read(const struct ipc_msg *m, struct ipc_view_reply *out)
 		memset(out, 0, sizeof(*out));
 		return (-1);
 	}
+	return (0);
+}
+
+/* ---- zoneinfo views ---- */
+
+static bool
+zone_char(char ch)
+{
+	return ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z')
+	        || (ch >= '0' && ch <= '9') || ch == '_' || ch == '+'
+	        || ch == '-' || ch == '.' || ch == '/');
+}
+
+bool
+ipc_zone_name_valid(const char *name)
+{
+	size_t n = name != NULL ? strlen(name) : 0;
+
+	if (n == 0 || n > IPC_NAME_MAX) {
+		return (false);
+	}
+	for (const char *p = name; *p != '\0'; p++) {
+		if (!zone_char(*p)) {
+			return (false);
+		}
+	}
+	for (const char *p = name; p != NULL;) {
+		const char *sl = strchr(p, '/');
+		size_t len = sl != NULL ? (size_t)(sl - p) : strlen(p);
+		if (len == 0 || (len == 1 && p[0] == '.')
+		        || (len == 2 && p[0] == '.' && p[1] == '.')) {
+			return (false);
+		}
+		p = sl != NULL ? sl + 1 : NULL;
+	}
+	return (true);
+}
+
+static const char b64_alpha[]
+        = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int
+b64_val(unsigned char ch)
+{
+	const char *p = ch != 0 ? strchr(b64_alpha, ch) : NULL;
+
+	return (p != NULL ? (int)(p - b64_alpha) : -1);
+}
+
+/* n a multiple of 4, alphabet characters, '=' only as the last one or
+ * two. */
+static bool
+b64_valid(const char *s, size_t n)
+{
+	if (n % 4 != 0) {
+		return (false);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool pad = s[i] == '='
+		        && (i == n - 1 || (i == n - 2 && s[n - 1] == '='));
+		if (!pad && b64_val((unsigned char)s[i]) < 0) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+char *
+ipc_b64_encode(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	char *out = xmalloc(4 * ((len + 2) / 3) + 1), *o = out;
+
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		size_t left = len - i;
+		if (left > 1) {
+			v |= (uint32_t)p[i + 1] << 8;
+		}
+		if (left > 2) {
+			v |= p[i + 2];
+		}
+		*o++ = b64_alpha[(v >> 18) & 63];
+		*o++ = b64_alpha[(v >> 12) & 63];
+		*o++ = left > 1 ? b64_alpha[(v >> 6) & 63] : '=';
+		*o++ = left > 2 ? b64_alpha[v & 63] : '=';
+	}
+	*o = '\0';
+	return (out);
+}
+
+int
+ipc_b64_decode(const char *s, unsigned char **out, size_t *len)
+{
+	size_t n = strlen(s), k = 0;
+	unsigned char *b;
+
+	*out = NULL;
+	*len = 0;
+	if (!b64_valid(s, n)) {
+		return (-1);
+	}
+	b = xmalloc(n / 4 * 3 + 1);
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		int npad = 0;
+		for (size_t j = 0; j < 4; j++) {
+			int x = b64_val((unsigned char)s[i + j]);
+			npad += x < 0;
+			v = v << 6 | (uint32_t)(x < 0 ? 0 : x);
+		}
+		b[k++] = (unsigned char)(v >> 16);
+		if (npad < 2) {
+			b[k++] = (unsigned char)(v >> 8);
+		}
+		if (npad < 1) {
+			b[k++] = (unsigned char)v;
+		}
+	}
+	*out = b;
+	*len = k;
 	return (0);
 }

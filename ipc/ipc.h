@@ -25,13 +25,18 @@
  *	                 "message"?:s},"writes"?:[W...]}
  *	           k = done|requeue|requeue_after|error|terminal;
  *	           afterMs is required for requeue_after.
- *	VIEW_REQ   w->s {"id":n,"what":get|list|secret_meta|pod_log,
+ *	VIEW_REQ   w->s {"id":n,"what":get|list|secret_meta|pod_log|zoneinfo,
  *	                 "resource"?:R,"namespace"?:s,"name"?:s,
  *	                 "labelSelector"?:s,"tailLines"?:n,"container"?:s}
  *	           resource is required for get and list, name for get,
- *	           secret_meta and pod_log.
+ *	           secret_meta, pod_log and zoneinfo (the zone, e.g.
+ *	           "America/New_York": the codec checks only its bounds, the
+ *	           supervisor answers error unless ipc_zone_name_valid()).
  *	VIEW_REPLY s->w {"id":n,"status":ok|not_found|error,"object"?:obj|null,
- *	                 "items"?:[obj...],"text"?:s,"message"?:s}
+ *	                 "items"?:[obj...],"text"?:s,"data"?:s,"message"?:s}
+ *	           data: binary content (a zoneinfo answer: the TZif file),
+ *	           standard base64 with padding, at most IPC_DATA_MAX bytes
+ *	           once decoded.
  *	HEARTBEAT  both {"seq":n}
  *	QUIT       s->w {}
  *	ERROR      both {"message":s}, sent before closing a session
@@ -81,6 +86,7 @@
 #define IPC_TEXT_MAX   65536               /* messages, selectors */
 #define IPC_WRITES_MAX 1000                /* writes in one RESULT */
 #define IPC_MAX_LEN    (16u * 1024 * 1024) /* default message bound */
+#define IPC_DATA_MAX   (256u * 1024)       /* VIEW_REPLY "data", decoded */
 
 enum ipc_type {
 	IPC_HELLO = 1,
@@ -173,6 +179,7 @@ enum ipc_view_what {
 	IPC_VIEW_LIST,
 	IPC_VIEW_SECRET_META,
 	IPC_VIEW_POD_LOG,
+	IPC_VIEW_ZONEINFO,
 };
 
 enum ipc_view_status {
@@ -304,6 +311,7 @@ struct ipc_view_reply {
 	json_object *object; /* NULL when absent */
 	json_object *items;  /* NULL when absent */
 	const char *text;    /* NULL when absent */
+	const char *data;    /* base64, valid and bounded; NULL when absent */
 	const char *message; /* NULL when absent */
 };
 
@@ -311,5 +319,19 @@ struct ipc_view_reply {
  * omitted. */
 json_object *ipc_view_reply_new(const struct ipc_view_reply *r);
 int ipc_view_reply_read(const struct ipc_msg *m, struct ipc_view_reply *out);
+
+/* ---- zoneinfo views ---- */
+
+/* Whether name may be asked as a zoneinfo view: 1..IPC_NAME_MAX bytes of
+ * [A-Za-z0-9_+-./], not starting with '/', no empty, "." or ".."
+ * component (so no "a//b", no trailing '/'). */
+bool ipc_zone_name_valid(const char *name);
+
+/* Standard base64 (with padding) of len bytes; caller frees with free(). */
+char *ipc_b64_encode(const void *data, size_t len);
+/* Decodes base64 text s (as ipc_decode() accepts it: valid, padded) into a
+ * new buffer *out (caller frees with free(); never NULL on success) of
+ * *len bytes.  Returns 0, or -1 when s is not valid base64. */
+int ipc_b64_decode(const char *s, unsigned char **out, size_t *len);
 
 #endif

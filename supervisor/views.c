@@ -6,7 +6,8 @@
  * across other labels, a Secret's metadata, a pod's log) is read from the
  * API server asynchronously, on the loop's multi handle, and answered
  * when it arrives.  Secret values never leave the
- * supervisor: only metadata, type and key names.
+ * supervisor: only metadata, type and key names.  A zoneinfo view (the
+ * TZif file of a CRON_TZ= zone) is answered by zoneinfo.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "ipc/ipc.h"
 #include "supervisor/cache.h"
 #include "supervisor/sup.h"
+#include "supervisor/zoneinfo.h"
 
 struct live {
 	struct wk_worker *w;
@@ -211,6 +213,11 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 	int k;
 
 	if (ipc_view_req_read(msg, &req) != 0) {
+		return;
+	}
+	if (req.what == IPC_VIEW_ZONEINFO) {
+		wk_view_reply(w, ticket, zi_reply(zi_default(), req.id,
+		                                 req.name));
 		return;
 	}
 	k = req.has_res ? full_cache(s, &req.res, req.label_selector) : -1;

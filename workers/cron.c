@@ -4,7 +4,8 @@
  * step for step, with Go's time.Date normalisation in the schedule's zone
  * so DST gaps and overlaps land where upstream lands them), and a TZif
  * reader with the POSIX TZ footer rules Go applies after the last
- * transition.  Pure but for cron_zone_load(), which reads one file.
+ * transition.  Pure but for cron_zone_load(), which reads one file, and
+ * the process-wide default zone loader (cron_set_zone_loader()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -122,6 +123,29 @@ cron_zone_free(struct cron_zone *z)
 	free(z->idx);
 	free(z->types);
 	free(z);
+}
+
+static void *
+dup_mem(const void *p, size_t n)
+{
+	void *q = n > 0 ? xmalloc(n) : NULL;
+
+	if (n > 0) {
+		memcpy(q, p, n);
+	}
+	return (q);
+}
+
+struct cron_zone *
+cron_zone_dup(const struct cron_zone *z)
+{
+	struct cron_zone *d = xcalloc(1, sizeof(*d));
+
+	*d = *z;
+	d->when = dup_mem(z->when, z->ntx * sizeof(*z->when));
+	d->idx = dup_mem(z->idx, z->ntx * sizeof(*z->idx));
+	d->types = dup_mem(z->types, z->ntypes * sizeof(*z->types));
+	return (d);
 }
 
 /* Day of the year (0-based) and seconds of rule r in year y, as Go's
@@ -821,9 +845,28 @@ split(const char *s, const char *f[6], size_t n[6])
 	}
 }
 
-/* Strips a CRON_TZ= / TZ= prefix into c->zone; returns the rest. */
+static struct cron_zone *
+file_loader(const char *name, void *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	return (cron_zone_load(name, err, errlen));
+}
+
+static cron_zone_loader_fn zone_loader = file_loader;
+static void *zone_loader_arg;
+
+void
+cron_set_zone_loader(cron_zone_loader_fn fn, void *arg)
+{
+	zone_loader = fn != NULL ? fn : file_loader;
+	zone_loader_arg = fn != NULL ? arg : NULL;
+}
+
+/* Strips a CRON_TZ= / TZ= prefix into c->zone (with loader fn); returns
+ * the rest. */
 static const char *
-zone_prefix(const char *expr, struct cron *c, char *err, size_t errlen)
+zone_prefix(const char *expr, cron_zone_loader_fn fn, void *arg,
+        struct cron *c, char *err, size_t errlen)
 {
 	const char *sp, *eq = strchr(expr, '=');
 	char name[256], sub[256];
@@ -843,7 +886,11 @@ zone_prefix(const char *expr, struct cron *c, char *err, size_t errlen)
 	}
 	memcpy(name, eq + 1, (size_t)(sp - eq - 1));
 	name[sp - eq - 1] = '\0';
-	if ((c->zone = cron_zone_load(name, sub, sizeof(sub))) == NULL) {
+	if (name[0] == '\0' || strcmp(name, "UTC") == 0
+	        || strcmp(name, "Local") == 0) {
+		return (sp); /* UTC: no loader asked */
+	}
+	if ((c->zone = fn(name, arg, sub, sizeof(sub))) == NULL) {
 		errmsg(err, errlen, "provided bad location %s: %s", name, sub);
 		return (NULL);
 	}
@@ -857,6 +904,13 @@ zone_prefix(const char *expr, struct cron *c, char *err, size_t errlen)
 int
 cron_parse(const char *expr, struct cron **out, char *err, size_t errlen)
 {
+	return (cron_parse_with(expr, NULL, NULL, out, err, errlen));
+}
+
+int
+cron_parse_with(const char *expr, cron_zone_loader_fn fn, void *arg,
+        struct cron **out, char *err, size_t errlen)
+{
 	struct cron *c = xcalloc(1, sizeof(*c));
 	uint64_t *bits[5]
 	        = { &c->minute, &c->hour, &c->dom, &c->month, &c->dow };
@@ -869,7 +923,11 @@ cron_parse(const char *expr, struct cron **out, char *err, size_t errlen)
 		errmsg(err, errlen, "empty spec string");
 		goto fail;
 	}
-	if ((s = zone_prefix(expr, c, err, errlen)) == NULL) {
+	if (fn == NULL) {
+		fn = zone_loader;
+		arg = zone_loader_arg;
+	}
+	if ((s = zone_prefix(expr, fn, arg, c, err, errlen)) == NULL) {
 		goto fail;
 	}
 	while (isspace((unsigned char)*s)) {

@@ -11,9 +11,12 @@
  * message: descriptors (`@hourly`, `@every 5m`, ...), 6 fields, weekday 7,
  * `L`, `W`, `#`, and expressions that can never fire (`0 0 30 2 *`).
  *
- * Zones are read from TZif files under $TZDIR or /usr/share/zoneinfo by
- * cron_parse() (the only I/O here; no setenv/tzset, nothing global).  No
- * prefix, `Local`, `UTC` and an empty zone mean UTC: the upstream
+ * Zones are got by cron_parse() from a zone loader: by default
+ * cron_zone_load(), which reads TZif files under $TZDIR or
+ * /usr/share/zoneinfo (the only I/O here; no setenv/tzset).  A sandboxed
+ * worker cannot open files: it passes a loader asking the supervisor
+ * (workers/zonecache.h) to cron_parse_with().  No prefix, `Local`, `UTC`
+ * and an empty zone mean UTC without asking any loader: the upstream
  * controller evaluates in its process's local zone, UTC in its container.
  */
 #ifndef CRON_H
@@ -31,6 +34,23 @@ struct cron_zone; /* a loaded time zone (opaque) */
  */
 int cron_parse(const char *expr, struct cron **out, char *err, size_t errlen);
 void cron_free(struct cron *c);
+
+/*
+ * A zone loader: returns the zone called name (never "", "UTC" or
+ * "Local"), a new one the caller frees with cron_zone_free(), or NULL with
+ * a one-line message in err (e.g. `unknown time zone "X"`).
+ */
+typedef struct cron_zone *(*cron_zone_loader_fn)(
+        const char *name, void *arg, char *err, size_t errlen);
+
+/* Sets the loader cron_parse() uses (process-wide; fn NULL: the file
+ * reader cron_zone_load()); arg is borrowed and passed to fn.  For unit
+ * tests and fuzzers. */
+void cron_set_zone_loader(cron_zone_loader_fn fn, void *arg);
+/* cron_parse() with loader fn (arg borrowed); fn NULL: the one set by
+ * cron_set_zone_loader(). */
+int cron_parse_with(const char *expr, cron_zone_loader_fn fn, void *arg,
+        struct cron **out, char *err, size_t errlen);
 
 /*
  * The earliest matching minute strictly after after_ms (unix ms), as
@@ -51,6 +71,8 @@ struct cron_zone *cron_zone_load(const char *name, char *err, size_t errlen);
 struct cron_zone *cron_zone_parse(
         const void *data, size_t len, char *err, size_t errlen);
 void cron_zone_free(struct cron_zone *z);
+/* A deep copy of z (caller frees with cron_zone_free()). */
+struct cron_zone *cron_zone_dup(const struct cron_zone *z);
 /* The UTC offset in seconds of zone z (NULL: UTC) at unix second t. */
 int cron_zone_offset(const struct cron_zone *z, int64_t t);
 

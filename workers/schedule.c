@@ -19,6 +19,7 @@
 #include "workers/kobj.h"
 #include "workers/schedule.h"
 #include "workers/view.h"
+#include "workers/zonecache.h"
 
 #define MINUTE_MS  60000
 #define FORBID_MS  30000
@@ -696,7 +697,10 @@ active(struct sched *sc)
 		finish(sc, MINUTE_MS);
 		return;
 	}
-	if (cron_parse(expr, &c, err, sizeof(err)) != 0) {
+	/* a sandboxed worker cannot open zone files: it asks the view */
+	if (cron_parse_with(expr, sc->in->view != NULL ? zc_load : NULL,
+	            sc->in->view, &c, err, sizeof(err))
+	        != 0) {
 		set_error(sc, "InvalidSchedule", "invalid schedule \"%s\": %s",
 		        expr, err);
 		finish(sc, -1);

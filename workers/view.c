@@ -206,3 +206,40 @@ view_pod_log(struct view *v, const char *ns, const char *name,
 	*text = NULL;
 	return (ask(v, &req, take_text, text, err, errlen));
 }
+
+struct bytes {
+	unsigned char *data;
+	size_t len;
+};
+
+static int
+take_data(const struct ipc_view_reply *rep, void *arg)
+{
+	struct bytes *b = arg;
+
+	if (rep->data == NULL) {
+		return (-1);
+	}
+	return (ipc_b64_decode(rep->data, &b->data, &b->len));
+}
+
+int
+view_zoneinfo(struct view *v, const char *name, unsigned char **data,
+        size_t *len, char *err, size_t errlen)
+{
+	struct ipc_view_req req = {.what = IPC_VIEW_ZONEINFO, .name = name,
+	        .tail_lines = -1};
+	struct bytes b = {NULL, 0};
+	int rc;
+
+	*data = NULL;
+	*len = 0;
+	if (!ipc_zone_name_valid(name)) {
+		errmsg(err, errlen, "view: invalid time zone name");
+		return (-1);
+	}
+	rc = ask(v, &req, take_data, &b, err, errlen);
+	*data = b.data;
+	*len = b.len;
+	return (rc);
+}

@@ -1,6 +1,7 @@
 /*
  * view.h: a reconciler's reads of objects other than its own, answered by
- * the supervisor from its cache (or, for a pod's log, from the API server)
+ * the supervisor from its cache (or, for a pod's log, from the API server;
+ * for a time zone, from the supervisor's zoneinfo directory)
  * over the worker's ipc session: one VIEW_REQ, one VIEW_REPLY.  While it
  * waits, heartbeats are answered; a QUIT ends the wait with an error.
  * Prefix view_.
@@ -41,5 +42,10 @@ int view_secret_meta(struct view *v, const char *ns, const char *name,
 int view_pod_log(struct view *v, const char *ns, const char *name,
         const char *container, int tail_lines, char **text, char *err,
         size_t errlen);
+/* The TZif bytes of time zone name (*data: caller frees with free(), at
+ * most IPC_DATA_MAX bytes).  A name ipc_zone_name_valid() refuses is an
+ * error without asking. */
+int view_zoneinfo(struct view *v, const char *name, unsigned char **data,
+        size_t *len, char *err, size_t errlen);
 
 #endif

@@ -2,6 +2,8 @@
  * fakesup.c: the fake supervisor end of reconciler unit tests (see
  * fakesup.h): the socket pair and its serving thread, the store the
  * views are answered from, the request log, and running a reconciler.
+ * Zoneinfo views are answered by the supervisor's own code (zoneinfo.c)
+ * unless the test added the zone's bytes.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc_sock.h"
+#include "supervisor/zoneinfo.h"
 #include "tests/kubesim/ksel.h"
 #include "tests/lib/fakesup.h"
 
@@ -34,9 +37,10 @@ struct fakesup {
 	json_object *store; /* [{t, p, ns, n, v, msg}] */
 	struct buf log;
 	char *logcopy;
+	struct zi *zi;
 };
 
-static const char *const whats[] = { "get", "list", "secret", "log" };
+static const char *const whats[] = { "get", "list", "secret", "log", "zone" };
 
 static void
 put(struct fakesup *f, const char *t, const char *p, const char *ns,
@@ -117,7 +121,25 @@ plural_of(const struct ipc_view_req *q)
 	if (q->what == IPC_VIEW_POD_LOG) {
 		return ("pods/log");
 	}
+	if (q->what == IPC_VIEW_ZONEINFO) {
+		return ("zoneinfo");
+	}
 	return (q->has_res ? q->res.plural : "?");
+}
+
+/* A zone the test added, else the supervisor's answer. */
+static void
+zone(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
+{
+	json_object *e = find(f, "zone", "zoneinfo", NULL, q->name);
+	static char err[256]; /* used under f->mu */
+
+	if (e != NULL) {
+		r->data = jx_get_str(e, "v");
+		return;
+	}
+	r->status = zi_lookup(f->zi, q->name, &r->data, err, sizeof(err));
+	r->message = r->status == IPC_VS_ERROR ? err : NULL;
 }
 
 static void
@@ -137,6 +159,10 @@ fill(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 	r->status = IPC_VS_OK;
 	if (q->what == IPC_VIEW_LIST) {
 		r->items = list(f, q);
+		return;
+	}
+	if (q->what == IPC_VIEW_ZONEINFO) {
+		zone(f, q, r);
 		return;
 	}
 	e = find(f, t, p, q->namespace, q->name);
@@ -207,6 +233,7 @@ fakesup_start(void)
 	f->store = json_object_new_array();
 	buf_init(&f->log);
 	pthread_mutex_init(&f->mu, NULL);
+	f->zi = zi_new(NULL);
 	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
 	return (f);
 }
@@ -224,6 +251,7 @@ fakesup_stop(struct fakesup *f)
 	json_object_put(f->store);
 	buf_fini(&f->log);
 	free(f->logcopy);
+	zi_free(f->zi);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }
@@ -313,6 +341,16 @@ fakesup_fail(struct fakesup *f, const char *plural, const char *name,
 		return;
 	}
 	put(f, "fail", plural, NULL, name, json_object_new_string(message));
+}
+
+void
+fakesup_add_zone(
+        struct fakesup *f, const char *name, const void *data, size_t len)
+{
+	char *b64 = ipc_b64_encode(data, len);
+
+	put(f, "zone", "zoneinfo", NULL, name, json_object_new_string(b64));
+	free(b64);
 }
 
 void

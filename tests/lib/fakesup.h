@@ -3,9 +3,10 @@
  * socket pair whose supervisor side is served by a thread answering
  * VIEW_REQs (get, list, secret_meta, pod_log) from an in-test store of
  * objects, Secrets' metadata and pod logs, with per-resource injected
- * errors and a log of the requests; and fakesup_run(), which runs a
- * reconciler once and collects its writes (checked against the wire
- * format), verdict, delay and message.  Prefix fakesup_.
+ * errors and a log of the requests (zoneinfo views from the zoneinfo
+ * directory through supervisor/zoneinfo.c, or from zones the test adds); and
+ * fakesup_run(), which runs a reconciler once and collects its writes (checked
+ * against the wire format), verdict, delay and message.  Prefix fakesup_.
  */
 #ifndef FAKESUP_H
 #define FAKESUP_H
@@ -46,6 +47,10 @@ void fakesup_add_secret(
 /* The text answered to pod_log ns/pod. */
 void fakesup_add_log(
         struct fakesup *f, const char *ns, const char *pod, const char *text);
+/* The bytes (copied) answered to a zoneinfo view of name, instead of the
+ * zone file; fakesup_fail(f, "zoneinfo", name, msg) makes it an error. */
+void fakesup_add_zone(
+        struct fakesup *f, const char *name, const void *data, size_t len);
 /* Removes the objects plural ns/name (ns NULL: in any namespace). */
 void fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
         const char *name);
@@ -62,9 +67,9 @@ void fakesup_clear_log(struct fakesup *f);
 
 /* Requests answered so far. */
 int fakesup_nreqs(struct fakesup *f);
-/* The requests, one line each: "get|list|secret|log plural ns/name",
- * plural "-" for secret and log, " selector" appended for a list
- * (borrowed, valid until the next request or reset). */
+/* The requests, one line each: "get|list|secret|log|zone plural ns/name",
+ * plural "-" for secret, log and zone (whose ns is empty), " selector"
+ * appended for a list (borrowed, valid until the next request or reset). */
 const char *fakesup_log(struct fakesup *f);
 /* Whether a get (or, for plural "secrets", a secret_meta) of name was
  * made. */

@@ -334,6 +334,84 @@ test_zone_extreme_times(void **state)
 	cron_zone_free(ny);
 }
 
+/* A loader that counts its calls and loads New York for any name. */
+static int loads;
+
+static struct cron_zone *
+count_loader(const char *name, void *arg, char *err, size_t errlen)
+{
+	loads++;
+	if (strcmp(name, "Fail/Zone") == 0) {
+		snprintf(err, errlen, "unknown time zone \"%s\" (%s)", name,
+		        (const char *)arg);
+		return (NULL);
+	}
+	return (cron_zone_load("America/New_York", err, errlen));
+}
+
+static void
+test_zone_loader(void **state)
+{
+	struct cron *c = NULL;
+	struct cron_zone *z, *d;
+	char err[256];
+	int64_t next;
+
+	(void)state;
+	loads = 0;
+	cron_set_zone_loader(count_loader, (void *)"from the test");
+	assert_int_equal(
+	        cron_parse("CRON_TZ=Any/Name 0 9 * * *", &c, err, sizeof(err)),
+	        0);
+	assert_int_equal(loads, 1);
+	/* 2026-07-09T00:00Z -> 09:00 EDT = 13:00Z */
+	assert_int_equal(cron_next(c, 1783555200000, &next), 0);
+	assert_int_equal(next, 1783555200000 + 13 * 3600000);
+	cron_free(c);
+	/* UTC, Local and "" never reach a loader */
+	assert_int_equal(
+	        cron_parse("TZ=UTC 0 9 * * *", &c, err, sizeof(err)), 0);
+	cron_free(c);
+	assert_int_equal(
+	        cron_parse("CRON_TZ=Local 0 9 * * *", &c, err, sizeof(err)),
+	        0);
+	cron_free(c);
+	assert_int_equal(loads, 1);
+	assert_int_equal(cron_parse("CRON_TZ=Fail/Zone 0 9 * * *", &c, err,
+	                         sizeof(err)),
+	        -1);
+	assert_string_equal(err,
+	        "provided bad location Fail/Zone: unknown "
+	        "time zone \"Fail/Zone\" (from the test)");
+	/* an explicit loader wins over the installed one */
+	assert_int_equal(
+	        cron_parse_with("CRON_TZ=Nowhere/City 0 9 * * *", count_loader,
+	                (void *)"x", &c, err, sizeof(err)),
+	        0);
+	cron_free(c);
+	assert_int_equal(loads, 3);
+	cron_set_zone_loader(NULL, NULL); /* back to the files */
+	assert_int_equal(cron_parse("CRON_TZ=Nowhere/City 0 9 * * *", &c, err,
+	                         sizeof(err)),
+	        -1);
+	assert_int_equal(loads, 3);
+
+	/* a copy stands alone */
+	z = cron_zone_load("Europe/London", err, sizeof(err));
+	assert_non_null(z);
+	d = cron_zone_dup(z);
+	cron_zone_free(z);
+	assert_int_equal(cron_zone_offset(d, 1783555200), 3600);
+	assert_int_equal(cron_zone_offset(d, 1768478400), 0);
+	assert_int_equal(cron_zone_offset(d, 4102444800 + 200 * 86400), 3600);
+	cron_zone_free(d);
+	z = cron_zone_load("UTC", err, sizeof(err));
+	d = cron_zone_dup(z);
+	cron_zone_free(z);
+	assert_int_equal(cron_zone_offset(d, 1783555200), 0);
+	cron_zone_free(d);
+}
+
 int
 main(void)
 {
@@ -344,6 +422,7 @@ main(void)
 		cmocka_unit_test(test_zone_offsets),
 		cmocka_unit_test(test_zone_bad_data),
 		cmocka_unit_test(test_zone_extreme_times),
+		cmocka_unit_test(test_zone_loader),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -827,6 +827,203 @@ test_random_input(void **state)
 	buf_fini(&valid);
 }
 
+/* ---- zoneinfo views ---- */
+
+static void
+test_rt_zoneinfo(void **state)
+{
+	struct ipc_view_req q = { .id = 3,
+		.what = IPC_VIEW_ZONEINFO,
+		.name = "America/New_York",
+		.tail_lines = -1 },
+	                    rq;
+	struct ipc_view_reply p = { .id = 3, .status = IPC_VS_OK }, rp;
+	const unsigned char bin[]
+	        = { 'T', 'Z', 'i', 'f', 0, 0xff, 0x80, '\n', '=' };
+	unsigned char *dec;
+	struct ipc_msg m;
+	size_t len;
+	char *b64;
+
+	(void)state;
+	roundtrip(IPC_VIEW_REQ, 3, ipc_view_req_new(&q), &m);
+	assert_int_equal(ipc_view_req_read(&m, &rq), 0);
+	assert_int_equal(rq.what, IPC_VIEW_ZONEINFO);
+	assert_false(rq.has_res);
+	assert_string_equal(rq.name, "America/New_York");
+	assert_string_equal(jx_get_str(m.body, "what"), "zoneinfo");
+	ipc_msg_fini(&m);
+
+	b64 = ipc_b64_encode(bin, sizeof(bin));
+	p.data = b64;
+	roundtrip(IPC_VIEW_REPLY, 3, ipc_view_reply_new(&p), &m);
+	assert_int_equal(ipc_view_reply_read(&m, &rp), 0);
+	assert_string_equal(rp.data, b64);
+	assert_int_equal(ipc_b64_decode(rp.data, &dec, &len), 0);
+	assert_int_equal(len, sizeof(bin));
+	assert_memory_equal(dec, bin, sizeof(bin));
+	free(dec);
+	free(b64);
+	ipc_msg_fini(&m);
+
+	/* not_found and error carry no data */
+	p.data = NULL;
+	p.status = IPC_VS_ERROR;
+	p.message = "invalid time zone name \"../x\"";
+	roundtrip(IPC_VIEW_REPLY, 3, ipc_view_reply_new(&p), &m);
+	assert_int_equal(ipc_view_reply_read(&m, &rp), 0);
+	assert_null(rp.data);
+	assert_int_equal(rp.status, IPC_VS_ERROR);
+	ipc_msg_fini(&m);
+}
+
+static void
+test_b64(void **state)
+{
+	/* RFC 4648 section 10 vectors */
+	const char *plain[]
+	        = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
+	const char *enc[] = { "", "Zg==", "Zm8=", "Zm9v",
+		"Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
+	const char *bad[] = { "Zg=", "Z===", "Zm9v!A==", "=Zm9",
+		"Zg==Zg==", "Zm 9", "Zm9vYg=a", "Zm8\n" };
+	unsigned char *out, all[256];
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < 7; i++) {
+		char *e = ipc_b64_encode(plain[i], strlen(plain[i]));
+		assert_string_equal(e, enc[i]);
+		free(e);
+		assert_int_equal(ipc_b64_decode(enc[i], &out, &len), 0);
+		assert_int_equal(len, strlen(plain[i]));
+		assert_memory_equal(out, plain[i], len);
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ipc_b64_decode(bad[i], &out, &len) != -1) {
+			fail_msg("\"%s\" decoded", bad[i]);
+		}
+		assert_null(out);
+	}
+	for (int i = 0; i < 256; i++) {
+		all[i] = (unsigned char)i;
+	}
+	for (size_t n = 250; n <= 256; n++) {
+		char *e = ipc_b64_encode(all, n);
+		assert_int_equal(ipc_b64_decode(e, &out, &len), 0);
+		assert_int_equal(len, n);
+		assert_memory_equal(out, all, n);
+		free(out);
+		free(e);
+	}
+}
+
+static void
+test_zone_names(void **state)
+{
+	const char *good[] = { "UTC", "Local", "America/New_York",
+		"America/Argentina/Buenos_Aires", "Etc/GMT+5", "Etc/GMT-14",
+		"posix/Europe/London", "a.b", "..a", "a..", "EST5EDT" };
+	const char *bad[] = { "", "/etc/passwd", "../etc/passwd",
+		"America/../../etc/passwd", "..", ".", "a/./b", "a//b", "a/",
+		"America/New York", "a\\b", "a:b", "a*",
+		"Europe/Lond\xc3\xb6n", "a\tb", "a%2e%2e" };
+	char longname[IPC_NAME_MAX + 2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (!ipc_zone_name_valid(good[i])) {
+			fail_msg("\"%s\" refused", good[i]);
+		}
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ipc_zone_name_valid(bad[i])) {
+			fail_msg("\"%s\" accepted", bad[i]);
+		}
+	}
+	assert_false(ipc_zone_name_valid(NULL));
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[IPC_NAME_MAX] = '\0';
+	assert_true(ipc_zone_name_valid(longname));
+	longname[IPC_NAME_MAX] = 'a';
+	longname[IPC_NAME_MAX + 1] = '\0';
+	assert_false(ipc_zone_name_valid(longname));
+}
+
+/* The codec checks the request's bounds only (the supervisor answers an
+ * error for a bad name), and the reply's data strictly. */
+static void
+test_zoneinfo_codec(void **state)
+{
+	struct buf big = BUF_INIT, body = BUF_INIT;
+	size_t max = 4 * ((IPC_DATA_MAX + 2) / 3);
+
+	(void)state;
+	expect_ok(IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"zoneinfo\","
+	        "\"name\":\"../../etc/passwd\"}");
+	expect_err(IPC_VIEW_REQ, "{\"id\":1,\"what\":\"zoneinfo\"}",
+	        "VIEW_REQ: \"name\" is missing");
+	expect_err(IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"zoneinfo\",\"name\":\"\"}",
+	        "VIEW_REQ: \"name\" is empty");
+	expect_err(IPC_VIEW_REQ, "{\"id\":1,\"what\":\"zoneinfo\",\"name\":7}",
+	        "VIEW_REQ: \"name\" must be a string");
+	expect_err(IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"zoneinfo\",\"name\":\"a\\u0000b\"}",
+	        "VIEW_REQ: \"name\" contains a NUL byte");
+	buf_printf(&body, "{\"id\":1,\"what\":\"zoneinfo\",\"name\":\"");
+	for (int i = 0; i < IPC_NAME_MAX + 1; i++) {
+		buf_printf(&body, "a");
+	}
+	buf_printf(&body, "\"}");
+	expect_err(IPC_VIEW_REQ, buf_str(&body), "\"name\" is too long");
+
+	expect_ok(IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFppZg==\"}");
+	expect_ok(
+	        IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":\"\"}");
+	expect_ok(
+	        IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":null}");
+	expect_err(IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"data\":12}",
+	        "VIEW_REPLY: \"data\" must be a string");
+	expect_err(IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFppZg\"}",
+	        "VIEW_REPLY: \"data\" is not valid base64");
+	expect_err(IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFp*Zg==\"}",
+	        "VIEW_REPLY: \"data\" is not valid base64");
+	expect_err(IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"data\":\"VFppZg==\\u0000\"}",
+	        "VIEW_REPLY: \"data\" contains a NUL byte");
+
+	/* exactly IPC_DATA_MAX bytes pass; one more does not */
+	buf_printf(&big, "{\"id\":1,\"status\":\"ok\",\"data\":\"");
+	for (size_t i = 0; i < max - 4; i += 4) {
+		buf_printf(&big, "AAAA");
+	}
+	buf_printf(&big, "AA==\"}"); /* 262142 + 1 = IPC_DATA_MAX bytes */
+	expect_ok(IPC_VIEW_REPLY, buf_str(&big));
+	buf_reset(&big);
+	buf_printf(&big, "{\"id\":1,\"status\":\"ok\",\"data\":\"");
+	for (size_t i = 0; i < max; i += 4) {
+		buf_printf(&big, "AAAA");
+	}
+	buf_printf(&big, "\"}");
+	expect_err(IPC_VIEW_REPLY, buf_str(&big),
+	        "VIEW_REPLY: \"data\" is too large (over 262144 bytes)");
+	buf_reset(&big);
+	buf_printf(&big, "{\"id\":1,\"status\":\"ok\",\"data\":\"");
+	for (size_t i = 0; i < max + 4; i += 4) {
+		buf_printf(&big, "AAAA");
+	}
+	buf_printf(&big, "\"}");
+	expect_err(IPC_VIEW_REPLY, buf_str(&big), "\"data\" is too long");
+	buf_fini(&big);
+	buf_fini(&body);
+}
+
 int
 main(void)
 {
@@ -838,6 +1035,10 @@ main(void)
 		cmocka_unit_test(test_rt_work),
 		cmocka_unit_test(test_rt_result),
 		cmocka_unit_test(test_rt_view),
+		cmocka_unit_test(test_rt_zoneinfo),
+		cmocka_unit_test(test_b64),
+		cmocka_unit_test(test_zone_names),
+		cmocka_unit_test(test_zoneinfo_codec),
 		cmocka_unit_test(test_bad_header),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_bad_body),

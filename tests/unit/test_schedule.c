@@ -22,8 +22,10 @@
 #include "common/timefmt.h"
 #include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
+#include "workers/cron.h"
 #include "workers/kobj.h"
 #include "workers/schedule.h"
+#include "workers/zonecache.h"
 
 /* ---- the fake supervisor end ---- */
 
@@ -350,7 +352,10 @@ test_invalid_cron(void **state)
 		assert_int_equal(o.verdict, IPC_V_DONE);
 		fakesup_run_fini(&o);
 	}
-	assert_int_equal(fakesup_nreqs(f), 0);
+	/* only the unknown zone was asked for (a sandboxed worker cannot
+	 * open the zone file: the supervisor answers) */
+	assert_int_equal(fakesup_nreqs(f), 1);
+	assert_string_equal(fakesup_log(f), "zone - /Nowhere/City\n");
 }
 
 /* The first fire of a new hourly schedule (a tick within the 24 h before
@@ -796,6 +801,157 @@ test_view_errors(void **state)
 	}
 }
 
+/* A CRON_TZ zone through the view (a sandboxed worker cannot open the
+ * zone file): asked once, then kept by the worker. */
+static void
+test_tz_view(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run o;
+	json_object *s;
+
+	zc_reset();
+	fakesup_clear_log(f);
+	for (int i = 0; i < 3; i++) {
+		s = base();
+		set(s, "metadata.creationTimestamp",
+		        "\"2026-06-15T12:00:00Z\"");
+		set(s, "spec.schedule",
+		        "\"CRON_TZ=America/New_York 0 9 1 12 *\"");
+		run(f, s, NULL, "2026-06-15T12:00:05Z", &o);
+		/* 09:00 EST is 14:00Z */
+		assert_string_equal(
+		        jx_get_str(status_of(&o, 0), "nextRunTime"),
+		        "2026-12-01T14:00:00Z");
+		assert_string_equal(
+		        jx_get_str(status_of(&o, 0), "phase"), "Active");
+		fakesup_run_fini(&o);
+	}
+	assert_string_equal(fakesup_log(f), "zone - /America/New_York\n");
+	assert_int_equal(zc_count(), 1);
+	/* UTC and Local are never asked */
+	s = base();
+	set(s, "spec.schedule", "\"TZ=Local 0 9 1 12 *\"");
+	run(f, s, NULL, "2026-06-15T12:00:05Z", &o);
+	assert_string_equal(jx_get_str(status_of(&o, 0), "nextRunTime"),
+	        "2026-12-01T09:00:00Z");
+	fakesup_run_fini(&o);
+	assert_int_equal(fakesup_nreqs(f), 1);
+	zc_reset();
+}
+
+/* The zone status of expr after a run. */
+static void
+expect_zone_error(struct fakesup *f, const char *expr, const char *msg)
+{
+	struct fakesup_run o;
+	json_object *s = base(), *c;
+
+	jx_set_path(s, "spec.schedule", json_object_new_string(expr));
+	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
+	assert_int_equal(o.verdict, IPC_V_DONE);
+	assert_string_equal(jx_get_str(status_of(&o, 0), "phase"), "Error");
+	c = json_object_array_get_idx(
+	        jx_get(status_of(&o, 0), "conditions"), 0);
+	assert_string_equal(jx_get_str(c, "reason"), "InvalidSchedule");
+	if (strstr(jx_get_str(c, "message"), msg) == NULL) {
+		fail_msg("\"%s\" lacks \"%s\"", jx_get_str(c, "message"), msg);
+	}
+	fakesup_run_fini(&o);
+}
+
+/* Zones the supervisor cannot give: the same InvalidSchedule status as
+ * an unknown zone, nothing kept, no crash. */
+static void
+test_tz_view_errors(void **state)
+{
+	struct fakesup *f = *state;
+	unsigned char junk[300];
+
+	zc_reset();
+	fakesup_clear_log(f);
+	expect_zone_error(f, "CRON_TZ=Nowhere/City 0 * * * *",
+	        "unknown time zone \"Nowhere/City\"");
+	/* refused by the worker before asking */
+	expect_zone_error(f, "CRON_TZ=../../etc/passwd 0 * * * *",
+	        "invalid location name \"../../etc/passwd\"");
+	expect_zone_error(
+	        f, "TZ=/etc/localtime 0 * * * *", "invalid location name");
+	assert_int_equal(fakesup_nreqs(f), 1);
+	/* a view error */
+	fakesup_fail(f, "zoneinfo", "Europe/Paris", "disk on fire");
+	expect_zone_error(f, "CRON_TZ=Europe/Paris 0 * * * *",
+	        "unknown time zone \"Europe/Paris\" (view: disk on fire)");
+	/* garbage bytes */
+	memset(junk, 0x5a, sizeof(junk));
+	fakesup_add_zone(f, "Junk/Zone", junk, sizeof(junk));
+	expect_zone_error(f, "CRON_TZ=Junk/Zone 0 * * * *",
+	        "unknown time zone \"Junk/Zone\" (malformed time zone data)");
+	memcpy(junk, "TZif2", 5);
+	fakesup_add_zone(f, "Junk/Header", junk, sizeof(junk));
+	expect_zone_error(f, "CRON_TZ=Junk/Header 0 * * * *",
+	        "malformed time zone data");
+	fakesup_add_zone(f, "Junk/Empty", "", 0);
+	expect_zone_error(f, "CRON_TZ=Junk/Empty 0 * * * *",
+	        "unknown time zone \"Junk/Empty\"");
+	assert_int_equal(zc_count(), 0);
+	/* nothing kept: asked again */
+	expect_zone_error(
+	        f, "CRON_TZ=Junk/Zone 0 * * * *", "unknown time zone");
+	assert_int_equal(fakesup_nreqs(f), 6);
+	zc_reset();
+}
+
+/* The worker keeps at most ZC_MAX zones, dropping the least recently
+ * used; a kept zone is a copy per parse. */
+static void
+test_zone_cache_bound(void **state)
+{
+	struct fakesup *f = *state;
+	unsigned char *tzif;
+	size_t len;
+	char name[32], err[256];
+	struct cron_zone *z;
+	FILE *fp = fopen("/usr/share/zoneinfo/Asia/Tokyo", "rb");
+
+	assert_non_null(fp);
+	tzif = malloc(1 << 16);
+	len = fread(tzif, 1, 1 << 16, fp);
+	fclose(fp);
+	zc_reset();
+	fakesup_clear_log(f);
+	for (int i = 0; i <= ZC_MAX; i++) {
+		snprintf(name, sizeof(name), "Test/Zone%d", i);
+		fakesup_add_zone(f, name, tzif, len);
+		z = zc_load(name, fakesup_view(f), err, sizeof(err));
+		assert_non_null(z);
+		assert_int_equal(cron_zone_offset(z, 0), 9 * 3600);
+		cron_zone_free(z);
+		if (i == 0) {
+			continue;
+		}
+		/* Zone0 stays the most recently used */
+		z = zc_load("Test/Zone0", fakesup_view(f), err, sizeof(err));
+		cron_zone_free(z);
+	}
+	assert_int_equal(zc_count(), ZC_MAX);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 1);
+	/* Zone1 was the oldest: evicted, asked again; Zone0 kept */
+	z = zc_load("Test/Zone0", fakesup_view(f), err, sizeof(err));
+	cron_zone_free(z);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 1);
+	z = zc_load("Test/Zone1", fakesup_view(f), err, sizeof(err));
+	assert_non_null(z);
+	cron_zone_free(z);
+	assert_int_equal(fakesup_nreqs(f), ZC_MAX + 2);
+	/* no view: an error, not a crash */
+	assert_null(zc_load("Test/Other", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown time zone \"Test/Other\""));
+	free(tzif);
+	zc_reset();
+	assert_int_equal(zc_count(), 0);
+}
+
 int
 main(void)
 {
@@ -819,6 +975,9 @@ main(void)
 		T(test_cron_tz),
 		T(test_bad_names),
 		T(test_view_errors),
+		T(test_tz_view),
+		T(test_tz_view_errors),
+		T(test_zone_cache_bound),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -49,6 +49,8 @@ RESULT = {"key": "ns1/a", "epoch": 3, "verdict": {"kind": "done"},
 VREQ = {"id": 7, "what": "get", "resource": RES, "namespace": "ns1",
         "name": "p"}
 VREPLY = {"id": 7, "status": "ok", "object": {"kind": "Pod"}}
+ZREQ = {"id": 8, "what": "zoneinfo", "name": "America/New_York"}
+ZREPLY = {"id": 8, "status": "ok", "data": "VFppZjI="}
 
 
 def with_(base, path, value):
@@ -177,6 +179,32 @@ def ipc_cases():
         ("viewreply-status-unknown", "VIEW_REPLY", VREPLY, ["status"], "meh"),
         ("viewreply-items-object", "VIEW_REPLY", VREPLY, ["items"], {}),
         ("viewreply-text-number", "VIEW_REPLY", VREPLY, ["text"], 3),
+        ("viewreq-zoneinfo-no-name", "VIEW_REQ", ZREQ, ["name"], DELETE),
+        ("viewreq-zoneinfo-name-empty", "VIEW_REQ", ZREQ, ["name"], ""),
+        ("viewreq-zoneinfo-name-number", "VIEW_REQ", ZREQ, ["name"], 42),
+        ("viewreq-zoneinfo-name-array", "VIEW_REQ", ZREQ, ["name"],
+         ["America", "New_York"]),
+        ("viewreq-zoneinfo-name-nul", "VIEW_REQ", ZREQ, ["name"],
+         "UTC\u0000/../../etc/passwd"),
+        ("viewreq-zoneinfo-name-long", "VIEW_REQ", ZREQ, ["name"],
+         "Etc/" + "a" * 250),
+        ("viewreply-data-number", "VIEW_REPLY", ZREPLY, ["data"], 7),
+        ("viewreply-data-object", "VIEW_REPLY", ZREPLY, ["data"], {}),
+        ("viewreply-data-unpadded", "VIEW_REPLY", ZREPLY, ["data"],
+         "VFppZjI"),
+        ("viewreply-data-bad-char", "VIEW_REPLY", ZREPLY, ["data"],
+         "VFpp*jI="),
+        ("viewreply-data-inner-pad", "VIEW_REPLY", ZREPLY, ["data"],
+         "VF==ZjI="),
+        ("viewreply-data-url-alphabet", "VIEW_REPLY", ZREPLY, ["data"],
+         "VFp-_jI="),
+        ("viewreply-data-whitespace", "VIEW_REPLY", ZREPLY, ["data"],
+         "VFpp\nZjI="),
+        ("viewreply-data-nul", "VIEW_REPLY", ZREPLY, ["data"],
+         "VFppZjI=\u0000"),
+        # 262146 bytes once decoded: over IPC_DATA_MAX (256 KiB)
+        ("viewreply-data-oversized", "VIEW_REPLY", ZREPLY, ["data"],
+         "A" * (4 * ((256 * 1024 + 2) // 3))),
         ("heartbeat-seq-string", "HEARTBEAT", {"seq": 1}, ["seq"], "1"),
         ("heartbeat-seq-negative", "HEARTBEAT", {"seq": 1}, ["seq"], -1),
         ("error-message-number", "ERROR", {"message": "x"}, ["message"], 1),
