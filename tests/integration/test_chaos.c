@@ -91,10 +91,10 @@ struct mode {
 	int relists_during; /* measured forced relists during the faults */
 };
 
-static const struct mode QUICK = { "quick", 90, 50, 40, 30, 10, 30, 10,
-	30000, 60000, 1, 0 };
-static const struct mode LONG = { "long", 900, 500, 300, 300, 100, 300, 30,
-	300000, 240000, 2, 3 };
+static const struct mode QUICK
+        = { "quick", 90, 50, 40, 30, 10, 30, 10, 30000, 60000, 1, 0 };
+static const struct mode LONG
+        = { "long", 900, 500, 300, 300, 100, 300, 30, 300000, 240000, 2, 3 };
 
 /* ---- fault kinds ---- */
 
@@ -120,8 +120,7 @@ static const char *const FK_NAMES[F_NKINDS] = { "worker SIGKILL",
 	"leader SIGKILL", "leader SIGTERM", "leader SIGSTOP past its lease" };
 
 /* Weights of the random choice (leader faults are also rate-limited). */
-static const int FK_WEIGHT[F_NKINDS]
-        = { 14, 6, 8, 10, 6, 8, 5, 5, 4, 4, 3 };
+static const int FK_WEIGHT[F_NKINDS] = { 14, 6, 8, 10, 6, 8, 5, 5, 4, 4, 3 };
 
 /* ---- state ---- */
 
@@ -249,7 +248,12 @@ say(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "chaos: ");
+	static int64_t t0;
+
+	if (t0 == 0) {
+		t0 = ksim_now_ms();
+	}
+	fprintf(stderr, "chaos %5.1fs: ", (ksim_now_ms() - t0) / 1000.0);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -358,8 +362,8 @@ sd_workers(struct sd *s, pid_t *out, int max)
 		pid_t pp;
 
 		if (*end != '\0' || pid <= 0
-		        || proc_stat((pid_t)pid, &st, &pp) != 0
-		        || pp != s->pid || st == 'Z') {
+		        || proc_stat((pid_t)pid, &st, &pp) != 0 || pp != s->pid
+		        || st == 'Z') {
 			continue;
 		}
 		out[n++] = (pid_t)pid;
@@ -461,8 +465,8 @@ sd_poll(struct sd *s, int idx)
 	if (!s->expect_end) {
 		violation("supervisor %d exited on its own (status 0x%x)", idx,
 		        s->status);
-	} else if (s->term && !(WIFEXITED(s->status)
-	                               && WEXITSTATUS(s->status) == 0)) {
+	} else if (s->term
+	        && !(WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0)) {
 		violation("supervisor %d did not exit 0 after SIGTERM "
 		          "(status 0x%x)",
 		        idx, s->status);
@@ -498,9 +502,21 @@ static long
 admin(const char *method, const char *path, const char *body,
         json_object **out)
 {
-	struct ksim_resp *r = ksim_request(ksim_url(C.k), method, path,
-	        body != NULL ? "application/json" : NULL, body, NULL, 10000);
-	long code = r->code;
+	int64_t end = ksim_now_ms() + 6000;
+	struct ksim_resp *r;
+	long code;
+
+	/* connections may be refused for up to 3 s (F_REFUSE) */
+	for (;;) {
+		r = ksim_request(ksim_url(C.k), method, path,
+		        body != NULL ? "application/json" : NULL, body, NULL,
+		        10000);
+		if ((code = r->code) != 0 || ksim_now_ms() >= end) {
+			break;
+		}
+		ksim_resp_free(r);
+		ksim_sleep_ms(100);
+	}
 
 	if (out != NULL) {
 		*out = r->json != NULL ? json_object_get(r->json) : NULL;
@@ -533,8 +549,7 @@ rl_scan(int64_t after_us, rl_fn *fn, void *arg)
 		struct rl e = { 0 };
 		int64_t code = 0;
 
-		if (o == NULL
-		        || timefmt_parse(str_at(o, "ts"), &e.ts_us) != 0
+		if (o == NULL || timefmt_parse(str_at(o, "ts"), &e.ts_us) != 0
 		        || e.ts_us < after_us) {
 			json_object_put(o);
 			continue;
@@ -636,8 +651,8 @@ list_key(const struct rl *e, char *out, size_t len)
 	char sel[256];
 
 	(void)query_param(e->query, "labelSelector", sel, sizeof(sel));
-	snprintf(out, len, "%s?%s", plural != NULL ? plural + 1 : e->path,
-	        sel);
+	snprintf(
+	        out, len, "%s?%s", plural != NULL ? plural + 1 : e->path, sel);
 }
 
 /* LIST starts (first pages) of one supervisor, by informer key. */
@@ -665,14 +680,13 @@ count_lists(const struct rl *e, void *arg)
 	}
 	list_key(e, key, sizeof(key));
 	v = json_object_object_get(l->per, key);
-	json_object_object_add(l->per, key,
-	        json_object_new_int(json_object_get_int(v) + 1));
+	json_object_object_add(
+	        l->per, key, json_object_new_int(json_object_get_int(v) + 1));
 	l->total++;
 }
 
 static void
-lists_of(const struct sd *s, int64_t after_us, bool initial,
-        struct lists *l)
+lists_of(const struct sd *s, int64_t after_us, bool initial, struct lists *l)
 {
 	char ua[200];
 
@@ -758,9 +772,10 @@ add_mcp(int i)
 		                m, i));
 	} else {
 		add_item(&R_MCP, name,
-		        xasprintf("{%s,\"spec\":{\"transportType\":\"http\","
-		                  "\"toolsPrefix\":\"t\",\"deployment\":{"
-		                  "\"image\":\"example/mcp:1\",\"port\":9000}}}",
+		        xasprintf(
+		                "{%s,\"spec\":{\"transportType\":\"http\","
+		                "\"toolsPrefix\":\"t\",\"deployment\":{"
+		                "\"image\":\"example/mcp:1\",\"port\":9000}}}",
 		                m));
 	}
 	free(m);
@@ -915,8 +930,8 @@ kubelet_rules(void)
 		free(res);
 	}
 	buf_puts(&b, "]}");
-	assert_int_equal(admin("PUT", "/_kubesim/kubelet", buf_str(&b), NULL),
-	        200);
+	assert_int_equal(
+	        admin("PUT", "/_kubesim/kubelet", buf_str(&b), NULL), 200);
 	buf_fini(&b);
 }
 
@@ -938,7 +953,7 @@ static const struct {
 	{ &R_SVC, "Service" },
 	{ &R_PVC, "PersistentVolumeClaim" },
 };
-#define NRES (sizeof(RES) / sizeof(RES[0]))
+#define NRES     (sizeof(RES) / sizeof(RES[0]))
 #define NPRIMARY 6
 
 struct state {
@@ -980,8 +995,7 @@ controller_ref(json_object *o)
 }
 
 static void
-add_kid(struct state *st, const char *uid, const char *kind,
-        const char *name)
+add_kid(struct state *st, const char *uid, const char *kind, const char *name)
 {
 	json_object *a = json_object_object_get(st->kids, uid);
 	char *s = xasprintf("%s/%s", kind, name);
@@ -1058,11 +1072,10 @@ cmp_str(const void *a, const void *b)
 
 /* Compares the children of owner o with want (NULL-terminated). */
 static void
-check_kids(struct state *st, const char *what, json_object *o,
-        char **want)
+check_kids(struct state *st, const char *what, json_object *o, char **want)
 {
-	json_object *a = json_object_object_get(
-	        st->kids, str_at(o, "metadata.uid"));
+	json_object *a
+	        = json_object_object_get(st->kids, str_at(o, "metadata.uid"));
 	size_t n = a != NULL ? json_object_array_length(a) : 0, nw = 0;
 	const char *got[64];
 	struct buf g = BUF_INIT, w = BUF_INIT;
@@ -1071,7 +1084,8 @@ check_kids(struct state *st, const char *what, json_object *o,
 		nw++;
 	}
 	for (size_t i = 0; i < n && i < 64; i++) {
-		got[i] = json_object_get_string(json_object_array_get_idx(a, i));
+		got[i] = json_object_get_string(
+		        json_object_array_get_idx(a, i));
 	}
 	qsort(got, n < 64 ? n : 64, sizeof(got[0]), cmp_str);
 	qsort(want, nw, sizeof(want[0]), cmp_str);
@@ -1167,8 +1181,8 @@ expect_skillpack(struct state *st, const char *name, json_object *o)
 		        json_object_to_json_string(jx_get(o, "status")));
 	} else if (!has_finalizer(o, "sympozium.ai/skillpack-finalizer")) {
 		miss(st, "SkillPack %s: no finalizer", name);
-	} else if (cm == NULL || json_object_object_length(jx_get(cm, "data"))
-	                   != 2
+	} else if (cm == NULL
+	        || json_object_object_length(jx_get(cm, "data")) != 2
 	        || strcmp(data_of(cm, "s1.md") ?: "", s1) != 0
 	        || strcmp(data_of(cm, "s2.md") ?: "", s2) != 0
 	        || !label_is(cm, "sympozium.ai/component", "skillpack")
@@ -1191,8 +1205,7 @@ expect_memory_cm(struct state *st, const char *name)
 
 	snprintf(cm_name, sizeof(cm_name), "%s-memory", name);
 	cm = get_obj(st, &R_CM, cm_name);
-	if (cm == NULL
-	        || strcmp(data_of(cm, "MEMORY.md") ?: "", MEM_MD) != 0
+	if (cm == NULL || strcmp(data_of(cm, "MEMORY.md") ?: "", MEM_MD) != 0
 	        || !label_is(cm, "sympozium.ai/instance", name)
 	        || !label_is(cm, "sympozium.ai/component", "memory")) {
 		miss(st, "instance %s: memory ConfigMap %s", name,
@@ -1228,15 +1241,16 @@ expect_instance(struct state *st, const char *name, json_object *o)
 		snprintf(want, sizeof(want), "p%s%d", persona, atoi(pack));
 		if (strcmp(str_at(o, "spec.memory.systemPrompt"), want) != 0
 		        || !label_is(o, "sympozium.ai/persona", persona)) {
-			miss(st, "instance %s: spec or labels not stamped "
-			         "from its persona",
+			miss(st,
+			        "instance %s: spec or labels not stamped "
+			        "from its persona",
 			        name);
 		}
 		/* the memory skill is appended: its server (2.2 step 7) */
 		kids[n++] = xasprintf("Deployment/%s-memory", name);
 		kids[n++] = xasprintf("Service/%s-memory", name);
-		kids[n++] = xasprintf("PersistentVolumeClaim/%s-memory-db",
-		        name);
+		kids[n++] = xasprintf(
+		        "PersistentVolumeClaim/%s-memory-db", name);
 	}
 	check_kids(st, name, o, kids);
 }
@@ -1248,7 +1262,8 @@ expect_mcp(struct state *st, const char *name, json_object *o)
 	int i = atoi(name + 4);
 	bool ext = i % 2 == 0, ready = false;
 	char url[128];
-	json_object *rc = condition(o, "Ready"), *dc = condition(o, "Deployed");
+	json_object *rc = condition(o, "Ready"),
+	            *dc = condition(o, "Deployed");
 	json_object *svc = get_obj(st, &R_SVC, name);
 	char *kids[3] = { NULL };
 
@@ -1268,7 +1283,8 @@ expect_mcp(struct state *st, const char *name, json_object *o)
 		miss(st, "MCPServer %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
-	if (!ext && (svc == NULL || int_at(svc, "spec.ports.0.port") != 9000)) {
+	if (!ext
+	        && (svc == NULL || int_at(svc, "spec.ports.0.port") != 9000)) {
 		miss(st, "MCPServer %s: Service without port 9000", name);
 	}
 	check_kids(st, name, o, kids);
@@ -1295,7 +1311,8 @@ expect_schedule(struct state *st, const char *name, json_object *o)
 		if (strcmp(str_at(o, "status.phase"), "Suspended") != 0) {
 			miss(st, "schedule %s: status %s (want Suspended)",
 			        name,
-			        json_object_to_json_string(jx_get(o, "status")));
+			        json_object_to_json_string(
+			                jx_get(o, "status")));
 		}
 	} else if (strcmp(str_at(o, "status.phase"), "Active") != 0
 	        || strcmp(str_at(o, "status.nextRunTime"), want) != 0
@@ -1334,10 +1351,12 @@ expect_pack(struct state *st, const char *name, json_object *o)
 	}
 	for (int i = 0; i < 2; i++) {
 		json_object *inst = get_obj(st, &R_INST, i == 0 ? a : b);
-		if (inst == NULL || !label_is(inst, "sympozium.ai/persona-pack",
-		                            name)) {
-			miss(st, "PersonaPack %s: instance %s absent or "
-			         "unlabelled",
+		if (inst == NULL
+		        || !label_is(
+		                inst, "sympozium.ai/persona-pack", name)) {
+			miss(st,
+			        "PersonaPack %s: instance %s absent or "
+			        "unlabelled",
 			        name, i == 0 ? a : b);
 		}
 	}
@@ -1362,7 +1381,8 @@ expect_run(struct state *st, const char *name, json_object *o)
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
 	if (fins != NULL && json_object_array_length(fins) > 0) {
-		miss(st, "AgentRun %s: finalizer left on a finished run", name);
+		miss(st, "AgentRun %s: finalizer left on a finished run",
+		        name);
 	}
 	free(want);
 	check_kids(st, name, o, kids);
@@ -1430,7 +1450,8 @@ check_no_extra(struct state *st)
 			        || (RES[r].res == &R_INST
 			                && strncmp(name, "pp-", 3) == 0);
 			if (!known) {
-				miss(st, "unexpected %s %s", RES[r].kind, name);
+				miss(st, "unexpected %s %s", RES[r].kind,
+				        name);
 			}
 		}
 	}
@@ -1460,11 +1481,13 @@ converge(void)
 			if (bad != 0) {
 				violation("%d object(s) not converged after "
 				          "%d ms; first ones:\n%s",
-				        bad, C.m->converge_ms, buf_str(&st.why));
+				        bad, C.m->converge_ms,
+				        buf_str(&st.why));
 			} else {
 				say("converged %lld ms after the faults "
 				    "stopped (%d rounds)",
-				        (long long)(ksim_now_ms() - t0), rounds);
+				        (long long)(ksim_now_ms() - t0),
+				        rounds);
 			}
 			free_state(&st);
 			return;
@@ -1581,8 +1604,8 @@ touch_marker(void)
 
 	snprintf(body, sizeof(body),
 	        "{\"metadata\":{\"name\":\"chaos-marker-%d\"}}", n++);
-	code = admin("POST", "/api/v1/namespaces/" NS "/configmaps", body,
-	        NULL);
+	code = admin(
+	        "POST", "/api/v1/namespaces/" NS "/configmaps", body, NULL);
 	if (code != 201) {
 		say("marker: %ld", code);
 	}
@@ -1597,8 +1620,7 @@ fault_compact(void)
 }
 
 static void
-add_fence(const struct sd *s, int64_t from_us, int64_t to_us,
-        const char *why)
+add_fence(const struct sd *s, int64_t from_us, int64_t to_us, const char *why)
 {
 	struct fence *f;
 
@@ -1637,7 +1659,9 @@ fault_leader(enum fk k, int64_t now)
 		s->expect_end = true;
 		s->term = k == F_LEADER_TERM;
 		kill(s->pid, k == F_LEADER_TERM ? SIGTERM : SIGKILL);
-		add_fence(s, t_us + (k == F_LEADER_TERM ? 12000 : RENEW_MS)
+		add_fence(s,
+		        t_us
+		                + (k == F_LEADER_TERM ? 12000 : RENEW_MS)
 		                        * 1000LL,
 		        INT64_MAX,
 		        k == F_LEADER_TERM ? "terminated leader"
@@ -1791,9 +1815,11 @@ learn_informers(void)
 }
 
 /* True when every informer of s listed at least once since t_us; with
- * check, flags informers that listed more than once. */
+ * check, flags informers that listed more than once, and with need_all
+ * also those that did not list.  (Other LISTs, e.g. the live reads of
+ * views, are not informers and not counted.) */
 static bool
-relisted(const struct sd *s, int idx, int64_t t_us, bool check)
+relisted(const struct sd *s, int idx, int64_t t_us, bool check, bool need_all)
 {
 	struct lists l;
 	bool all = true;
@@ -1805,19 +1831,11 @@ relisted(const struct sd *s, int idx, int64_t t_us, bool check)
 		int got = json_object_get_int(
 		        json_object_object_get(l.per, key));
 		all = all && got >= want;
-		if (check && got != want) {
+		if (check && (got > want || (need_all && got < want))) {
 			violation("forced relist: supervisor %d sent %d "
 			          "LIST(s) of %s, expected %d (one per "
 			          "informer)",
 			        idx, got, key, want);
-		}
-	}
-	json_object_object_foreach(l.per, k2, v2)
-	{
-		if (check && json_object_object_get(C.kinds, k2) == NULL) {
-			violation("forced relist: supervisor %d listed %s "
-			          "%d time(s): not an informer",
-			        idx, k2, json_object_get_int(v2));
 		}
 	}
 	json_object_put(l.per);
@@ -1825,12 +1843,15 @@ relisted(const struct sd *s, int idx, int64_t t_us, bool check)
 }
 
 /* Compacts the history and closes every watch, with no other fault
- * active, then counts each live supervisor's LISTs: exactly one per
- * informer.  Bounded: the reflector may be backing off (up to 60 s). */
+ * active, then counts each live supervisor's LISTs per informer within
+ * window_ms: never more than one per informer; with need_all (reflector
+ * backoff rested, before the faults) exactly one.  After the faults an
+ * informer may still back off (up to 60 s, then the 410 costs one more
+ * backoff delay), so a missing LIST there is only reported. */
 static void
-measured_relist(const char *when)
+measured_relist(const char *when, bool need_all, int window_ms)
 {
-	int live[MAX_SD], n;
+	int live[MAX_SD], n, late = 0;
 	int64_t t_us, t0, end;
 	bool done = false;
 
@@ -1843,28 +1864,34 @@ measured_relist(const char *when)
 	admin("POST", "/_kubesim/close-watches", "{}", NULL);
 	C.injected[F_COMPACT]++;
 	t0 = ksim_now_ms();
-	end = t0 + 65000;
+	end = t0 + window_ms;
 	while (!done && ksim_now_ms() < end) {
 		ksim_sleep_ms(300);
 		sd_poll_all();
 		done = true;
 		for (int i = 0; i < n; i++) {
-			done = done && relisted(&C.sd[live[i]], live[i], t_us,
-			                      false);
+			done = done
+			        && relisted(&C.sd[live[i]], live[i], t_us,
+			                false, false);
 		}
 	}
 	ksim_sleep_ms(1500); /* a second LIST would come now */
 	for (int i = 0; i < n; i++) {
-		(void)relisted(&C.sd[live[i]], live[i], t_us, true);
+		late += !relisted(
+		        &C.sd[live[i]], live[i], t_us, true, need_all);
 	}
-	if (!done) {
+	if (!done && need_all) {
 		violation("forced relist (%s): not every informer listed "
-		          "again within 65 s",
-		        when);
+		          "again within %d ms",
+		        when, window_ms);
 	}
 	C.measured_relists++;
-	say("forced relist (%s): %d supervisor(s) relisted in %lld ms", when,
-	        n, (long long)(ksim_now_ms() - t0));
+	say("forced relist (%s): %d supervisor(s), %s in %lld ms, no "
+	    "informer listed twice",
+	        when, n,
+	        late == 0 ? "every informer relisted"
+	                  : "some informers still backing off",
+	        (long long)(ksim_now_ms() - t0));
 }
 
 /* ---- fencing ---- */
@@ -1937,10 +1964,12 @@ apply_crds(void)
 		"sympoziumpolicies", "sympoziumschedules" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *path = xasprintf("%s/sympozium.ai_%s.yaml", dir, files[i]);
+		char *path
+		        = xasprintf("%s/sympozium.ai_%s.yaml", dir, files[i]);
 		size_t len = 0;
 		char *text = testutil_read_file(path, &len), err[256] = "";
-		json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+		json_object *docs
+		        = yamlj_parse_all(text, len, err, sizeof(err));
 
 		if (docs == NULL) {
 			fail_msg("%s: %s", path, err);
@@ -1948,7 +1977,8 @@ apply_crds(void)
 		for (size_t j = 0; j < json_object_array_length(docs); j++) {
 			struct kapi_err e = KAPI_ERR_INIT;
 			if (kapi_create(C.c, &R_CRD, NULL,
-			            json_object_array_get_idx(docs, j), NULL, &e)
+			            json_object_array_get_idx(docs, j), NULL,
+			            &e)
 			        != KAPI_OK) {
 				fail_msg("CRD %s: %s", files[i], e.message);
 			}
@@ -1989,20 +2019,33 @@ rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	return (remove(path));
 }
 
+/* True when p runs a sympozium-worker (async-signal-safe: the signal
+ * handler uses it too). */
 static bool
 is_worker(pid_t p)
 {
-	char path[64], buf[256] = "";
-	FILE *f;
-	size_t n;
+	char path[32] = "/proc/", buf[256];
+	int n = 6, fd;
+	ssize_t len;
+	char digits[16];
+	int nd = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p);
-	if ((f = fopen(path, "re")) == NULL) {
+	for (unsigned v = (unsigned)p; nd == 0 || v > 0; v /= 10) {
+		digits[nd++] = (char)('0' + v % 10);
+	}
+	while (nd > 0) {
+		path[n++] = digits[--nd];
+	}
+	memcpy(path + n, "/cmdline", 9);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		return (false);
 	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < len; i++) {
+		buf[i] = buf[i] == '\0' ? ' ' : buf[i];
+	}
+	buf[len > 0 ? len : 0] = '\0';
 	return (strstr(buf, "sympozium-worker") != NULL);
 }
 
@@ -2050,9 +2093,35 @@ stop_all(bool check)
 	}
 }
 
+/* SIGTERM or SIGINT (e.g. the test runner's timeout): kill what was
+ * started here, by pid, and exit.  Only async-signal-safe calls. */
+static void
+on_signal(int sig)
+{
+	for (int i = 0; i < C.nsd; i++) {
+		if (C.sd[i].pid > 0) {
+			kill(C.sd[i].pid, SIGKILL);
+		}
+		for (int j = 0; j < C.sd[i].nseen; j++) {
+			if (is_worker(C.sd[i].seen[j])) {
+				kill(C.sd[i].seen[j], SIGKILL);
+			}
+		}
+	}
+	if (C.k != NULL) {
+		kill(ksim_pid(C.k), SIGKILL);
+	}
+	_exit(128 + sig);
+}
+
 static int
 setup(void **state)
 {
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	const char *seed = getenv("CHAOS_SEED");
 
 	(void)state;
@@ -2127,6 +2196,8 @@ start_operator(void)
 	}
 	say("supervisor %d leads", leader());
 	learn_informers();
+	/* reflectors rested: exactly one LIST per informer */
+	measured_relist("before the faults", true, 20000);
 }
 
 /* Creates the objects due by now: all of them by 70% of the phase. */
@@ -2134,12 +2205,12 @@ static void
 create_due(int64_t t0, int64_t now)
 {
 	int64_t span = C.m->chaos_ms * 7 / 10;
-	int due = (int)((now - t0) * C.nitems / (span > 0 ? span : 1));
+	int due = (int)((now - t0) * C.nitems / span);
 
 	if (due > C.nitems) {
 		due = C.nitems;
 	}
-	while (C.created < due) {
+	for (int n = 0; n < 4 && C.created < due; n++) {
 		struct item *it = &C.items[C.created++];
 		create_retry(it->res, it->obj, it->name);
 	}
@@ -2158,10 +2229,10 @@ chaos_phase(void)
 		create_due(t0, now);
 		service(now, false);
 		if (during < C.m->relists_during && now >= next_relist) {
-			measured_relist("during the faults");
+			measured_relist("during the faults", false, 30000);
 			during++;
-			next_relist = now + C.m->chaos_ms
-			        / (C.m->relists_during + 1);
+			next_relist = now
+			        + C.m->chaos_ms / (C.m->relists_during + 1);
 		} else if (now >= next) {
 			enum fk k = pick_fault();
 			if (inject(k, now)) {
@@ -2171,9 +2242,9 @@ chaos_phase(void)
 		}
 		ksim_sleep_ms(20);
 	}
-	create_due(t0, INT64_MAX / 4);
 	while (C.created < C.nitems) {
-		create_due(t0, INT64_MAX / 4);
+		struct item *it = &C.items[C.created++];
+		create_retry(it->res, it->obj, it->name);
 	}
 }
 
@@ -2221,7 +2292,7 @@ test_chaos(void **state)
 	faults_off();
 	say("faults stopped; %d supervisor(s) started so far", C.nsd);
 	for (int i = 0; i < C.m->relists; i++) {
-		measured_relist("after the faults");
+		measured_relist("after the faults", false, 30000);
 	}
 	converge();
 	check_fences();

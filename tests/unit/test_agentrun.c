@@ -405,6 +405,34 @@ test_succeeded_late_pod(void **state)
 	free(r);
 }
 
+/* Found by the chaos suite: a transient error reading the agent's log
+ * (a 503 on pods/log) must not complete the run with an empty result;
+ * the reconcile ends with an error verdict (backoff) and writes nothing,
+ * and the next pass harvests the result. */
+static void
+test_log_error_retried(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
+	json_object *res;
+
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"response\":\"kept\"}"
+	        "__SYMPOZIUM_END__");
+	fakesup_fail(f, "pods/log", NULL, "injected 503");
+	res = run(f, r, JOB("\"succeeded\":1"), T0);
+	assert_int_equal(verdict(res), IPC_V_ERROR);
+	assert_int_equal(nwrites(res), 0);
+	json_object_put(res);
+	fakesup_fail(f, "pods/log", NULL, NULL);
+	res = run(f, r, JOB("\"succeeded\":1"), T0);
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Succeeded");
+	assert_string_equal(jx_get_str(status_of(res), "result"), "kept");
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	json_object_put(res);
+	free(r);
+}
+
 static void
 test_failed_job(void **state)
 {
@@ -568,6 +596,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_log_error_retried,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_container_exit,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_poll_timeout_missing_job,
