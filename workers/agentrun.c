@@ -1080,6 +1080,27 @@ job_missing(struct ctx *c)
 	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
 }
 
+/* True when the Job finished less than AGENTRUN_POD_GRACE_MS ago (its
+ * completionTime, else the run's start) and no pod of the run is known:
+ * completing now would lose the result in its log (found by the chaos
+ * suite: the pods' informer was still relisting after a 410). */
+static bool
+pod_pending(struct ctx *c, json_object *job)
+{
+	const char *done = jx_get_str(job, "status.completionTime");
+	int64_t us, since;
+
+	if (st_str(c, "podName")[0] != '\0') {
+		return (false);
+	}
+	if (done != NULL && timefmt_parse(done, &us) == 0) {
+		since = c->in->now_ms - us / 1000;
+	} else {
+		since = since_start(c);
+	}
+	return (since >= 0 && since < AGENTRUN_POD_GRACE_MS);
+}
+
 /* spec 1.5. */
 static void
 running(struct ctx *c)
@@ -1097,6 +1118,13 @@ running(struct ctx *c)
 	}
 	if (int_or(job, "status.succeeded", 0) > 0
 	        || int_or(job, "status.failed", 0) > 0) {
+		if (pod_pending(c, job)) {
+			rec_verdict(c->out, IPC_V_REQUEUE_AFTER,
+			        AGENTRUN_POLL_MS,
+			        "pod of finished job %s not in the cache yet",
+			        st_str(c, "jobName"));
+			return;
+		}
 		if (job_done(c, int_or(job, "status.succeeded", 0) > 0)
 		        == 0) {
 			rec_verdict(c->out, IPC_V_DONE, 0, NULL);
