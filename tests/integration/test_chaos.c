@@ -2292,7 +2292,7 @@ test_chaos(void **state)
 	faults_off();
 	say("faults stopped; %d supervisor(s) started so far", C.nsd);
 	for (int i = 0; i < C.m->relists; i++) {
-		measured_relist("after the faults", false, 30000);
+		measured_relist("after the faults", false, 15000);
 	}
 	converge();
 	check_fences();
