@@ -1125,8 +1125,7 @@ running(struct ctx *c)
 			        st_str(c, "jobName"));
 			return;
 		}
-		if (job_done(c, int_or(job, "status.succeeded", 0) > 0)
-		        == 0) {
+		if (job_done(c, int_or(job, "status.succeeded", 0) > 0) == 0) {
 			rec_verdict(c->out, IPC_V_DONE, 0, NULL);
 		}
 		return;
