@@ -1023,6 +1023,7 @@ load_state(struct state *st)
 			kapi_err_fini(&e);
 			return (-1);
 		}
+		kapi_err_fini(&e);
 		st->by[i] = json_object_new_object();
 		for (size_t j = 0; j < json_object_array_length(items); j++) {
 			json_object *o = json_object_array_get_idx(items, j);
