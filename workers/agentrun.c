@@ -958,24 +958,29 @@ pending(struct ctx *c)
 	plan_fini(&p);
 }
 
-/* The agent's log (last AGENTRUN_MEMORY_LINES lines), or NULL. */
-static char *
-agent_log(struct ctx *c)
+/* The agent's log (last AGENTRUN_MEMORY_LINES lines) into *text (NULL
+ * without a pod name or when the pod or its log is gone).  Returns 0, or
+ * -1 when the log could not be read (e.g. a 5xx or a refused connection):
+ * the reconcile then ends with an error verdict and is retried, instead
+ * of completing the run with an empty result (found by the chaos suite:
+ * a transient error on pods/log lost the result for good). */
+static int
+agent_log(struct ctx *c, char **text)
 {
 	const char *pod = st_str(c, "podName");
-	char *text = NULL;
 	char err[256];
 
+	*text = NULL;
 	if (pod[0] == '\0') {
-		return (NULL);
+		return (0);
 	}
 	if (view_pod_log(c->in->view, c->ns, pod, "agent",
-	            AGENTRUN_MEMORY_LINES, &text, err, sizeof(err))
-	        != 0) {
-		log_debug("agentrun %s: log: %s", c->name, err);
-		return (NULL);
+	            AGENTRUN_MEMORY_LINES, text, err, sizeof(err))
+	        < 0) {
+		rec_verdict(c->out, IPC_V_ERROR, 0, "pod log: %s", err);
+		return (-1);
 	}
-	return (text);
+	return (0);
 }
 
 /* Writes the memory block of log into <instance>-memory (spec 1.14);
@@ -1008,15 +1013,20 @@ save_memory(struct ctx *c, const char *log)
 	free(mem);
 }
 
-/* Reads the log once: result into *r, memory written back. */
-static void
+/* Reads the log once: result into *r, memory written back.  Returns -1
+ * (error verdict set, *r untouched) when the log could not be read. */
+static int
 harvest(struct ctx *c, struct agentrun_result *r)
 {
-	char *log = agent_log(c);
+	char *log = NULL;
 
+	if (agent_log(c, &log) != 0) {
+		return (-1);
+	}
 	agentrun_result_parse(log, r);
 	save_memory(c, log);
 	free(log);
+	return (0);
 }
 
 /* spec 1.5 step 2: the first pod of the run, used at once. */
@@ -1047,19 +1057,23 @@ find_pod(struct ctx *c)
 	return (0);
 }
 
-/* Job succeeded or failed (spec 1.5 steps 4, 5). */
-static void
+/* Job succeeded or failed (spec 1.5 steps 4, 5).  Returns -1 (error
+ * verdict set) when the log could not be read. */
+static int
 job_done(struct ctx *c, bool ok)
 {
 	struct agentrun_result r;
 
-	harvest(c, &r);
+	if (harvest(c, &r) != 0) {
+		return (-1);
+	}
 	if (ok || (r.result != NULL && r.error == NULL)) {
 		succeed_run(c, &r);
 	} else {
 		fail_run(c, "%s", r.error != NULL ? r.error : "Job failed");
 	}
 	agentrun_result_fini(&r);
+	return (0);
 }
 
 /* The terminated state of the pod's agent container, or NULL.  *pod is
@@ -1099,7 +1113,10 @@ sidecar_aware(struct ctx *c)
 	}
 	code = int_or(term, "exitCode", 0);
 	reason = jx_get_str(term, "reason");
-	harvest(c, &r);
+	if (harvest(c, &r) != 0) {
+		json_object_put(pod);
+		return (-1);
+	}
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Background");
 	if (code == 0) {
 		succeed_run(c, &r);
@@ -1164,7 +1181,9 @@ timed_out(struct ctx *c)
 	if (elapsed < 0 || elapsed <= timeout_ms(c, elapsed)) {
 		return (0);
 	}
-	log = agent_log(c);
+	/* best effort: the run times out anyway (the verdict set on a
+	 * log error is replaced by the caller's) */
+	(void)agent_log(c, &log);
 	save_memory(c, log);
 	free(log);
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Foreground");
@@ -1187,6 +1206,27 @@ job_missing(struct ctx *c)
 	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
 }
 
+/* True when the Job finished less than AGENTRUN_POD_GRACE_MS ago (its
+ * completionTime, else the run's start) and no pod of the run is known:
+ * completing now would lose the result in its log (found by the chaos
+ * suite: the pods' informer was still relisting after a 410). */
+static bool
+pod_pending(struct ctx *c, json_object *job)
+{
+	const char *done = jx_get_str(job, "status.completionTime");
+	int64_t us, since;
+
+	if (st_str(c, "podName")[0] != '\0') {
+		return (false);
+	}
+	if (done != NULL && timefmt_parse(done, &us) == 0) {
+		since = c->in->now_ms - us / 1000;
+	} else {
+		since = since_start(c);
+	}
+	return (since >= 0 && since < AGENTRUN_POD_GRACE_MS);
+}
+
 /* spec 1.5. */
 static void
 running(struct ctx *c)
@@ -1204,8 +1244,16 @@ running(struct ctx *c)
 	}
 	if (int_or(job, "status.succeeded", 0) > 0
 	        || int_or(job, "status.failed", 0) > 0) {
-		job_done(c, int_or(job, "status.succeeded", 0) > 0);
-		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		if (pod_pending(c, job)) {
+			rec_verdict(c->out, IPC_V_REQUEUE_AFTER,
+			        AGENTRUN_POLL_MS,
+			        "pod of finished job %s not in the cache yet",
+			        st_str(c, "jobName"));
+			return;
+		}
+		if (job_done(c, int_or(job, "status.succeeded", 0) > 0) == 0) {
+			rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		}
 		return;
 	}
 	rc = st_str(c, "podName")[0] != '\0' ? sidecar_aware(c) : 0;

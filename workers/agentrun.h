@@ -21,6 +21,10 @@
 #define AGENTRUN_HISTORY_ENV "SYMPOZIUM_MAX_RUN_HISTORY"
 /* How long after startedAt a missing Job is taken for a cache lag. */
 #define AGENTRUN_JOB_GRACE_MS 30000
+/* A finished Job whose pod is not in the cache yet (the pods' watch can
+ * trail the Job's, e.g. while it relists) is waited for this long after
+ * its completion before the run completes without a log. */
+#define AGENTRUN_POD_GRACE_MS 60000
 
 extern const struct reconciler agentrun_reconciler; /* "agentrun" */
 

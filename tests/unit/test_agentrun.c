@@ -804,6 +804,62 @@ test_succeeded_late_pod(void **state)
 	free(r);
 }
 
+/* Found by the chaos suite: a transient error reading the agent's log
+ * (a 503 on pods/log) must not complete the run with an empty result;
+ * the reconcile ends with an error verdict (backoff) and writes nothing,
+ * and the next pass harvests the result. */
+static void
+test_log_error_retried(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
+	json_object *res;
+
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"response\":\"kept\"}"
+	        "__SYMPOZIUM_END__");
+	fakesup_fail(f, "pods/log", NULL, "injected 503");
+	res = run(f, r, JOB("\"succeeded\":1"), T0);
+	assert_int_equal(verdict(res), IPC_V_ERROR);
+	assert_int_equal(nwrites(res), 0);
+	json_object_put(res);
+	fakesup_fail(f, "pods/log", NULL, NULL);
+	res = run(f, r, JOB("\"succeeded\":1"), T0);
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Succeeded");
+	assert_string_equal(jx_get_str(status_of(res), "result"), "kept");
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	json_object_put(res);
+	free(r);
+}
+
+/* Found by the chaos suite: a finished Job whose pod is not in the cache
+ * yet is waited for (polled) for AGENTRUN_POD_GRACE_MS after its
+ * completion, then the run completes without a log. */
+static void
+test_finished_job_pod_pending(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", RUNNING);
+	json_object *res;
+
+	res = run(f, r,
+	        JOB("\"succeeded\":1,\"completionTime\":"
+	            "\"2026-01-01T00:00:10Z\""),
+	        T0 + 20000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(after(res), AGENTRUN_POLL_MS);
+	assert_int_equal(nwrites(res), 0);
+	json_object_put(res);
+	res = run(f, r,
+	        JOB("\"succeeded\":1,\"completionTime\":"
+	            "\"2026-01-01T00:00:10Z\""),
+	        T0 + 10000 + AGENTRUN_POD_GRACE_MS);
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Succeeded");
+	assert_int_equal(verdict(res), IPC_V_DONE);
+	json_object_put(res);
+	free(r);
+}
+
 static void
 test_failed_job(void **state)
 {
@@ -1166,6 +1222,10 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_log_error_retried,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_finished_job_pod_pending,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_container_exit,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_poll_timeout_missing_job,

@@ -1,0 +1,2331 @@
+/*
+ * test_chaos.c: the chaos suite (issue 7 item 1).  The whole operator on
+ * bin/kubesim: two bin/sympoziumd with --leader-elect (one leader, one
+ * standby) and their production workers, while a few hundred objects of
+ * the six kinds are created (quick mode, in `make test` and `make asan`),
+ * or thousands (long mode: `--long` or CHAOS_LONG=1), and faults are
+ * injected at random from a seeded PRNG (CHAOS_SEED replays the choices):
+ * SIGKILL, SIGSEGV and SIGSTOP/SIGCONT of worker processes (children of a
+ * supervisor, found in /proc), 5xx and 429 answers (/_kubesim/faults),
+ * every watch dropped (/_kubesim/close-watches), history compaction with
+ * the watches dropped (410, a relist), refused connections for a few
+ * seconds (/_kubesim/faults/refuse), and the leader supervisor killed
+ * (SIGKILL), terminated (SIGTERM) or frozen (SIGSTOP past its lease, then
+ * SIGCONT), a new standby being started after each exit.
+ *
+ * After the faults stop it measures forced relists (compact + close every
+ * watch: each informer of each supervisor must LIST exactly once), waits
+ * for convergence and checks, from kubesim's state and request log:
+ * every object converged to the state the spec gives (an expectation
+ * model written here from sympozium-controllers.md, not from the
+ * operator's code: exact children per owner, their data, the status);
+ * no write of a deposed leader after its renew deadline (each supervisor's
+ * requests carry its identity in the User-Agent); no supervisor exited
+ * unless it was killed or terminated here (SIGTERM: exit 0); no sanitizer
+ * report in the supervisors' logs.  It prints what it injected and what
+ * it verified, and fails with the list of violations.
+ *
+ * Everything started here is stopped by pid on every path (the cmocka
+ * teardown runs after a failure too).  The run is bounded in time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/kapi_conf.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "common/yamlj.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/testutil.h"
+
+#define NS       "default"
+#define GROUP    "sympozium.ai"
+#define VERSION  "v1alpha1"
+#define UA_SD    "sympoziumd/0.1 "
+#define LEADING  "leading (epoch"
+#define DEPOSED  "not leading any more"
+#define MEM_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
+#define MAX_SD   16
+#define MAX_SEEN 1024
+#define MAX_VIOL 40
+
+/* Leader election timing (ms), passed to every supervisor. */
+#define LEASE_MS 3000
+#define RENEW_MS 2000
+#define RETRY_MS 500
+
+static const char *const le_args[] = { "--leader-elect",
+	"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline",
+	"2s", "--leader-elect-retry-period", "500ms", NULL };
+
+/* ---- run parameters ---- */
+
+struct mode {
+	const char *name;
+	int skillpacks, instances, mcps, schedules, packs, runs;
+	int run_instances;  /* instances the runs are spread over */
+	int chaos_ms;       /* fault injection phase */
+	int converge_ms;    /* bound on convergence after the faults */
+	int relists;        /* measured forced relists after the faults */
+	int relists_during; /* measured forced relists during the faults */
+};
+
+static const struct mode QUICK
+        = { "quick", 90, 50, 40, 30, 10, 30, 10, 30000, 60000, 1, 0 };
+static const struct mode LONG
+        = { "long", 900, 500, 300, 300, 100, 300, 30, 300000, 240000, 2, 3 };
+
+/* ---- fault kinds ---- */
+
+enum fk {
+	F_WK_KILL,
+	F_WK_SEGV,
+	F_WK_STOP,
+	F_5XX,
+	F_429,
+	F_CLOSE_WATCHES,
+	F_COMPACT,
+	F_REFUSE,
+	F_LEADER_KILL,
+	F_LEADER_TERM,
+	F_LEADER_STOP,
+	F_NKINDS
+};
+
+static const char *const FK_NAMES[F_NKINDS] = { "worker SIGKILL",
+	"worker SIGSEGV", "worker SIGSTOP+SIGCONT", "5xx answers (rules)",
+	"429 answers (rules)", "every watch closed",
+	"history compacted + watches closed (410)", "connections refused",
+	"leader SIGKILL", "leader SIGTERM", "leader SIGSTOP past its lease" };
+
+/* Weights of the random choice (leader faults are also rate-limited). */
+static const int FK_WEIGHT[F_NKINDS] = { 14, 6, 8, 10, 6, 8, 5, 5, 4, 4, 3 };
+
+/* ---- state ---- */
+
+struct sd {
+	pid_t pid;       /* 0 once reaped */
+	int status;      /* wait status once reaped */
+	bool expect_end; /* signalled here with SIGKILL or SIGTERM */
+	bool term;       /* SIGTERM: must exit 0 */
+	bool stopped;    /* SIGSTOPped now */
+	int64_t cont_at; /* monotonic ms of the planned SIGCONT */
+	char log[160];
+	char id[160]; /* identity from its User-Agent ("" until known) */
+	int64_t started_ms;
+	pid_t seen[MAX_SEEN];
+	int nseen;
+};
+
+/* A window of a deposed leader in which it must not write. */
+struct fence {
+	char id[160];
+	int64_t from_us, to_us; /* real time */
+	const char *why;
+};
+
+/* A stopped worker and when to resume it. */
+struct stopped {
+	pid_t pid;
+	int64_t until_ms;
+};
+
+/* An error rule in kubesim and when to remove it. */
+struct rule {
+	int id;
+	int64_t until_ms;
+};
+
+/* One object to create. */
+struct item {
+	const struct kapi_res *res;
+	char name[64];
+	json_object *obj;
+};
+
+static const struct kapi_res R_CRD
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_SECRET = { "", "v1", "secrets", true };
+static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
+static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
+static const struct kapi_res R_SVC = { "", "v1", "services", true };
+static const struct kapi_res R_PVC
+        = { "", "v1", "persistentvolumeclaims", true };
+static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
+static const struct kapi_res R_INST
+        = { GROUP, VERSION, "sympoziuminstances", true };
+static const struct kapi_res R_MCP = { GROUP, VERSION, "mcpservers", true };
+static const struct kapi_res R_SCH
+        = { GROUP, VERSION, "sympoziumschedules", true };
+static const struct kapi_res R_PP = { GROUP, VERSION, "personapacks", true };
+static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
+
+static struct {
+	const struct mode *m;
+	uint64_t seed, rng;
+	char dir[64], kc[160], reqlog[160];
+	struct ksim *k;
+	struct kapi_conf *conf;
+	struct kapi_client *c;
+	struct sd sd[MAX_SD];
+	int nsd;
+	struct fence fences[64];
+	int nfences;
+	struct stopped stopped[64];
+	int nstopped;
+	struct rule rules[64];
+	int nrules;
+	struct item *items;
+	int nitems, created;
+	int injected[F_NKINDS];
+	int viol;
+	int verified_objects, verified_children, measured_relists;
+	int64_t leader_quiet_until; /* no leader fault before (mono ms) */
+	int64_t refuse_until;       /* refusal window end (mono ms) */
+	json_object *kinds;         /* informer key -> LISTs per recovery */
+	int nkinds;
+} C;
+
+/* ---- small helpers ---- */
+
+static uint64_t
+rnd(void)
+{
+	uint64_t x = C.rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	C.rng = x;
+	return (x * 0x2545F4914F6CDD1DULL);
+}
+
+/* Uniform in [lo, hi]. */
+static int
+rnd_in(int lo, int hi)
+{
+	return (lo + (int)(rnd() % (uint64_t)(hi - lo + 1)));
+}
+
+static void
+violation(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (C.viol++ < MAX_VIOL) {
+		fprintf(stderr, "chaos: VIOLATION: ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+}
+
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	static int64_t t0;
+
+	if (t0 == 0) {
+		t0 = ksim_now_ms();
+	}
+	fprintf(stderr, "chaos %5.1fs: ", (ksim_now_ms() - t0) / 1000.0);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *
+env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return (v != NULL && *v != '\0' ? v : dflt);
+}
+
+static json_object *
+jparse(const char *s)
+{
+	json_object *o = json_tokener_parse(s);
+
+	if (o == NULL) {
+		fail_msg("bad JSON literal: %s", s);
+	}
+	return (o);
+}
+
+static const char *
+str_at(json_object *o, const char *path)
+{
+	const char *s = jx_get_str(o, path);
+
+	return (s != NULL ? s : "");
+}
+
+/* ---- processes ---- */
+
+/* Fills *state and *ppid from /proc; -1 when the process is gone. */
+static int
+proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], line[1024];
+	FILE *f;
+	char *p;
+	int ok = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		return (-1);
+	}
+	if (fgets(line, sizeof(line), f) != NULL
+	        && (p = strrchr(line, ')')) != NULL) {
+		int pp = 0;
+		ok = sscanf(p + 1, " %c %d", state, &pp) == 2 ? 0 : -1;
+		*ppid = (pid_t)pp;
+	}
+	fclose(f);
+	return (ok);
+}
+
+static bool
+alive(pid_t pid)
+{
+	char st;
+	pid_t pp;
+
+	return (proc_stat(pid, &st, &pp) == 0 && st != 'Z');
+}
+
+/* The --controller argument of a worker (into out), "" if unknown. */
+static void
+worker_ctl(pid_t pid, char *out, size_t len)
+{
+	char path[64], buf[1024];
+	size_t n = 0;
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		return;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (strcmp(buf + i, "--controller") == 0 && i + 13 < n) {
+			snprintf(out, len, "%s", buf + i + 13);
+			return;
+		}
+	}
+}
+
+/* The live workers of s (remembered in s->seen for the cleanup). */
+static int
+sd_workers(struct sd *s, pid_t *out, int max)
+{
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	if (s->pid <= 0 || (d = opendir("/proc")) == NULL) {
+		return (0);
+	}
+	while (n < max && (e = readdir(d)) != NULL) {
+		char *end, st;
+		long pid = strtol(e->d_name, &end, 10);
+		pid_t pp;
+
+		if (*end != '\0' || pid <= 0
+		        || proc_stat((pid_t)pid, &st, &pp) != 0 || pp != s->pid
+		        || st == 'Z') {
+			continue;
+		}
+		out[n++] = (pid_t)pid;
+		bool known = false;
+		for (int j = 0; j < s->nseen && !known; j++) {
+			known = s->seen[j] == (pid_t)pid;
+		}
+		if (!known && s->nseen < MAX_SEEN) {
+			s->seen[s->nseen++] = (pid_t)pid;
+		}
+	}
+	closedir(d);
+	return (n);
+}
+
+static char *
+file_text(const char *path)
+{
+	struct buf b = BUF_INIT;
+
+	(void)buf_read_file(&b, path, 256 << 20);
+	buf_putc(&b, '\0');
+	return (buf_detach(&b, NULL));
+}
+
+static int
+count_in(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) {
+		n++;
+	}
+	return (n);
+}
+
+/* True when the log of s says it leads now. */
+static bool
+sd_leading(const struct sd *s)
+{
+	char *t = file_text(s->log);
+	bool l = count_in(t, LEADING) > count_in(t, DEPOSED);
+
+	free(t);
+	return (l);
+}
+
+static void
+sd_start(void)
+{
+	struct sd *s;
+	const char *argv[32];
+	char *av[32];
+	char rundir[128];
+	int n = 0, i = C.nsd;
+
+	assert_true(C.nsd < MAX_SD);
+	s = &C.sd[C.nsd++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->log, sizeof(s->log), "%s/sd%d.log", C.dir, i);
+	snprintf(rundir, sizeof(rundir), "%s/run%d", C.dir, i);
+	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
+	argv[n++] = "--kubeconfig";
+	argv[n++] = C.kc;
+	argv[n++] = "--runtime-dir";
+	argv[n++] = rundir;
+	for (int j = 0; le_args[j] != NULL; j++) {
+		argv[n++] = le_args[j];
+	}
+	argv[n] = NULL;
+	s->started_ms = ksim_now_ms();
+	s->pid = fork();
+	assert_true(s->pid >= 0);
+	if (s->pid == 0) {
+		int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			_exit(126);
+		}
+		memcpy(av, argv, sizeof(av));
+		execv(av[0], av);
+		_exit(127);
+	}
+	say("started supervisor %d (pid %d)", i, (int)s->pid);
+}
+
+/* Reaps s if it exited; checks that it was meant to. */
+static void
+sd_poll(struct sd *s, int idx)
+{
+	pid_t r;
+
+	if (s->pid <= 0 || (r = waitpid(s->pid, &s->status, WNOHANG)) == 0) {
+		return;
+	}
+	if (r < 0 && errno == EINTR) {
+		return;
+	}
+	s->pid = 0;
+	if (!s->expect_end) {
+		violation("supervisor %d exited on its own (status 0x%x)", idx,
+		        s->status);
+	} else if (s->term
+	        && !(WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0)) {
+		violation("supervisor %d did not exit 0 after SIGTERM "
+		          "(status 0x%x)",
+		        idx, s->status);
+	}
+}
+
+static void
+sd_poll_all(void)
+{
+	for (int i = 0; i < C.nsd; i++) {
+		sd_poll(&C.sd[i], i);
+	}
+}
+
+/* Live supervisors not being stopped or terminated. */
+static int
+sd_live(int *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < C.nsd; i++) {
+		struct sd *s = &C.sd[i];
+		if (s->pid > 0 && !s->expect_end) {
+			out[n++] = i;
+		}
+	}
+	return (n);
+}
+
+/* ---- kubesim admin and request log ---- */
+
+static long
+admin(const char *method, const char *path, const char *body,
+        json_object **out)
+{
+	int64_t end = ksim_now_ms() + 6000;
+	struct ksim_resp *r;
+	long code;
+
+	/* connections may be refused for up to 3 s (F_REFUSE) */
+	for (;;) {
+		r = ksim_request(ksim_url(C.k), method, path,
+		        body != NULL ? "application/json" : NULL, body, NULL,
+		        10000);
+		if ((code = r->code) != 0 || ksim_now_ms() >= end) {
+			break;
+		}
+		ksim_resp_free(r);
+		ksim_sleep_ms(100);
+	}
+
+	if (out != NULL) {
+		*out = r->json != NULL ? json_object_get(r->json) : NULL;
+	}
+	if (code < 200 || code > 299) {
+		say("admin %s %s: %ld %s", method, path, code, r->body);
+	}
+	ksim_resp_free(r);
+	return (code);
+}
+
+/* One parsed request-log line. */
+struct rl {
+	int64_t ts_us;
+	const char *verb, *method, *path, *query, *ua;
+	long code;
+};
+
+typedef void rl_fn(const struct rl *e, void *arg);
+
+/* Calls fn for every line of the request log with ts >= after_us. */
+static void
+rl_scan(int64_t after_us, rl_fn *fn, void *arg)
+{
+	char *t = file_text(C.reqlog), *save = NULL;
+
+	for (char *l = strtok_r(t, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(l);
+		struct rl e = { 0 };
+		int64_t code = 0;
+
+		if (o == NULL || timefmt_parse(str_at(o, "ts"), &e.ts_us) != 0
+		        || e.ts_us < after_us) {
+			json_object_put(o);
+			continue;
+		}
+		e.verb = str_at(o, "verb");
+		e.method = str_at(o, "method");
+		e.path = str_at(o, "path");
+		e.query = str_at(o, "query");
+		e.ua = str_at(o, "userAgent");
+		(void)jx_get_int(o, "code", &code);
+		e.code = (long)code;
+		fn(&e, arg);
+		json_object_put(o);
+	}
+	free(t);
+}
+
+/* The identity in a supervisor's User-Agent, into id ("" if none). */
+static void
+ua_identity(const char *ua, char *id, size_t len)
+{
+	id[0] = '\0';
+	if (strncmp(ua, UA_SD, strlen(UA_SD)) == 0) {
+		const char *p = ua + strlen(UA_SD);
+		snprintf(id, len, "%.*s", (int)strcspn(p, " "), p);
+	}
+}
+
+struct new_id {
+	char id[160];
+};
+
+static void
+find_new_id(const struct rl *e, void *arg)
+{
+	struct new_id *n = arg;
+	char id[160];
+
+	if (n->id[0] != '\0') {
+		return;
+	}
+	ua_identity(e->ua, id, sizeof(id));
+	if (id[0] == '\0') {
+		return;
+	}
+	for (int i = 0; i < C.nsd; i++) {
+		if (strcmp(C.sd[i].id, id) == 0) {
+			return;
+		}
+	}
+	snprintf(n->id, sizeof(n->id), "%s", id);
+}
+
+/* Learns the identity of the newest supervisor: the first User-Agent of
+ * a supervisor in the request log that no other one has. */
+static void
+learn_identity(struct sd *s, int idx)
+{
+	int64_t end = ksim_now_ms() + 20000;
+	struct new_id n = { "" };
+
+	while (n.id[0] == '\0' && ksim_now_ms() < end) {
+		rl_scan(0, find_new_id, &n);
+		if (n.id[0] == '\0') {
+			ksim_sleep_ms(100);
+		}
+	}
+	if (n.id[0] == '\0') {
+		fail_msg("supervisor %d made no request in 20 s", idx);
+	}
+	snprintf(s->id, sizeof(s->id), "%s", n.id);
+	say("supervisor %d is %s", idx, s->id);
+}
+
+/* A query parameter's value (raw, still encoded), into out. */
+static bool
+query_param(const char *q, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = q; p != NULL && *p != '\0';) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			p += kl + 1;
+			snprintf(out, len, "%.*s", (int)strcspn(p, "&"), p);
+			return (true);
+		}
+		p = strchr(p, '&');
+		p = p != NULL ? p + 1 : NULL;
+	}
+	out[0] = '\0';
+	return (false);
+}
+
+/* The informer key of a LIST: "<plural>?<labelSelector>". */
+static void
+list_key(const struct rl *e, char *out, size_t len)
+{
+	const char *plural = strrchr(e->path, '/');
+	char sel[256];
+
+	(void)query_param(e->query, "labelSelector", sel, sizeof(sel));
+	snprintf(
+	        out, len, "%s?%s", plural != NULL ? plural + 1 : e->path, sel);
+}
+
+/* LIST starts (first pages) of one supervisor, by informer key. */
+struct lists {
+	const char *ua;   /* "sympoziumd/0.1 <id> " */
+	bool initial;     /* only resourceVersion=0 lists */
+	json_object *per; /* key -> count */
+	int total;
+};
+
+static void
+count_lists(const struct rl *e, void *arg)
+{
+	struct lists *l = arg;
+	char key[400], rv[64], cont[8];
+	json_object *v;
+
+	if (strcmp(e->verb, "list") != 0 || strstr(e->ua, l->ua) != e->ua
+	        || query_param(e->query, "continue", cont, sizeof(cont))) {
+		return;
+	}
+	(void)query_param(e->query, "resourceVersion", rv, sizeof(rv));
+	if (l->initial && strcmp(rv, "0") != 0) {
+		return;
+	}
+	list_key(e, key, sizeof(key));
+	v = json_object_object_get(l->per, key);
+	json_object_object_add(
+	        l->per, key, json_object_new_int(json_object_get_int(v) + 1));
+	l->total++;
+}
+
+static void
+lists_of(const struct sd *s, int64_t after_us, bool initial, struct lists *l)
+{
+	char ua[200];
+
+	snprintf(ua, sizeof(ua), "%s%s ", UA_SD, s->id);
+	l->ua = ua;
+	l->initial = initial;
+	l->per = json_object_new_object();
+	l->total = 0;
+	rl_scan(after_us, count_lists, l);
+	l->ua = NULL;
+}
+
+/* ---- the objects and what the spec says they become ---- */
+
+static void
+add_item(const struct kapi_res *r, const char *name, char *json)
+{
+	struct item *it;
+
+	C.items = xreallocarray(C.items, C.nitems + 1, sizeof(*C.items));
+	it = &C.items[C.nitems++];
+	it->res = r;
+	snprintf(it->name, sizeof(it->name), "%s", name);
+	it->obj = jparse(json);
+	free(json);
+}
+
+static char *
+meta(const char *kind, const char *name, const char *labels)
+{
+	return (xasprintf("\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                  "\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\","
+	                  "\"namespace\":\"" NS "\"%s%s%s}",
+	        kind, name, labels != NULL ? ",\"labels\":{" : "",
+	        labels != NULL ? labels : "", labels != NULL ? "}" : ""));
+}
+
+static void
+add_skillpack(int i)
+{
+	char name[32];
+	char *m;
+
+	snprintf(name, sizeof(name), "sp-%04d", i);
+	m = meta("SkillPack", name, NULL);
+	add_item(&R_SKP, name,
+	        xasprintf("{%s,\"spec\":{\"skills\":["
+	                  "{\"name\":\"s1\",\"description\":\"d%d\","
+	                  "\"content\":\"c1 %d\"},"
+	                  "{\"name\":\"s2\",\"content\":\"c2 %d\"}]}}",
+	                m, i, i, i));
+	free(m);
+}
+
+static void
+add_instance(int i)
+{
+	char name[32];
+	char *m;
+
+	snprintf(name, sizeof(name), "in-%04d", i);
+	m = meta("SympoziumInstance", name, NULL);
+	add_item(&R_INST, name,
+	        xasprintf("{%s,\"spec\":{\"agents\":{\"default\":{\"model\":"
+	                  "\"gpt-4o\"}},\"memory\":{\"enabled\":%s}}}",
+	                m, i % 2 == 0 ? "true" : "false"));
+	free(m);
+}
+
+static void
+add_mcp(int i)
+{
+	char name[32];
+	char *m;
+
+	snprintf(name, sizeof(name), "mcp-%04d", i);
+	m = meta("MCPServer", name, NULL);
+	if (i % 2 == 0) {
+		add_item(&R_MCP, name,
+		        xasprintf("{%s,\"spec\":{\"transportType\":\"http\","
+		                  "\"toolsPrefix\":\"t\",\"url\":"
+		                  "\"http://ext-%d.example:80/mcp\"}}",
+		                m, i));
+	} else {
+		add_item(&R_MCP, name,
+		        xasprintf(
+		                "{%s,\"spec\":{\"transportType\":\"http\","
+		                "\"toolsPrefix\":\"t\",\"deployment\":{"
+		                "\"image\":\"example/mcp:1\",\"port\":9000}}}",
+		                m));
+	}
+	free(m);
+}
+
+/* Schedules fire once a year (never during the run) or are suspended. */
+static void
+add_schedule(int i)
+{
+	char name[32];
+	char *m;
+
+	snprintf(name, sizeof(name), "sch-%04d", i);
+	m = meta("SympoziumSchedule", name, NULL);
+	add_item(&R_SCH, name,
+	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"in-0000\","
+	                  "\"schedule\":\"0 0 1 1 *\",\"task\":\"t%d\","
+	                  "\"type\":\"scheduled\",\"suspend\":%s}}",
+	                m, i, i % 3 == 0 ? "true" : "false"));
+	free(m);
+}
+
+static void
+add_pack(int i)
+{
+	char name[32];
+	char *m;
+
+	snprintf(name, sizeof(name), "pp-%03d", i);
+	m = meta("PersonaPack", name, NULL);
+	add_item(&R_PP, name,
+	        xasprintf("{%s,\"spec\":{\"enabled\":true,\"personas\":["
+	                  "{\"name\":\"a\",\"systemPrompt\":\"pa%d\"},"
+	                  "{\"name\":\"b\",\"systemPrompt\":\"pb%d\"}]}}",
+	                m, i, i));
+	free(m);
+}
+
+static void
+run_instance(int i, char *out, size_t len)
+{
+	snprintf(out, len, "in-%04d", i % C.m->run_instances);
+}
+
+static void
+add_run(int i)
+{
+	char name[32], inst[32], lab[96];
+	char *m;
+
+	snprintf(name, sizeof(name), "run-%04d", i);
+	run_instance(i, inst, sizeof(inst));
+	snprintf(lab, sizeof(lab), "\"sympozium.ai/instance\":\"%s\"", inst);
+	m = meta("AgentRun", name, lab);
+	add_item(&R_RUN, name,
+	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"%s\","
+	                  "\"agentId\":\"chaos\",\"sessionKey\":\"s%d\","
+	                  "\"task\":\"task %d\",\"model\":{\"provider\":"
+	                  "\"openai\",\"model\":\"gpt-4o\","
+	                  "\"authSecretRef\":\"chaos-key\"}}}",
+	                m, inst, i, i));
+	free(m);
+}
+
+/* The result the emulated kubelet's log gives run i. */
+static char *
+run_result(const char *run)
+{
+	return (xasprintf("ok %s", run));
+}
+
+/* Every object, in creation order: the instances the runs and schedules
+ * name first, the rest shuffled by the seeded PRNG. */
+static void
+build_items(void)
+{
+	const struct mode *m = C.m;
+	int first;
+
+	for (int i = 0; i < m->run_instances; i++) {
+		add_instance(i);
+	}
+	first = C.nitems;
+	for (int i = m->run_instances; i < m->instances; i++) {
+		add_instance(i);
+	}
+	for (int i = 0; i < m->skillpacks; i++) {
+		add_skillpack(i);
+	}
+	for (int i = 0; i < m->mcps; i++) {
+		add_mcp(i);
+	}
+	for (int i = 0; i < m->schedules; i++) {
+		add_schedule(i);
+	}
+	for (int i = 0; i < m->packs; i++) {
+		add_pack(i);
+	}
+	for (int i = 0; i < m->runs; i++) {
+		add_run(i);
+	}
+	for (int i = C.nitems - 1; i > first; i--) {
+		int j = first + (int)(rnd() % (uint64_t)(i - first + 1));
+		struct item t = C.items[i];
+		C.items[i] = C.items[j];
+		C.items[j] = t;
+	}
+}
+
+/* Creates obj, retrying through injected faults (bounded). */
+static void
+create_retry(const struct kapi_res *r, json_object *obj, const char *name)
+{
+	int64_t end = ksim_now_ms() + 60000;
+
+	for (;;) {
+		struct kapi_err e = KAPI_ERR_INIT;
+		enum kapi_rc rc = kapi_create(C.c, r, NS, obj, NULL, &e);
+
+		if (rc == KAPI_OK || rc == KAPI_EEXISTS) {
+			kapi_err_fini(&e);
+			return;
+		}
+		if (rc == KAPI_EINVALID || rc == KAPI_EBADREQUEST
+		        || ksim_now_ms() > end) {
+			fail_msg("create %s/%s: %ld %s", r->plural, name,
+			        e.code, e.message != NULL ? e.message : "");
+		}
+		kapi_err_fini(&e);
+		ksim_sleep_ms(rnd_in(20, 200));
+	}
+}
+
+/* Kubelet rules: each run's pod logs its own result. */
+static void
+kubelet_rules(void)
+{
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, "{\"rules\":[");
+	for (int i = 0; i < C.m->runs; i++) {
+		char run[32];
+		char *res;
+		snprintf(run, sizeof(run), "run-%04d", i);
+		res = run_result(run);
+		buf_printf(&b,
+		        "%s{\"labelSelector\":\"sympozium.ai/agent-run=%s\","
+		        "\"runDuration\":\"300ms\",\"logs\":{\"*\":\"start\\n"
+		        "__SYMPOZIUM_RESULT__{\\\"status\\\":\\\"success\\\","
+		        "\\\"response\\\":\\\"%s\\\"}__SYMPOZIUM_END__\\n\"}}",
+		        i > 0 ? "," : "", run, res);
+		free(res);
+	}
+	buf_puts(&b, "]}");
+	assert_int_equal(
+	        admin("PUT", "/_kubesim/kubelet", buf_str(&b), NULL), 200);
+	buf_fini(&b);
+}
+
+/* ---- kubesim's state against the expectation model ---- */
+
+static const struct {
+	const struct kapi_res *res;
+	const char *kind;
+} RES[] = {
+	{ &R_SKP, "SkillPack" },
+	{ &R_INST, "SympoziumInstance" },
+	{ &R_MCP, "MCPServer" },
+	{ &R_SCH, "SympoziumSchedule" },
+	{ &R_PP, "PersonaPack" },
+	{ &R_RUN, "AgentRun" },
+	{ &R_CM, "ConfigMap" },
+	{ &R_JOB, "Job" },
+	{ &R_DEP, "Deployment" },
+	{ &R_SVC, "Service" },
+	{ &R_PVC, "PersistentVolumeClaim" },
+};
+#define NRES     (sizeof(RES) / sizeof(RES[0]))
+#define NPRIMARY 6
+
+struct state {
+	json_object *by[NRES]; /* name -> object */
+	json_object *kids;     /* owner uid -> sorted "Kind/name" list */
+	struct buf why;        /* mismatches of this round */
+	int nwhy;
+};
+
+static void
+miss(struct state *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->nwhy++;
+	if (st->nwhy <= MAX_VIOL) {
+		va_start(ap, fmt);
+		buf_vprintf(&st->why, fmt, ap);
+		va_end(ap);
+		buf_putc(&st->why, '\n');
+	}
+}
+
+/* The controller ownerReference of o, or NULL. */
+static json_object *
+controller_ref(json_object *o)
+{
+	json_object *refs = jx_get(o, "metadata.ownerReferences");
+
+	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
+	        i++) {
+		json_object *r = json_object_array_get_idx(refs, i);
+		bool c = false;
+		if (jx_get_bool(r, "controller", &c) == 0 && c) {
+			return (r);
+		}
+	}
+	return (NULL);
+}
+
+static void
+add_kid(struct state *st, const char *uid, const char *kind, const char *name)
+{
+	json_object *a = json_object_object_get(st->kids, uid);
+	char *s = xasprintf("%s/%s", kind, name);
+
+	if (a == NULL) {
+		a = json_object_new_array();
+		json_object_object_add(st->kids, uid, a);
+	}
+	json_object_array_add(a, json_object_new_string(s));
+	free(s);
+}
+
+static int
+load_state(struct state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->kids = json_object_new_object();
+	for (size_t i = 0; i < NRES; i++) {
+		json_object *items = NULL;
+		struct kapi_err e = KAPI_ERR_INIT;
+		if (kapi_list_all(C.c, RES[i].res, NS, NULL, &items, NULL, &e)
+		        != KAPI_OK) {
+			say("list %s: %s", RES[i].res->plural,
+			        e.message != NULL ? e.message : "");
+			kapi_err_fini(&e);
+			return (-1);
+		}
+		kapi_err_fini(&e);
+		st->by[i] = json_object_new_object();
+		for (size_t j = 0; j < json_object_array_length(items); j++) {
+			json_object *o = json_object_array_get_idx(items, j);
+			json_object *ref = controller_ref(o);
+			const char *name = str_at(o, "metadata.name");
+			json_object_object_add(
+			        st->by[i], name, json_object_get(o));
+			if (ref != NULL
+			        && strcmp(str_at(ref, "apiVersion"),
+			                   GROUP "/" VERSION)
+			                == 0) {
+				add_kid(st, str_at(ref, "uid"), RES[i].kind,
+				        name);
+			}
+		}
+		json_object_put(items);
+	}
+	return (0);
+}
+
+static void
+free_state(struct state *st)
+{
+	for (size_t i = 0; i < NRES; i++) {
+		json_object_put(st->by[i]);
+	}
+	json_object_put(st->kids);
+	buf_fini(&st->why);
+}
+
+static json_object *
+get_obj(struct state *st, const struct kapi_res *r, const char *name)
+{
+	for (size_t i = 0; i < NRES; i++) {
+		if (RES[i].res == r) {
+			return (json_object_object_get(st->by[i], name));
+		}
+	}
+	return (NULL);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+/* Compares the children of owner o with want (NULL-terminated). */
+static void
+check_kids(struct state *st, const char *what, json_object *o, char **want)
+{
+	json_object *a
+	        = json_object_object_get(st->kids, str_at(o, "metadata.uid"));
+	size_t n = a != NULL ? json_object_array_length(a) : 0, nw = 0;
+	const char *got[64];
+	struct buf g = BUF_INIT, w = BUF_INIT;
+
+	while (want[nw] != NULL) {
+		nw++;
+	}
+	for (size_t i = 0; i < n && i < 64; i++) {
+		got[i] = json_object_get_string(
+		        json_object_array_get_idx(a, i));
+	}
+	qsort(got, n < 64 ? n : 64, sizeof(got[0]), cmp_str);
+	qsort(want, nw, sizeof(want[0]), cmp_str);
+	for (size_t i = 0; i < n && i < 64; i++) {
+		buf_printf(&g, "%s ", got[i]);
+	}
+	for (size_t i = 0; i < nw; i++) {
+		buf_printf(&w, "%s ", want[i]);
+	}
+	if (strcmp(buf_str(&g), buf_str(&w)) != 0) {
+		miss(st, "%s: children [%s], expected [%s]", what, buf_str(&g),
+		        buf_str(&w));
+	} else {
+		C.verified_children += (int)nw;
+	}
+	buf_fini(&g);
+	buf_fini(&w);
+	for (size_t i = 0; i < nw; i++) {
+		free(want[i]);
+	}
+}
+
+static bool
+has_finalizer(json_object *o, const char *fin)
+{
+	json_object *f = jx_get(o, "metadata.finalizers");
+
+	for (size_t i = 0; f != NULL && i < json_object_array_length(f); i++) {
+		if (strcmp(json_object_get_string(
+		                   json_object_array_get_idx(f, i)),
+		            fin)
+		        == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+static bool
+label_is(json_object *o, const char *key, const char *want)
+{
+	json_object *v = jx_getv(o, "metadata", "labels", key, NULL);
+
+	return (v != NULL && strcmp(json_object_get_string(v), want) == 0);
+}
+
+static const char *
+data_of(json_object *cm, const char *key)
+{
+	json_object *v = jx_getv(cm, "data", key, NULL);
+
+	return (v != NULL ? json_object_get_string(v) : NULL);
+}
+
+static int64_t
+int_at(json_object *o, const char *path)
+{
+	int64_t v = -1;
+
+	return (jx_get_int(o, path, &v) == 0 ? v : -1);
+}
+
+/* The condition of type t in o's status, or NULL. */
+static json_object *
+condition(json_object *o, const char *t)
+{
+	json_object *cs = jx_get(o, "status.conditions");
+
+	for (size_t i = 0; cs != NULL && i < json_object_array_length(cs);
+	        i++) {
+		json_object *c = json_object_array_get_idx(cs, i);
+		if (strcmp(str_at(c, "type"), t) == 0) {
+			return (c);
+		}
+	}
+	return (NULL);
+}
+
+/* Spec 4.2. */
+static void
+expect_skillpack(struct state *st, const char *name, json_object *o)
+{
+	int i = atoi(name + 3);
+	json_object *cm = get_obj(st, &R_CM, name);
+	char *s1 = xasprintf("# s1\n\n> d%d\n\nc1 %d", i, i);
+	char *s2 = xasprintf("c2 %d", i);
+	char *kids[] = { xasprintf("ConfigMap/%s", name), NULL };
+
+	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
+	        || strcmp(str_at(o, "status.configMapName"), name) != 0
+	        || int_at(o, "status.skillCount") != 2) {
+		miss(st, "SkillPack %s: status %s", name,
+		        json_object_to_json_string(jx_get(o, "status")));
+	} else if (!has_finalizer(o, "sympozium.ai/skillpack-finalizer")) {
+		miss(st, "SkillPack %s: no finalizer", name);
+	} else if (cm == NULL
+	        || json_object_object_length(jx_get(cm, "data")) != 2
+	        || strcmp(data_of(cm, "s1.md") ?: "", s1) != 0
+	        || strcmp(data_of(cm, "s2.md") ?: "", s2) != 0
+	        || !label_is(cm, "sympozium.ai/component", "skillpack")
+	        || !label_is(cm, "sympozium.ai/skillpack", name)) {
+		miss(st, "SkillPack %s: ConfigMap %s", name,
+		        cm != NULL ? json_object_to_json_string(cm)
+		                   : "absent");
+	}
+	free(s1);
+	free(s2);
+	check_kids(st, name, o, kids);
+}
+
+/* The memory ConfigMap of instance name (spec 2.2 step 6). */
+static void
+expect_memory_cm(struct state *st, const char *name)
+{
+	char cm_name[128];
+	json_object *cm;
+
+	snprintf(cm_name, sizeof(cm_name), "%s-memory", name);
+	cm = get_obj(st, &R_CM, cm_name);
+	if (cm == NULL || strcmp(data_of(cm, "MEMORY.md") ?: "", MEM_MD) != 0
+	        || !label_is(cm, "sympozium.ai/instance", name)
+	        || !label_is(cm, "sympozium.ai/component", "memory")) {
+		miss(st, "instance %s: memory ConfigMap %s", name,
+		        cm != NULL ? json_object_to_json_string(cm)
+		                   : "absent");
+	}
+}
+
+/* Spec 2.2 (no channels) and, for stamped instances, 3.3. */
+static void
+expect_instance(struct state *st, const char *name, json_object *o)
+{
+	char pack[64] = "", persona[8] = "";
+	bool stamped = sscanf(name, "pp-%3[0-9]-%1[ab]", pack, persona) == 2;
+	bool memory = stamped || atoi(name + 3) % 2 == 0;
+	bool with_runs = !stamped && atoi(name + 3) < C.m->run_instances;
+	char *kids[5] = { NULL };
+	int n = 0;
+
+	if (strcmp(str_at(o, "status.phase"), "Running") != 0) {
+		miss(st, "instance %s: status %s", name,
+		        json_object_to_json_string(jx_get(o, "status")));
+	}
+	if (!with_runs && int_at(o, "status.activeAgentPods") > 0) {
+		miss(st, "instance %s: activeAgentPods > 0", name);
+	}
+	if (memory) {
+		expect_memory_cm(st, name);
+		kids[n++] = xasprintf("ConfigMap/%s-memory", name);
+	}
+	if (stamped) {
+		char want[96];
+		snprintf(want, sizeof(want), "p%s%d", persona, atoi(pack));
+		if (strcmp(str_at(o, "spec.memory.systemPrompt"), want) != 0
+		        || !label_is(o, "sympozium.ai/persona", persona)) {
+			miss(st,
+			        "instance %s: spec or labels not stamped "
+			        "from its persona",
+			        name);
+		}
+		/* the memory skill is appended: its server (2.2 step 7) */
+		kids[n++] = xasprintf("Deployment/%s-memory", name);
+		kids[n++] = xasprintf("Service/%s-memory", name);
+		kids[n++] = xasprintf(
+		        "PersistentVolumeClaim/%s-memory-db", name);
+	}
+	check_kids(st, name, o, kids);
+}
+
+/* Spec 6.2. */
+static void
+expect_mcp(struct state *st, const char *name, json_object *o)
+{
+	int i = atoi(name + 4);
+	bool ext = i % 2 == 0, ready = false;
+	char url[128];
+	json_object *rc = condition(o, "Ready"),
+	            *dc = condition(o, "Deployed");
+	json_object *svc = get_obj(st, &R_SVC, name);
+	char *kids[3] = { NULL };
+
+	if (ext) {
+		snprintf(url, sizeof(url), "http://ext-%d.example:80/mcp", i);
+	} else {
+		snprintf(url, sizeof(url), "http://%s." NS ".svc:9000", name);
+		kids[0] = xasprintf("Deployment/%s", name);
+		kids[1] = xasprintf("Service/%s", name);
+	}
+	(void)jx_get_bool(o, "status.ready", &ready);
+	if (!ready || strcmp(str_at(o, "status.url"), url) != 0
+	        || strcmp(str_at(rc, "status"), "True") != 0
+	        || strcmp(str_at(rc, "reason"), ext ? "External" : "Ready")
+	                != 0
+	        || (!ext && strcmp(str_at(dc, "status"), "True") != 0)) {
+		miss(st, "MCPServer %s: status %s", name,
+		        json_object_to_json_string(jx_get(o, "status")));
+	}
+	if (!ext
+	        && (svc == NULL || int_at(svc, "spec.ports.0.port") != 9000)) {
+		miss(st, "MCPServer %s: Service without port 9000", name);
+	}
+	check_kids(st, name, o, kids);
+}
+
+/* Spec 5.2 steps 4, 6, 7: "0 0 1 1 *" from creation - 24 h. */
+static void
+expect_schedule(struct state *st, const char *name, json_object *o)
+{
+	bool suspended = atoi(name + 4) % 3 == 0;
+	char *kids[] = { NULL };
+	int64_t created = 0;
+	char want[32] = "";
+
+	if (timefmt_parse(str_at(o, "metadata.creationTimestamp"), &created)
+	        == 0) {
+		time_t base = (time_t)(created / 1000000 - 86400);
+		struct tm tm;
+		gmtime_r(&base, &tm);
+		snprintf(want, sizeof(want), "%04d-01-01T00:00:00Z",
+		        tm.tm_year + 1900 + 1);
+	}
+	if (suspended) {
+		if (strcmp(str_at(o, "status.phase"), "Suspended") != 0) {
+			miss(st, "schedule %s: status %s (want Suspended)",
+			        name,
+			        json_object_to_json_string(
+			                jx_get(o, "status")));
+		}
+	} else if (strcmp(str_at(o, "status.phase"), "Active") != 0
+	        || strcmp(str_at(o, "status.nextRunTime"), want) != 0
+	        || int_at(o, "status.totalRuns") > 0) {
+		miss(st, "schedule %s: status %s (want Active, next %s)", name,
+		        json_object_to_json_string(jx_get(o, "status")), want);
+	}
+	check_kids(st, name, o, kids);
+}
+
+/* Spec 3.2 step 7, 3.3 (personas a and b, no schedule). */
+static void
+expect_pack(struct state *st, const char *name, json_object *o)
+{
+	char *kids[] = { xasprintf("SympoziumInstance/%s-a", name),
+		xasprintf("SympoziumInstance/%s-b", name), NULL };
+	json_object *ip = jx_get(o, "status.installedPersonas");
+	char a[80], b[80];
+
+	snprintf(a, sizeof(a), "%s-a", name);
+	snprintf(b, sizeof(b), "%s-b", name);
+	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
+	        || int_at(o, "status.personaCount") != 2
+	        || int_at(o, "status.installedCount") != 2 || ip == NULL
+	        || json_object_array_length(ip) != 2
+	        || strcmp(str_at(o, "status.installedPersonas.0.instanceName"),
+	                   a)
+	                != 0
+	        || strcmp(str_at(o, "status.installedPersonas.1.instanceName"),
+	                   b)
+	                != 0
+	        || strcmp(str_at(o, "status.installedPersonas.0.name"), "a")
+	                != 0) {
+		miss(st, "PersonaPack %s: status %s", name,
+		        json_object_to_json_string(jx_get(o, "status")));
+	}
+	for (int i = 0; i < 2; i++) {
+		json_object *inst = get_obj(st, &R_INST, i == 0 ? a : b);
+		if (inst == NULL
+		        || !label_is(
+		                inst, "sympozium.ai/persona-pack", name)) {
+			miss(st,
+			        "PersonaPack %s: instance %s absent or "
+			        "unlabelled",
+			        name, i == 0 ? a : b);
+		}
+	}
+	check_kids(st, name, o, kids);
+}
+
+/* Spec 1.3, 1.5, 1.6, 1.10, 1.14. */
+static void
+expect_run(struct state *st, const char *name, json_object *o)
+{
+	char *want = run_result(name);
+	char *kids[] = { xasprintf("ConfigMap/%s-input", name),
+		xasprintf("Job/%s", name), NULL };
+	json_object *fins = jx_get(o, "metadata.finalizers");
+
+	if (strcmp(str_at(o, "status.phase"), "Succeeded") != 0
+	        || strcmp(str_at(o, "status.result"), want) != 0
+	        || strcmp(str_at(o, "status.jobName"), name) != 0
+	        || str_at(o, "status.podName")[0] == '\0'
+	        || str_at(o, "status.completedAt")[0] == '\0') {
+		miss(st, "AgentRun %s: status %s", name,
+		        json_object_to_json_string(jx_get(o, "status")));
+	}
+	if (fins != NULL && json_object_array_length(fins) > 0) {
+		miss(st, "AgentRun %s: finalizer left on a finished run",
+		        name);
+	}
+	free(want);
+	check_kids(st, name, o, kids);
+}
+
+/* Checks every object once; returns the number of mismatches. */
+static int
+check_round(struct state *st)
+{
+	int n = 0;
+
+	C.verified_children = 0;
+	for (int i = 0; i < C.nitems; i++) {
+		struct item *it = &C.items[i];
+		json_object *o = get_obj(st, it->res, it->name);
+
+		if (o == NULL) {
+			miss(st, "%s %s is absent", it->res->plural, it->name);
+			continue;
+		}
+		n++;
+		if (it->res == &R_SKP) {
+			expect_skillpack(st, it->name, o);
+		} else if (it->res == &R_INST) {
+			expect_instance(st, it->name, o);
+		} else if (it->res == &R_MCP) {
+			expect_mcp(st, it->name, o);
+		} else if (it->res == &R_SCH) {
+			expect_schedule(st, it->name, o);
+		} else if (it->res == &R_PP) {
+			char nm[80];
+			expect_pack(st, it->name, o);
+			for (int p = 0; p < 2; p++) {
+				json_object *in;
+				snprintf(nm, sizeof(nm), "%s-%c", it->name,
+				        p == 0 ? 'a' : 'b');
+				if ((in = get_obj(st, &R_INST, nm)) != NULL) {
+					expect_instance(st, nm, in);
+					n++;
+				}
+			}
+		} else {
+			expect_run(st, it->name, o);
+		}
+	}
+	C.verified_objects = n;
+	return (st->nwhy);
+}
+
+/* Objects of our kinds that nobody asked for (children are counted by
+ * check_kids; this catches extra primaries, e.g. a run of a schedule). */
+static void
+check_no_extra(struct state *st)
+{
+	for (size_t r = 0; r < NPRIMARY; r++) {
+		json_object_object_foreach(st->by[r], name, o)
+		{
+			bool known = false;
+			(void)o;
+			for (int i = 0; i < C.nitems && !known; i++) {
+				known = C.items[i].res == RES[r].res
+				        && strcmp(C.items[i].name, name) == 0;
+			}
+			known = known
+			        || (RES[r].res == &R_INST
+			                && strncmp(name, "pp-", 3) == 0);
+			if (!known) {
+				miss(st, "unexpected %s %s", RES[r].kind,
+				        name);
+			}
+		}
+	}
+}
+
+/* Polls until everything matches or converge_ms pass. */
+static void
+converge(void)
+{
+	int64_t t0 = ksim_now_ms(), end = t0 + C.m->converge_ms;
+	int rounds = 0;
+
+	for (;;) {
+		struct state st;
+		int bad;
+
+		rounds++;
+		if (load_state(&st) != 0) {
+			free_state(&st);
+			ksim_sleep_ms(500);
+			continue;
+		}
+		check_round(&st);
+		check_no_extra(&st);
+		bad = st.nwhy;
+		if (bad == 0 || ksim_now_ms() >= end) {
+			if (bad != 0) {
+				violation("%d object(s) not converged after "
+				          "%d ms; first ones:\n%s",
+				        bad, C.m->converge_ms,
+				        buf_str(&st.why));
+			} else {
+				say("converged %lld ms after the faults "
+				    "stopped (%d rounds)",
+				        (long long)(ksim_now_ms() - t0),
+				        rounds);
+			}
+			free_state(&st);
+			return;
+		}
+		free_state(&st);
+		ksim_sleep_ms(1000);
+	}
+}
+
+/* ---- faults ---- */
+
+/* The index of the one live, running leader, or -1. */
+static int
+leader(void)
+{
+	int live[MAX_SD], n = sd_live(live), l = -1, count = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!C.sd[live[i]].stopped && sd_leading(&C.sd[live[i]])) {
+			l = live[i];
+			count++;
+		}
+	}
+	return (count == 1 ? l : -1);
+}
+
+/* Recent worker kills by (supervisor, controller), to stay below the
+ * CrashLoop threshold (more than 5 exits in 60 s) in quick runs. */
+static struct {
+	int sd;
+	char ctl[32];
+	int64_t at;
+} kills[512];
+static int nkills;
+
+static int
+recent_kills(int sd, const char *ctl, int64_t now)
+{
+	int n = 0;
+
+	for (int i = 0; i < nkills; i++) {
+		n += kills[i].sd == sd && strcmp(kills[i].ctl, ctl) == 0
+		        && now - kills[i].at < 60000;
+	}
+	return (n);
+}
+
+static bool
+fault_worker(enum fk k, int64_t now)
+{
+	int live[MAX_SD], n = sd_live(live), si, nw;
+	pid_t w[64];
+	char ctl[32];
+
+	if (n == 0) {
+		return (false);
+	}
+	si = live[rnd() % (uint64_t)n];
+	if (C.sd[si].stopped || (nw = sd_workers(&C.sd[si], w, 64)) == 0) {
+		return (false);
+	}
+	pid_t p = w[rnd() % (uint64_t)nw];
+	worker_ctl(p, ctl, sizeof(ctl));
+	if (recent_kills(si, ctl, now) >= 3 || nkills >= 512
+	        || C.nstopped >= 64) {
+		return (false);
+	}
+	kills[nkills].sd = si;
+	snprintf(kills[nkills].ctl, sizeof(kills[nkills].ctl), "%s", ctl);
+	kills[nkills++].at = now;
+	if (k == F_WK_STOP) {
+		C.stopped[C.nstopped].pid = p;
+		C.stopped[C.nstopped++].until_ms = now + rnd_in(200, 2500);
+	}
+	kill(p, k == F_WK_KILL ? SIGKILL : k == F_WK_SEGV ? SIGSEGV : SIGSTOP);
+	return (true);
+}
+
+static bool
+fault_rule(enum fk k, int64_t now)
+{
+	static const char *const verbs[] = { "\"create\",\"update\","
+		                             "\"patch\",\"delete\"",
+		"\"get\",\"list\"", "\"watch\"", "\"list\",\"watch\"", "" };
+	json_object *out = NULL;
+	char body[256];
+	int v = rnd_in(0, 4), code = rnd_in(0, 1) ? 500 : 503;
+
+	if (C.nrules >= 64) {
+		return (false);
+	}
+	snprintf(body, sizeof(body),
+	        "{\"verbs\":[%s],\"code\":%d,\"rate\":%.2f%s}", verbs[v],
+	        k == F_429 ? 429 : code, rnd_in(10, 50) / 100.0,
+	        k == F_429 ? ",\"retryAfter\":1" : "");
+	if (admin("POST", "/_kubesim/faults", body, &out) != 201) {
+		json_object_put(out);
+		return (false);
+	}
+	C.rules[C.nrules].id = (int)int_at(out, "id");
+	C.rules[C.nrules++].until_ms = now + rnd_in(500, 3000);
+	json_object_put(out);
+	return (true);
+}
+
+/* Writes a ConfigMap no informer selects, so that the history has a
+ * position newer than every informer's last resourceVersion. */
+static void
+touch_marker(void)
+{
+	static int n;
+	char body[256];
+	long code;
+
+	snprintf(body, sizeof(body),
+	        "{\"metadata\":{\"name\":\"chaos-marker-%d\"}}", n++);
+	code = admin(
+	        "POST", "/api/v1/namespaces/" NS "/configmaps", body, NULL);
+	if (code != 201) {
+		say("marker: %ld", code);
+	}
+}
+
+static void
+fault_compact(void)
+{
+	touch_marker();
+	admin("POST", "/_kubesim/compact", "{}", NULL);
+	admin("POST", "/_kubesim/close-watches", "{}", NULL);
+}
+
+static void
+add_fence(const struct sd *s, int64_t from_us, int64_t to_us, const char *why)
+{
+	struct fence *f;
+
+	if (C.nfences >= 64) {
+		return;
+	}
+	f = &C.fences[C.nfences++];
+	memcpy(f->id, s->id, sizeof(f->id));
+	f->from_us = from_us;
+	f->to_us = to_us;
+	f->why = why;
+}
+
+static bool
+fault_leader(enum fk k, int64_t now)
+{
+	int l, live[MAX_SD];
+
+	if (now < C.leader_quiet_until || sd_live(live) != 2
+	        || (l = leader()) < 0) {
+		return (false);
+	}
+	struct sd *s = &C.sd[l];
+	int64_t t_us = timefmt_now_us_real();
+
+	if (k == F_LEADER_STOP) {
+		kill(s->pid, SIGSTOP);
+		s->stopped = true;
+		s->cont_at = now + LEASE_MS + RENEW_MS + rnd_in(500, 2000);
+		/* fenced from its renew deadline to well after it resumes */
+		add_fence(s, t_us + RENEW_MS * 1000LL,
+		        t_us + (s->cont_at - now + 4000) * 1000LL,
+		        "SIGSTOPped leader");
+		C.leader_quiet_until = s->cont_at + 10000;
+	} else {
+		s->expect_end = true;
+		s->term = k == F_LEADER_TERM;
+		kill(s->pid, k == F_LEADER_TERM ? SIGTERM : SIGKILL);
+		add_fence(s,
+		        t_us
+		                + (k == F_LEADER_TERM ? 12000 : RENEW_MS)
+		                        * 1000LL,
+		        INT64_MAX,
+		        k == F_LEADER_TERM ? "terminated leader"
+		                           : "killed leader");
+		C.leader_quiet_until = now + 12000;
+	}
+	say("%s: supervisor %d", FK_NAMES[k], l);
+	return (true);
+}
+
+static bool
+inject(enum fk k, int64_t now)
+{
+	char body[64];
+
+	switch (k) {
+	case F_WK_KILL:
+	case F_WK_SEGV:
+	case F_WK_STOP:
+		return (fault_worker(k, now));
+	case F_5XX:
+	case F_429:
+		return (fault_rule(k, now));
+	case F_CLOSE_WATCHES:
+		return (admin("POST", "/_kubesim/close-watches", "{}", NULL)
+		        == 200);
+	case F_COMPACT:
+		fault_compact();
+		return (true);
+	case F_REFUSE:
+		if (now < C.refuse_until) {
+			return (false);
+		}
+		int sec = rnd_in(1, 3);
+		snprintf(body, sizeof(body), "{\"seconds\":%d}", sec);
+		C.refuse_until = now + sec * 1000 + 2000;
+		return (admin("POST", "/_kubesim/faults/refuse", body, NULL)
+		        == 200);
+	default:
+		return (fault_leader(k, now));
+	}
+}
+
+static enum fk
+pick_fault(void)
+{
+	int total = 0, r;
+
+	for (int i = 0; i < F_NKINDS; i++) {
+		total += FK_WEIGHT[i];
+	}
+	r = rnd_in(0, total - 1);
+	for (int i = 0; i < F_NKINDS; i++) {
+		if (r < FK_WEIGHT[i]) {
+			return ((enum fk)i);
+		}
+		r -= FK_WEIGHT[i];
+	}
+	return (F_WK_KILL);
+}
+
+/* Resumes what is due, removes expired rules, reaps, keeps a standby. */
+static void
+service(int64_t now, bool all)
+{
+	int live[MAX_SD];
+
+	for (int i = 0; i < C.nstopped; i++) {
+		if (all || now >= C.stopped[i].until_ms) {
+			kill(C.stopped[i].pid, SIGCONT);
+			C.stopped[i--] = C.stopped[--C.nstopped];
+		}
+	}
+	for (int i = 0; i < C.nrules; i++) {
+		if (all || now >= C.rules[i].until_ms) {
+			char path[64];
+			snprintf(path, sizeof(path), "/_kubesim/faults/%d",
+			        C.rules[i].id);
+			admin("DELETE", path, NULL, NULL);
+			C.rules[i--] = C.rules[--C.nrules];
+		}
+	}
+	for (int i = 0; i < C.nsd; i++) {
+		struct sd *s = &C.sd[i];
+		if (s->stopped && s->pid > 0 && (all || now >= s->cont_at)) {
+			kill(s->pid, SIGCONT);
+			s->stopped = false;
+		}
+	}
+	sd_poll_all();
+	if (sd_live(live) < 2) {
+		sd_start();
+		learn_identity(&C.sd[C.nsd - 1], C.nsd - 1);
+	}
+}
+
+/* Stops every fault: rules, refusal, stopped processes. */
+static void
+faults_off(void)
+{
+	service(ksim_now_ms(), true);
+	admin("DELETE", "/_kubesim/faults", NULL, NULL);
+	admin("POST", "/_kubesim/faults/refuse", "{\"seconds\":0}", NULL);
+}
+
+/* ---- LISTs per recovery ---- */
+
+/* The number of watches supervisor s announced ("N watch(es)"). */
+static int
+sd_watches(const struct sd *s)
+{
+	char *t = file_text(s->log);
+	const char *p = strstr(t, "controller(s), ");
+	int n = p != NULL ? atoi(p + strlen("controller(s), ")) : 0;
+
+	free(t);
+	return (n);
+}
+
+/* The informers of the first supervisor, from its initial lists: the
+ * number of LISTs each (resource, selector) must cost per recovery. */
+static void
+learn_informers(void)
+{
+	struct sd *s = &C.sd[0];
+	int64_t end = ksim_now_ms() + 30000;
+	int want;
+	struct lists l;
+
+	while ((want = sd_watches(s)) == 0 && ksim_now_ms() < end) {
+		ksim_sleep_ms(100);
+	}
+	for (;;) {
+		lists_of(s, 0, true, &l);
+		if (l.total >= want || ksim_now_ms() >= end) {
+			break;
+		}
+		json_object_put(l.per);
+		ksim_sleep_ms(200);
+	}
+	if (want == 0 || l.total != want) {
+		fail_msg("supervisor 0: %d initial LISTs for %d watches",
+		        l.total, want);
+	}
+	C.kinds = l.per;
+	C.nkinds = want;
+	say("%d informers per supervisor over %d (resource, selector) "
+	    "pairs: %s",
+	        want, json_object_object_length(C.kinds),
+	        json_object_to_json_string(C.kinds));
+}
+
+/* True when every informer of s listed at least once since t_us; with
+ * check, flags informers that listed more than once, and with need_all
+ * also those that did not list.  (Other LISTs, e.g. the live reads of
+ * views, are not informers and not counted.) */
+static bool
+relisted(const struct sd *s, int idx, int64_t t_us, bool check, bool need_all)
+{
+	struct lists l;
+	bool all = true;
+
+	lists_of(s, t_us, false, &l);
+	json_object_object_foreach(C.kinds, key, v)
+	{
+		int want = json_object_get_int(v);
+		int got = json_object_get_int(
+		        json_object_object_get(l.per, key));
+		all = all && got >= want;
+		if (check && (got > want || (need_all && got < want))) {
+			violation("forced relist: supervisor %d sent %d "
+			          "LIST(s) of %s, expected %d (one per "
+			          "informer)",
+			        idx, got, key, want);
+		}
+	}
+	json_object_put(l.per);
+	return (all);
+}
+
+/* Compacts the history and closes every watch, with no other fault
+ * active, then counts each live supervisor's LISTs per informer within
+ * window_ms: never more than one per informer; with need_all (reflector
+ * backoff rested, before the faults) exactly one.  After the faults an
+ * informer may still back off (up to 60 s, then the 410 costs one more
+ * backoff delay), so a missing LIST there is only reported. */
+static void
+measured_relist(const char *when, bool need_all, int window_ms)
+{
+	int live[MAX_SD], n, late = 0;
+	int64_t t_us, t0, end;
+	bool done = false;
+
+	faults_off();
+	ksim_sleep_ms(1000);
+	n = sd_live(live);
+	touch_marker();
+	t_us = timefmt_now_us_real();
+	admin("POST", "/_kubesim/compact", "{}", NULL);
+	admin("POST", "/_kubesim/close-watches", "{}", NULL);
+	C.injected[F_COMPACT]++;
+	t0 = ksim_now_ms();
+	end = t0 + window_ms;
+	while (!done && ksim_now_ms() < end) {
+		ksim_sleep_ms(300);
+		sd_poll_all();
+		done = true;
+		for (int i = 0; i < n; i++) {
+			done = done
+			        && relisted(&C.sd[live[i]], live[i], t_us,
+			                false, false);
+		}
+	}
+	ksim_sleep_ms(1500); /* a second LIST would come now */
+	for (int i = 0; i < n; i++) {
+		late += !relisted(
+		        &C.sd[live[i]], live[i], t_us, true, need_all);
+	}
+	if (!done && need_all) {
+		violation("forced relist (%s): not every informer listed "
+		          "again within %d ms",
+		        when, window_ms);
+	}
+	C.measured_relists++;
+	say("forced relist (%s): %d supervisor(s), %s in %lld ms, no "
+	    "informer listed twice",
+	        when, n,
+	        late == 0 ? "every informer relisted"
+	                  : "some informers still backing off",
+	        (long long)(ksim_now_ms() - t0));
+}
+
+/* ---- fencing ---- */
+
+struct fence_scan {
+	const struct fence *f;
+	char ua[200];
+	int n;
+	char first[512];
+};
+
+static void
+fence_line(const struct rl *e, void *arg)
+{
+	struct fence_scan *fs = arg;
+
+	if (strstr(e->ua, fs->ua) != e->ua || e->ts_us < fs->f->from_us
+	        || e->ts_us > fs->f->to_us || strcmp(e->method, "GET") == 0
+	        || strstr(e->path, "/leases") != NULL) {
+		return;
+	}
+	if (fs->n++ == 0) {
+		snprintf(fs->first, sizeof(fs->first), "%s %s (%ld)",
+		        e->method, e->path, e->code);
+	}
+}
+
+static void
+check_fences(void)
+{
+	for (int i = 0; i < C.nfences; i++) {
+		struct fence_scan fs = { .f = &C.fences[i] };
+		snprintf(fs.ua, sizeof(fs.ua), "%s%s ", UA_SD, fs.f->id);
+		rl_scan(fs.f->from_us, fence_line, &fs);
+		if (fs.n > 0) {
+			violation("%d write(s) by a %s (%s) after its renew "
+			          "deadline; first: %s",
+			        fs.n, fs.f->why, fs.f->id, fs.first);
+		}
+	}
+}
+
+/* Sanitizer reports in a supervisor's log (the workers' stderr goes
+ * there too); the deliberate SIGSEGVs of workers are not reports. */
+static void
+check_sanitizers(const struct sd *s, int idx)
+{
+	char *t = file_text(s->log), *save = NULL;
+
+	for (char *l = strtok_r(t, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save)) {
+		if ((strstr(l, "ERROR: AddressSanitizer") != NULL
+		            && strstr(l, "SEGV on unknown address") == NULL)
+		        || strstr(l, "ERROR: LeakSanitizer") != NULL
+		        || strstr(l, "runtime error:") != NULL) {
+			violation("supervisor %d log: %s", idx, l);
+		}
+	}
+	free(t);
+}
+
+/* ---- setup and teardown ---- */
+
+static void
+apply_crds(void)
+{
+	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
+	const char *files[] = { "agentruns", "mcpservers", "personapacks",
+		"skillpacks", "sympoziumconfigs", "sympoziuminstances",
+		"sympoziumpolicies", "sympoziumschedules" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path
+		        = xasprintf("%s/sympozium.ai_%s.yaml", dir, files[i]);
+		size_t len = 0;
+		char *text = testutil_read_file(path, &len), err[256] = "";
+		json_object *docs
+		        = yamlj_parse_all(text, len, err, sizeof(err));
+
+		if (docs == NULL) {
+			fail_msg("%s: %s", path, err);
+		}
+		for (size_t j = 0; j < json_object_array_length(docs); j++) {
+			struct kapi_err e = KAPI_ERR_INIT;
+			if (kapi_create(C.c, &R_CRD, NULL,
+			            json_object_array_get_idx(docs, j), NULL,
+			            &e)
+			        != KAPI_OK) {
+				fail_msg("CRD %s: %s", files[i], e.message);
+			}
+			kapi_err_fini(&e);
+		}
+		json_object_put(docs);
+		free(text);
+		free(path);
+	}
+	free(dir);
+}
+
+/* Waits until every sympozium.ai resource is served. */
+static void
+wait_served(void)
+{
+	const struct kapi_res *rs[]
+	        = { &R_SKP, &R_INST, &R_MCP, &R_SCH, &R_PP, &R_RUN };
+	int64_t end = ksim_now_ms() + 10000;
+
+	for (size_t i = 0; i < 6; i++) {
+		json_object *items = NULL;
+		while (kapi_list_all(C.c, rs[i], NS, NULL, &items, NULL, NULL)
+		        != KAPI_OK) {
+			assert_true(ksim_now_ms() < end);
+			ksim_sleep_ms(50);
+		}
+		json_object_put(items);
+	}
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
+/* True when p runs a sympozium-worker (async-signal-safe: the signal
+ * handler uses it too). */
+static bool
+is_worker(pid_t p)
+{
+	char path[32] = "/proc/", buf[256];
+	int n = 6, fd;
+	ssize_t len;
+	char digits[16];
+	int nd = 0;
+
+	for (unsigned v = (unsigned)p; nd == 0 || v > 0; v /= 10) {
+		digits[nd++] = (char)('0' + v % 10);
+	}
+	while (nd > 0) {
+		path[n++] = digits[--nd];
+	}
+	memcpy(path + n, "/cmdline", 9);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		return (false);
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < len; i++) {
+		buf[i] = buf[i] == '\0' ? ' ' : buf[i];
+	}
+	buf[len > 0 ? len : 0] = '\0';
+	return (strstr(buf, "sympozium-worker") != NULL);
+}
+
+/* Stops every process started here, by pid: supervisors get SIGCONT and
+ * SIGTERM (a clean exit is checked when check is set), then SIGKILL;
+ * workers left behind get SIGKILL. */
+static void
+stop_all(bool check)
+{
+	pid_t w[64];
+
+	for (int i = 0; i < C.nsd; i++) {
+		struct sd *s = &C.sd[i];
+		(void)sd_workers(s, w, 64);
+		if (s->pid > 0) {
+			s->expect_end = true;
+			s->term = check;
+			kill(s->pid, SIGCONT);
+			kill(s->pid, SIGTERM);
+		}
+	}
+	for (int i = 0; i < C.nsd; i++) {
+		struct sd *s = &C.sd[i];
+		int64_t end = ksim_now_ms() + 20000;
+		while (s->pid > 0 && ksim_now_ms() < end) {
+			sd_poll(s, i);
+			ksim_sleep_ms(20);
+		}
+		if (s->pid > 0) {
+			if (check) {
+				violation("supervisor %d did not exit within "
+				          "20 s of SIGTERM",
+				        i);
+			}
+			kill(s->pid, SIGKILL);
+			(void)waitpid(s->pid, &s->status, 0);
+			s->pid = 0;
+		}
+		for (int j = 0; j < s->nseen; j++) {
+			if (alive(s->seen[j]) && is_worker(s->seen[j])) {
+				kill(s->seen[j], SIGCONT);
+				kill(s->seen[j], SIGKILL);
+			}
+		}
+	}
+}
+
+/* SIGTERM or SIGINT (e.g. the test runner's timeout): kill what was
+ * started here, by pid, and exit.  Only async-signal-safe calls. */
+static void
+on_signal(int sig)
+{
+	for (int i = 0; i < C.nsd; i++) {
+		if (C.sd[i].pid > 0) {
+			kill(C.sd[i].pid, SIGKILL);
+		}
+		for (int j = 0; j < C.sd[i].nseen; j++) {
+			if (is_worker(C.sd[i].seen[j])) {
+				kill(C.sd[i].seen[j], SIGKILL);
+			}
+		}
+	}
+	if (C.k != NULL) {
+		kill(ksim_pid(C.k), SIGKILL);
+	}
+	_exit(128 + sig);
+}
+
+static int
+setup(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	const char *seed = getenv("CHAOS_SEED");
+
+	(void)state;
+	C.seed = seed != NULL && *seed != '\0'
+	        ? strtoull(seed, NULL, 10)
+	        : ((uint64_t)time(NULL) << 16) ^ (uint64_t)getpid();
+	C.rng = C.seed != 0 ? C.seed : 1;
+	snprintf(C.dir, sizeof(C.dir), "/tmp/test_chaos.XXXXXX");
+	if (mkdtemp(C.dir) == NULL) {
+		return (-1);
+	}
+	snprintf(C.kc, sizeof(C.kc), "%s/kubeconfig", C.dir);
+	snprintf(C.reqlog, sizeof(C.reqlog), "%s/requests.log", C.dir);
+	char fseed[32];
+	snprintf(fseed, sizeof(fseed), "%" PRIu64,
+	        (uint64_t)(C.seed % 1000000007ULL));
+	const char *args[] = { "--write-kubeconfig", C.kc, "--request-log",
+		C.reqlog, "--bookmark-interval", "1h", "--fault-seed", fseed,
+		NULL };
+	if ((C.k = ksim_start(args)) == NULL) {
+		return (-1);
+	}
+	char err[256];
+	C.conf = kapi_conf_load(C.kc, NULL, err, sizeof(err));
+	if (C.conf == NULL) {
+		return (-1);
+	}
+	C.c = kapi_client_new(C.conf, "test-chaos/0.1");
+	kapi_client_set_timeout(C.c, 15000);
+	return (0);
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	stop_all(false);
+	kapi_client_free(C.c);
+	kapi_conf_free(C.conf);
+	ksim_stop(C.k);
+	for (int i = 0; i < C.nitems; i++) {
+		json_object_put(C.items[i].obj);
+	}
+	free(C.items);
+	json_object_put(C.kinds);
+	if (getenv("KEEP_TEST_DIR") == NULL && C.viol == 0) {
+		nftw(C.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	} else {
+		say("logs kept in %s", C.dir);
+	}
+	return (0);
+}
+
+/* ---- the run ---- */
+
+static void
+start_operator(void)
+{
+	int64_t end;
+
+	sd_start();
+	learn_identity(&C.sd[0], 0);
+	sd_start();
+	learn_identity(&C.sd[1], 1);
+	end = ksim_now_ms() + 20000;
+	while (leader() < 0 && ksim_now_ms() < end) {
+		sd_poll_all();
+		ksim_sleep_ms(50);
+	}
+	if (leader() < 0) {
+		fail_msg("no single leader within 20 s");
+	}
+	say("supervisor %d leads", leader());
+	learn_informers();
+	/* reflectors rested: exactly one LIST per informer */
+	measured_relist("before the faults", true, 20000);
+}
+
+/* Creates the objects due by now: all of them by 70% of the phase. */
+static void
+create_due(int64_t t0, int64_t now)
+{
+	int64_t span = C.m->chaos_ms * 7 / 10;
+	int due = (int)((now - t0) * C.nitems / span);
+
+	if (due > C.nitems) {
+		due = C.nitems;
+	}
+	for (int n = 0; n < 4 && C.created < due; n++) {
+		struct item *it = &C.items[C.created++];
+		create_retry(it->res, it->obj, it->name);
+	}
+}
+
+static void
+chaos_phase(void)
+{
+	int64_t t0 = ksim_now_ms(), end = t0 + C.m->chaos_ms;
+	int64_t next = t0 + 500;
+	int64_t next_relist = t0 + C.m->chaos_ms / (C.m->relists_during + 1);
+	int during = 0;
+
+	while (ksim_now_ms() < end) {
+		int64_t now = ksim_now_ms();
+		create_due(t0, now);
+		service(now, false);
+		if (during < C.m->relists_during && now >= next_relist) {
+			measured_relist("during the faults", false, 30000);
+			during++;
+			next_relist = now
+			        + C.m->chaos_ms / (C.m->relists_during + 1);
+		} else if (now >= next) {
+			enum fk k = pick_fault();
+			if (inject(k, now)) {
+				C.injected[k]++;
+			}
+			next = now + rnd_in(150, 900);
+		}
+		ksim_sleep_ms(20);
+	}
+	while (C.created < C.nitems) {
+		struct item *it = &C.items[C.created++];
+		create_retry(it->res, it->obj, it->name);
+	}
+}
+
+static void
+report(int64_t t_start)
+{
+	say("injected (mode %s, seed %" PRIu64 "):", C.m->name, C.seed);
+	for (int i = 0; i < F_NKINDS; i++) {
+		say("  %-42s %d", FK_NAMES[i], C.injected[i]);
+	}
+	say("verified: %d objects converged as the spec says (%d "
+	    "expected children, exact sets per owner), %d forced "
+	    "relist(s) at one LIST per informer, %d fenced "
+	    "window(s) without a write, %d supervisor(s) run, none "
+	    "exited on its own; %d violation(s); %lld s",
+	        C.verified_objects, C.verified_children, C.measured_relists,
+	        C.nfences, C.nsd, C.viol,
+	        (long long)(ksim_now_ms() - t_start) / 1000);
+}
+
+static void
+test_chaos(void **state)
+{
+	int64_t t_start = ksim_now_ms();
+
+	(void)state;
+	say("mode %s, seed %" PRIu64 " (replay the choices with "
+	    "CHAOS_SEED=%" PRIu64 ")",
+	        C.m->name, C.seed, C.seed);
+	apply_crds();
+	wait_served();
+	build_items();
+	{
+		json_object *sec = jparse("{\"metadata\":{\"name\":"
+		                          "\"chaos-key\"},\"stringData\":{"
+		                          "\"OPENAI_API_KEY\":\"x\"}}");
+		create_retry(&R_SECRET, sec, "chaos-key");
+		json_object_put(sec);
+	}
+	kubelet_rules();
+	start_operator();
+	say("%d objects to create over %d s of faults", C.nitems,
+	        C.m->chaos_ms / 1000);
+	chaos_phase();
+	faults_off();
+	say("faults stopped; %d supervisor(s) started so far", C.nsd);
+	for (int i = 0; i < C.m->relists; i++) {
+		measured_relist("after the faults", false, 15000);
+	}
+	converge();
+	check_fences();
+	stop_all(true);
+	for (int i = 0; i < C.nsd; i++) {
+		check_sanitizers(&C.sd[i], i);
+	}
+	report(t_start);
+	if (C.viol > 0) {
+		fail_msg("%d violation(s) (seed %" PRIu64 "); see above",
+		        C.viol, C.seed);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chaos),
+	};
+	const char *lm = getenv("CHAOS_LONG");
+
+	C.m = &QUICK;
+	if (lm != NULL && strcmp(lm, "1") == 0) {
+		C.m = &LONG;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--long") == 0) {
+			C.m = &LONG;
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			C.m = &QUICK;
+		}
+	}
+	return (cmocka_run_group_tests(tests, setup, teardown));
+}
