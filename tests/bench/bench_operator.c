@@ -1040,6 +1040,27 @@ raw_json(const char *base, struct raw *out)
 	return (0);
 }
 
+/* VmHWM (peak resident set) of pid in KiB, or -1. */
+static long
+hwm_kib(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	long kib = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		return (-1);
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return (kib);
+}
+
 /* Pss of pid in KiB (smaps_rollup), or -1. */
 static long
 pss_kib(pid_t pid)
@@ -1155,6 +1176,67 @@ first_write(const struct ksim_api *a, const char *frag, int64_t t, int ms)
 	return (-1);
 }
 
+/* The resource plural of an API path ("?" when none). */
+static void
+resource_of(const char *path, char *out, size_t len)
+{
+	char seg[8][64];
+	int n = 0, i;
+	const char *p = path;
+
+	while (n < 8 && *p == '/') {
+		size_t l = strcspn(p + 1, "/?");
+		snprintf(seg[n++], sizeof(seg[0]), "%.*s", (int)l, p + 1);
+		p += 1 + l;
+	}
+	i = n > 0 && strcmp(seg[0], "api") == 0 ? 2 : 3;
+	if (i < n && strcmp(seg[i], "namespaces") == 0 && i + 2 < n) {
+		i += 2;
+	}
+	snprintf(out, len, "%s", i < n ? seg[i] : "?");
+}
+
+/* Prints the supervisor's requests between t0 and t1 by method and
+ * resource (the last plural-looking path segment before a name). */
+static void
+req_summary(const struct ksim_api *a, int64_t t0, int64_t t1)
+{
+	struct reqs rs;
+	char keys[32][96];
+	int counts[32] = { 0 }, nk = 0;
+
+	if (reqs_load(a->request_log, &rs) != 0) {
+		return;
+	}
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct req *r = &rs.v[i];
+		char key[96], res[64] = "?";
+		const char *p = r->path;
+		int k;
+
+		if (!r->sd || r->ts < t0 || r->ts > t1) {
+			continue;
+		}
+		resource_of(p, res, sizeof(res));
+		snprintf(key, sizeof(key), "%s %s%s", r->method, res,
+		        strstr(r->path, "/status") != NULL ? "/status" : "");
+		for (k = 0; k < nk && strcmp(keys[k], key) != 0; k++) {
+		}
+		if (k == nk && nk < 32) {
+			snprintf(keys[nk++], sizeof(keys[0]), "%s", key);
+		}
+		if (k < 32) {
+			counts[k]++;
+		}
+	}
+	reqs_free(&rs);
+	printf("  supervisor requests from start to backlog done:");
+	for (int k = 0; k < nk; k++) {
+		printf("%s %s %d", k % 4 == 0 ? "\n   " : ",", keys[k], counts[k]);
+	}
+	printf("\n");
+}
+
 static void
 report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 {
@@ -1183,6 +1265,8 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 	        (sup * 1024.0) / (double)raw->ubytes);
 	row("supervisor PSS per object", sup * 1024.0 / (double)raw->uobjs, "B",
 	        bs, "", -1);
+	row("supervisor peak RSS (VmHWM)", hwm_kib(s->pid) / 1024.0, "MiB",
+	        "during start-up", "", -1);
 	row("raw JSON per object", (double)raw->ubytes / (double)raw->uobjs,
 	        "B", "", "", -1);
 	row("cache bytes (at sync, all watches)", cbytes / MIB, "MiB", "", "",
@@ -1256,6 +1340,7 @@ bench_start_memory(void)
 	        bs, "<= 1000", twrite - tcreate <= 1000000);
 	row("sync to backlog done (ms)", (tquiet - tsync) / 1e3, "ms", "", "",
 	        -1);
+	req_summary(&a, t0, tquiet);
 	report_memory(&s, &raw, sync);
 out:
 	if (s.pid > 0 && WEXITSTATUS(sd_stop(&s, SIGTERM)) != 0) {
@@ -1294,6 +1379,12 @@ lease_taken(const struct ksim_api *a, const char *old_ua, int64_t t, int ms)
 			        && r->code >= 200 && r->code < 300
 			        && strcmp(r->ua, old_ua) != 0) {
 				ts = r->ts;
+				if (getenv("BENCH_DEBUG") != NULL) {
+					fprintf(stderr, "lease taken: %s %s by "
+					        "%s (old %s) +%lld us\n",
+					        r->method, r->path, r->ua, old_ua,
+					        (long long)(r->ts - t));
+				}
 			}
 		}
 		reqs_free(&rs);
