@@ -539,6 +539,46 @@ count_noops(const struct reqs *rs)
 	return (noop);
 }
 
+/* User plus system CPU time of pid in ms, or 0. */
+static int64_t
+cpu_ms(pid_t pid)
+{
+	char path[64], l[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "re")) == NULL) {
+		return (0);
+	}
+	if (fgets(l, sizeof(l), f) == NULL || (p = strrchr(l, ')')) == NULL
+	        || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	                         "%llu %llu",
+	                   &ut, &st)
+	                != 2) {
+		ut = st = 0;
+	}
+	fclose(f);
+	return ((int64_t)((ut + st) * 1000 / (unsigned long long)sysconf(
+	                                             _SC_CLK_TCK)));
+}
+
+static int children(pid_t parent, pid_t *out, int max);
+
+/* CPU ms of the live children of pid. */
+static int64_t
+children_cpu_ms(pid_t pid)
+{
+	pid_t k[64];
+	int n = children(pid, k, 64);
+	int64_t t = 0;
+
+	for (int i = 0; i < n; i++) {
+		t += cpu_ms(k[i]);
+	}
+	return (t);
+}
+
 /* ---- writes ---- */
 
 #define SKILL_TEXT                                                          \
@@ -633,17 +673,20 @@ wait_packs(const struct ksim_api *a, int n, int ms)
 }
 
 static void
-bench_writes(void)
+bench_writes(int nworkers)
 {
 	struct ksim_api a;
 	int n = quick ? 1000 : 10000;
 	int quiet = quick ? 1000 : 3000;
-	const char *extra[] = { "--controllers", "skillpack", NULL };
+	char wk[32];
+	const char *extra[] = { "--controllers", "skillpack", "--workers", wk,
+		NULL };
+	int64_t cpu0;
 	struct sd s = { 0 };
 	struct reqs rs;
 	struct wstats w;
 	double tb, base, op;
-	int64_t converged;
+	int64_t converged, cpu_sd, cpu_ks;
 	char bs[64];
 
 	if (start_kubesim(&a) != 0) {
@@ -658,11 +701,15 @@ bench_writes(void)
 		goto out;
 	}
 	base = n / tb;
+	snprintf(wk, sizeof(wk), "skillpack=%d", nworkers);
+	cpu0 = cpu_ms(ksim_pid(a.k));
 	if (sd_start(&s, &a, "writes", extra) != 0
 	        || wait_packs(&a, n, 120000) != 0) {
 		goto out;
 	}
 	converged = now_us();
+	cpu_sd = cpu_ms(s.pid) + children_cpu_ms(s.pid);
+	cpu_ks = cpu_ms(ksim_pid(a.k)) - cpu0;
 	ksim_sleep_ms(quiet);
 	if (reqs_load(a.request_log, &rs) != 0) {
 		goto out;
@@ -671,8 +718,9 @@ bench_writes(void)
 	reqs_free(&rs);
 	op = w.last > w.first ? (double)w.writes * 1e6 / (double)(w.last - w.first)
 	                      : 0;
-	printf("== writes: %d SkillPacks (each: finalizer, ConfigMap, status)\n",
-	        n);
+	printf("== writes: %d SkillPacks (each: finalizer, ConfigMap, status), "
+	       "%d skillpack worker(s)\n",
+	        n, nworkers);
 	row("baseline: plain client creates", base, "req/s", "4 threads", "",
 	        -1);
 	snprintf(bs, sizeof(bs), "ratio %.3f", op / base);
@@ -687,6 +735,10 @@ bench_writes(void)
 	snprintf(bs, sizeof(bs), "in %d ms", quiet);
 	row("writes after convergence", (double)w.after, "", bs, "0",
 	        w.after == 0);
+	snprintf(bs, sizeof(bs), "kubesim %.0f ms",
+	        (double)cpu_ks);
+	row("operator CPU (supervisor+workers)", (double)cpu_sd, "ms", bs, "",
+	        -1);
 	if (w.cm_creates != (size_t)n) {
 		fail("%zu ConfigMaps created for %d packs", w.cm_creates, n);
 	}
@@ -1340,6 +1392,10 @@ bench_start_memory(void)
 	        bs, "<= 1000", twrite - tcreate <= 1000000);
 	row("sync to backlog done (ms)", (tquiet - tsync) / 1e3, "ms", "", "",
 	        -1);
+	snprintf(bs, sizeof(bs), "workers %.0f ms",
+	        (double)children_cpu_ms(s.pid));
+	row("CPU of the supervisor (ms)", (double)cpu_ms(s.pid), "ms", bs, "",
+	        -1);
 	req_summary(&a, t0, tquiet);
 	report_memory(&s, &raw, sync);
 out:
@@ -1360,7 +1416,7 @@ static const char *const LE_ARGS[] = { "--controllers", "skillpack",
 	"500ms", NULL };
 
 /* The first successful Lease write at or after t by a supervisor whose
- * user agent is not old_ua. */
+ * user agent does not start with old_ua ("sympoziumd/0.1 IDENTITY "). */
 static int64_t
 lease_taken(const struct ksim_api *a, const char *old_ua, int64_t t, int ms)
 {
@@ -1377,7 +1433,7 @@ lease_taken(const struct ksim_api *a, const char *old_ua, int64_t t, int ms)
 			if (r->sd && r->ts >= t && is_write(r)
 			        && strstr(r->path, "/leases") != NULL
 			        && r->code >= 200 && r->code < 300
-			        && strcmp(r->ua, old_ua) != 0) {
+			        && strncmp(r->ua, old_ua, strlen(old_ua)) != 0) {
 				ts = r->ts;
 				if (getenv("BENCH_DEBUG") != NULL) {
 					fprintf(stderr, "lease taken: %s %s by "
@@ -1420,7 +1476,7 @@ leader_of(struct sd *s, int64_t since, char *ua, size_t len, int ms)
 					continue;
 				}
 				p[strcspn(p, "\n")] = '\0';
-				snprintf(ua, len, "sympoziumd/0.1 %s", p + 5);
+				snprintf(ua, len, "sympoziumd/0.1 %s ", p + 5);
 				fclose(f);
 				return (i);
 			}
@@ -1564,7 +1620,8 @@ main(int argc, char **argv)
 	printf("  %-34s %14s %-8s %-26s %-16s %s\n", "figure", "value", "unit",
 	        "baseline / note", "target", "result");
 	if (only == NULL || strcmp(only, "writes") == 0) {
-		bench_writes();
+		bench_writes(1);
+		bench_writes(4);
 	}
 	if (only == NULL || strcmp(only, "start") == 0) {
 		bench_start_memory();
