@@ -87,7 +87,9 @@ row(const char *name, double fig, const char *unit, const char *base,
 {
 	printf("  %-34s %14.3f %-8s %-26s %-16s %s\n", name, fig, unit,
 	        base != NULL ? base : "", target != NULL ? target : "",
-	        verdict < 0 ? "" : verdict ? "PASS" : "MISS");
+	        verdict < 0       ? ""
+	                : verdict ? "PASS"
+	                          : "MISS");
 }
 
 /* ---- the plain parallel client ---- */
@@ -119,7 +121,8 @@ par_thread(void *arg)
 {
 	struct par *p = arg;
 	CURL *c = curl_easy_init();
-	struct buf path = BUF_INIT, body = BUF_INIT, out = BUF_INIT, url = BUF_INIT;
+	struct buf path = BUF_INIT, body = BUF_INIT, out = BUF_INIT,
+	           url = BUF_INIT;
 	int i;
 
 	while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
@@ -173,8 +176,9 @@ par_thread(void *arg)
 static double
 par_send(const char *base, int n, build_fn *b, answer_fn *a, void *arg)
 {
-	struct par p = { .base = base, .n = n, .build = b, .answer = a,
-		.arg = arg };
+	struct par p = {
+		.base = base, .n = n, .build = b, .answer = a, .arg = arg
+	};
 	pthread_t t[NCLIENTS];
 	int64_t t0 = now_us();
 
@@ -230,11 +234,12 @@ make_ns(const char *base, const char *ns)
 	        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 	        "\"metadata\":{\"name\":\"%s\"}}",
 	        ns);
-	return (simple(base, "POST", "/api/v1/namespaces", "application/json",
-	        body));
+	return (simple(
+	        base, "POST", "/api/v1/namespaces", "application/json", body));
 }
 
-/* Applies deploy/crds/sympozium.ai_*.yaml and waits until agentruns are served. */
+/* Applies deploy/crds/sympozium.ai_*.yaml and waits until agentruns are
+ * served. */
 static int
 apply_crds(const char *base)
 {
@@ -264,8 +269,8 @@ apply_crds(const char *base)
 			rc = -1;
 			break;
 		}
-		for (size_t i = 0; rc == 0 && i < json_object_array_length(docs);
-		        i++) {
+		for (size_t i = 0;
+		        rc == 0 && i < json_object_array_length(docs); i++) {
 			rc = simple(base, "POST",
 			        "/apis/apiextensions.k8s.io/v1/"
 			        "customresourcedefinitions",
@@ -399,8 +404,7 @@ sd_find(const struct sd *s, const char *what, char *line, size_t len)
 }
 
 static int64_t
-sd_wait(const struct sd *s, const char *what, char *line, size_t len,
-        int ms)
+sd_wait(const struct sd *s, const char *what, char *line, size_t len, int ms)
 {
 	int64_t end = ksim_now_ms() + ms, ts;
 
@@ -552,15 +556,16 @@ cpu_ms(pid_t pid)
 		return (0);
 	}
 	if (fgets(l, sizeof(l), f) == NULL || (p = strrchr(l, ')')) == NULL
-	        || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-	                         "%llu %llu",
+	        || sscanf(p + 2,
+	                   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	                   "%llu %llu",
 	                   &ut, &st)
 	                != 2) {
 		ut = st = 0;
 	}
 	fclose(f);
-	return ((int64_t)((ut + st) * 1000 / (unsigned long long)sysconf(
-	                                             _SC_CLK_TCK)));
+	return ((int64_t)((ut + st) * 1000
+	        / (unsigned long long)sysconf(_SC_CLK_TCK)));
 }
 
 static int children(pid_t parent, pid_t *out, int max);
@@ -581,8 +586,8 @@ children_cpu_ms(pid_t pid)
 
 /* ---- writes ---- */
 
-#define SKILL_TEXT                                                          \
-	"# Review checklist\\n\\n- correctness and edge cases\\n- error "   \
+#define SKILL_TEXT                                                            \
+	"# Review checklist\\n\\n- correctness and edge cases\\n- error "     \
 	"handling\\n- naming\\n- tests\\n- security\\n- documentation\\n"
 
 static void
@@ -660,9 +665,10 @@ wait_packs(const struct ksim_api *a, int n, int ms)
 	int64_t end = ksim_now_ms() + ms;
 
 	while (ksim_now_ms() < end) {
-		int cms = ksim_count_log(a->request_log, "create", "/configmaps",
-		        UA_SD);
-		int st = ksim_count_log(a->request_log, NULL, "/status", UA_SD);
+		int cms = ksim_count_log(
+		        a->request_log, "create", "/configmaps", UA_SD);
+		int st = ksim_count_log(
+		        a->request_log, NULL, "/status", UA_SD);
 		if (cms >= n && st >= n) {
 			return (0);
 		}
@@ -679,8 +685,8 @@ bench_writes(int nworkers)
 	int n = quick ? 1000 : 10000;
 	int quiet = quick ? 1000 : 3000;
 	char wk[32];
-	const char *extra[] = { "--controllers", "skillpack", "--workers", wk,
-		NULL };
+	const char *extra[]
+	        = { "--controllers", "skillpack", "--workers", wk, NULL };
 	int64_t cpu0;
 	struct sd s = { 0 };
 	struct reqs rs;
@@ -716,9 +722,11 @@ bench_writes(int nworkers)
 	}
 	write_stats(&rs, converged, &w);
 	reqs_free(&rs);
-	op = w.last > w.first ? (double)w.writes * 1e6 / (double)(w.last - w.first)
-	                      : 0;
-	printf("== writes: %d SkillPacks (each: finalizer, ConfigMap, status), "
+	op = w.last > w.first
+	        ? (double)w.writes * 1e6 / (double)(w.last - w.first)
+	        : 0;
+	printf("== writes: %d SkillPacks (each: finalizer, ConfigMap, "
+	       "status), "
 	       "%d skillpack worker(s)\n",
 	        n, nworkers);
 	row("baseline: plain client creates", base, "req/s", "4 threads", "",
@@ -735,8 +743,7 @@ bench_writes(int nworkers)
 	snprintf(bs, sizeof(bs), "in %d ms", quiet);
 	row("writes after convergence", (double)w.after, "", bs, "0",
 	        w.after == 0);
-	snprintf(bs, sizeof(bs), "kubesim %.0f ms",
-	        (double)cpu_ks);
+	snprintf(bs, sizeof(bs), "kubesim %.0f ms", (double)cpu_ks);
 	row("operator CPU (supervisor+workers)", (double)cpu_sd, "ms", bs, "",
 	        -1);
 	if (w.cm_creates != (size_t)n) {
@@ -808,7 +815,8 @@ static const char *const POD_SPEC
           "\"cpu\":\"10m\",\"memory\":\"32Mi\"}},\"volumeMounts\":[{\"name\":"
           "\"ipc\",\"mountPath\":\"/ipc\"}]}],\"volumes\":[{\"name\":"
           "\"workspace\",\"emptyDir\":{}},{\"name\":\"ipc\",\"emptyDir\":{"
-          "\"medium\":\"Memory\"}},{\"name\":\"input\",\"configMap\":{\"name\":"
+          "\"medium\":\"Memory\"}},{\"name\":\"input\",\"configMap\":{"
+          "\"name\":"
           "\"%s-input\"}},{\"name\":\"tmp\",\"emptyDir\":{}}]}";
 
 static void
@@ -840,7 +848,8 @@ st_run(struct load *l, int r, struct buf *b, const char *ns)
 	        "{\"status\":{\"phase\":\"Succeeded\",\"podName\":"
 	        "\"run-%d-abcde\",\"jobName\":\"run-%d\",\"startedAt\":"
 	        "\"2026-11-30T10:00:00Z\",\"completedAt\":\"2026-11-30T10:01:0"
-	        "0Z\",\"result\":\"The review found no blocking issue; two minor "
+	        "0Z\",\"result\":\"The review found no blocking issue; two "
+	        "minor "
 	        "naming remarks and a missing test for the error path were "
 	        "reported.\",\"tokenUsage\":{\"inputTokens\":1834,"
 	        "\"outputTokens\":412,\"totalTokens\":2246,\"toolCalls\":3,"
@@ -866,8 +875,9 @@ b_stage(struct load *l, int stage, int r, struct buf *path, struct buf *b,
 		buf_printf(path, "/api/v1/namespaces/%s/configmaps", ns);
 		buf_printf(b, "{\"metadata\":{\"name\":\"run-%d-input\",", r);
 		run_labels(b, r);
-		buf_printf(b, "},\"data\":{\"task\":\"Review pull request %d "
-		              "for correctness and security\"}}",
+		buf_printf(b,
+		        "},\"data\":{\"task\":\"Review pull request %d "
+		        "for correctness and security\"}}",
 		        r);
 		break;
 	case 2:
@@ -882,7 +892,8 @@ b_stage(struct load *l, int stage, int r, struct buf *path, struct buf *b,
 		buf_printf(b,
 		        "},\"spec\":{\"instanceRef\":\"inst-%d\",\"agentId\":"
 		        "\"default\",\"sessionKey\":\"session-%d\",\"task\":"
-		        "\"Review pull request %d for correctness and security\","
+		        "\"Review pull request %d for correctness and "
+		        "security\","
 		        "\"model\":{\"provider\":\"anthropic\",\"model\":"
 		        "\"claude-sonnet-4-20250514\",\"authSecretRef\":"
 		        "\"inst-key\"},\"timeout\":\"10m\"}}",
@@ -904,10 +915,13 @@ b_stage(struct load *l, int stage, int r, struct buf *path, struct buf *b,
 		buf_printf(b,
 		        ",\"ownerReferences\":[{\"apiVersion\":"
 		        "\"sympozium.ai/v1alpha1\",\"kind\":\"AgentRun\","
-		        "\"name\":\"run-%d\",\"uid\":\"%s\",\"controller\":true,"
-		        "\"blockOwnerDeletion\":true}]},\"spec\":{\"backoffLimit\""
+		        "\"name\":\"run-%d\",\"uid\":\"%s\",\"controller\":"
+		        "true,"
+		        "\"blockOwnerDeletion\":true}]},\"spec\":{"
+		        "\"backoffLimit\""
 		        ":0,\"ttlSecondsAfterFinished\":3600,"
-		        "\"activeDeadlineSeconds\":600,\"template\":{\"metadata\":{",
+		        "\"activeDeadlineSeconds\":600,\"template\":{"
+		        "\"metadata\":{",
 		        r, l->run_uid[r]);
 		run_labels(b, r);
 		buf_puts(b, "},\"spec\":");
@@ -915,29 +929,34 @@ b_stage(struct load *l, int stage, int r, struct buf *path, struct buf *b,
 		buf_puts(b, "}}}");
 		break;
 	case 5:
-		buf_printf(path, "/apis/batch/v1/namespaces/%s/jobs/run-%d/status",
-		        ns, r);
-		buf_puts(b, "{\"status\":{\"startTime\":\"2026-11-30T10:00:00Z\","
-		            "\"completionTime\":\"2026-11-30T10:01:00Z\","
-		            "\"succeeded\":1,\"active\":0,\"ready\":0,"
-		            "\"conditions\":[{\"type\":\"SuccessCriteriaMet\","
-		            "\"status\":\"True\",\"lastProbeTime\":\"2026-11-30T10:"
-		            "01:00Z\",\"lastTransitionTime\":\"2026-11-30T10:01:00Z"
-		            "\"},{\"type\":\"Complete\",\"status\":\"True\","
-		            "\"reason\":\"CompletionsReached\",\"lastProbeTime\":"
-		            "\"2026-11-30T10:01:00Z\",\"lastTransitionTime\":"
-		            "\"2026-11-30T10:01:00Z\"}]}}");
+		buf_printf(path,
+		        "/apis/batch/v1/namespaces/%s/jobs/run-%d/status", ns,
+		        r);
+		buf_puts(b,
+		        "{\"status\":{\"startTime\":\"2026-11-30T10:00:00Z\","
+		        "\"completionTime\":\"2026-11-30T10:01:00Z\","
+		        "\"succeeded\":1,\"active\":0,\"ready\":0,"
+		        "\"conditions\":[{\"type\":\"SuccessCriteriaMet\","
+		        "\"status\":\"True\",\"lastProbeTime\":\"2026-11-"
+		        "30T10:"
+		        "01:00Z\",\"lastTransitionTime\":\"2026-11-30T10:01:"
+		        "00Z"
+		        "\"},{\"type\":\"Complete\",\"status\":\"True\","
+		        "\"reason\":\"CompletionsReached\",\"lastProbeTime\":"
+		        "\"2026-11-30T10:01:00Z\",\"lastTransitionTime\":"
+		        "\"2026-11-30T10:01:00Z\"}]}}");
 		*m = "PATCH";
 		*ct = "application/merge-patch+json";
 		break;
 	case 6:
 		buf_printf(path, "/api/v1/namespaces/%s/pods", ns);
 		buf_printf(b, "{\"metadata\":{\"name\":\"run-%d-abcde\",", r);
-		buf_printf(b, "\"labels\":{\"sympozium.ai/instance\":\"inst-%d\","
-		              "\"sympozium.ai/agent-run\":\"run-%d\","
-		              "\"batch.kubernetes.io/job-name\":\"run-%d\","
-		              "\"job-name\":\"run-%d\","
-		              "\"batch.kubernetes.io/controller-uid\":\"%s\"}",
+		buf_printf(b,
+		        "\"labels\":{\"sympozium.ai/instance\":\"inst-%d\","
+		        "\"sympozium.ai/agent-run\":\"run-%d\","
+		        "\"batch.kubernetes.io/job-name\":\"run-%d\","
+		        "\"job-name\":\"run-%d\","
+		        "\"batch.kubernetes.io/controller-uid\":\"%s\"}",
 		        r % 200, r, r, r, l->job_uid[r]);
 		buf_printf(b,
 		        ",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","
@@ -949,22 +968,24 @@ b_stage(struct load *l, int stage, int r, struct buf *path, struct buf *b,
 		buf_puts(b, "}");
 		break;
 	default:
-		buf_printf(path, "/api/v1/namespaces/%s/pods/run-%d-abcde/status",
-		        ns, r);
-		buf_puts(b, "{\"status\":{\"phase\":\"Succeeded\",\"podIP\":"
-		            "\"10.244.1.17\",\"hostIP\":\"172.18.0.3\","
-		            "\"startTime\":\"2026-11-30T10:00:00Z\","
-		            "\"conditions\":[{\"type\":\"Ready\",\"status\":"
-		            "\"False\",\"reason\":\"PodCompleted\"}],"
-		            "\"containerStatuses\":[{\"name\":\"agent\",\"ready\":"
-		            "false,\"restartCount\":0,\"image\":\"ghcr.io/"
-		            "sympozium-ai/sympozium/agent-runner:v0.1.0\","
-		            "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":"
-		            "\"Completed\",\"startedAt\":\"2026-11-30T10:00:02Z\","
-		            "\"finishedAt\":\"2026-11-30T10:00:59Z\"}}},{\"name\":"
-		            "\"ipc-bridge\",\"ready\":false,\"restartCount\":0,"
-		            "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":"
-		            "\"Completed\"}}}]}}");
+		buf_printf(path,
+		        "/api/v1/namespaces/%s/pods/run-%d-abcde/status", ns,
+		        r);
+		buf_puts(b,
+		        "{\"status\":{\"phase\":\"Succeeded\",\"podIP\":"
+		        "\"10.244.1.17\",\"hostIP\":\"172.18.0.3\","
+		        "\"startTime\":\"2026-11-30T10:00:00Z\","
+		        "\"conditions\":[{\"type\":\"Ready\",\"status\":"
+		        "\"False\",\"reason\":\"PodCompleted\"}],"
+		        "\"containerStatuses\":[{\"name\":\"agent\",\"ready\":"
+		        "false,\"restartCount\":0,\"image\":\"ghcr.io/"
+		        "sympozium-ai/sympozium/agent-runner:v0.1.0\","
+		        "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":"
+		        "\"Completed\",\"startedAt\":\"2026-11-30T10:00:02Z\","
+		        "\"finishedAt\":\"2026-11-30T10:00:59Z\"}}},{\"name\":"
+		        "\"ipc-bridge\",\"ready\":false,\"restartCount\":0,"
+		        "\"state\":{\"terminated\":{\"exitCode\":0,\"reason\":"
+		        "\"Completed\"}}}]}}");
 		*m = "PATCH";
 		*ct = "application/merge-patch+json";
 		break;
@@ -1047,8 +1068,8 @@ static const struct {
 };
 
 struct raw {
-	size_t objs, bytes;        /* every watch (what the caches hold) */
-	size_t uobjs, ubytes;      /* each object once */
+	size_t objs, bytes;   /* every watch (what the caches hold) */
+	size_t uobjs, ubytes; /* each object once */
 };
 
 static int
@@ -1062,7 +1083,9 @@ raw_json(const char *base, struct raw *out)
 		json_object *items;
 
 		for (size_t j = 0; j < w; j++) {
-			seen = seen || strcmp(WATCHES[j].path, WATCHES[w].path) == 0;
+			seen = seen
+			        || strcmp(WATCHES[j].path, WATCHES[w].path)
+			                == 0;
 		}
 		snprintf(path, sizeof(path), "%s%s%s", WATCHES[w].path,
 		        WATCHES[w].sel != NULL ? "?labelSelector=" : "",
@@ -1184,7 +1207,8 @@ wait_quiet(const struct ksim_api *a, int quiet_ms, int ms)
 			return (-1);
 		}
 		for (size_t i = 0; i < rs.n; i++) {
-			if (rs.v[i].sd && strstr(rs.v[i].path, "/leases") == NULL
+			if (rs.v[i].sd
+			        && strstr(rs.v[i].path, "/leases") == NULL
 			        && strstr(rs.v[i].path, "watch=") == NULL
 			        && rs.v[i].ts > last) {
 				last = rs.v[i].ts;
@@ -1272,8 +1296,7 @@ req_summary(const struct ksim_api *a, int64_t t0, int64_t t1)
 		resource_of(p, res, sizeof(res));
 		snprintf(key, sizeof(key), "%s %s%s", r->method, res,
 		        strstr(r->path, "/status") != NULL ? "/status" : "");
-		for (k = 0; k < nk && strcmp(keys[k], key) != 0; k++) {
-		}
+		for (k = 0; k < nk && strcmp(keys[k], key) != 0; k++) { }
 		if (k == nk && nk < 32) {
 			snprintf(keys[nk++], sizeof(keys[0]), "%s", key);
 		}
@@ -1284,7 +1307,8 @@ req_summary(const struct ksim_api *a, int64_t t0, int64_t t1)
 	reqs_free(&rs);
 	printf("  supervisor requests from start to backlog done:");
 	for (int k = 0; k < nk; k++) {
-		printf("%s %s %d", k % 4 == 0 ? "\n   " : ",", keys[k], counts[k]);
+		printf("%s %s %d", k % 4 == 0 ? "\n   " : ",", keys[k],
+		        counts[k]);
 	}
 	printf("\n");
 }
@@ -1307,7 +1331,8 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 		long k = pss_kib(kids[i]);
 		maxw = k > maxw ? k : maxw;
 	}
-	printf("== memory: %zu objects (%zu in all watches), raw JSON %.2f MiB "
+	printf("== memory: %zu objects (%zu in all watches), raw JSON %.2f "
+	       "MiB "
 	       "(%.2f MiB with every watch's copy)\n",
 	        raw->uobjs, raw->objs, raw->ubytes / MIB, raw->bytes / MIB);
 	snprintf(bs, sizeof(bs), "limit %.2f MiB", limit / MIB);
@@ -1315,8 +1340,8 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 	        sup * 1024.0 < limit);
 	snprintf(bs, sizeof(bs), "ratio %.2f to raw",
 	        (sup * 1024.0) / (double)raw->ubytes);
-	row("supervisor PSS per object", sup * 1024.0 / (double)raw->uobjs, "B",
-	        bs, "", -1);
+	row("supervisor PSS per object", sup * 1024.0 / (double)raw->uobjs,
+	        "B", bs, "", -1);
 	row("supervisor peak RSS (VmHWM)", hwm_kib(s->pid) / 1024.0, "MiB",
 	        "during start-up", "", -1);
 	row("raw JSON per object", (double)raw->ubytes / (double)raw->uobjs,
@@ -1325,8 +1350,8 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 	        -1);
 	snprintf(bs, sizeof(bs), "raw %.2f MiB", raw->bytes / MIB);
 	row("cache bytes / raw (all watches)",
-	        raw->bytes > 0 ? (double)cbytes / (double)raw->bytes : 0, "", bs,
-	        "", -1);
+	        raw->bytes > 0 ? (double)cbytes / (double)raw->bytes : 0, "",
+	        bs, "", -1);
 	snprintf(bs, sizeof(bs), "%d workers", nk);
 	row("largest worker PSS (MiB)", maxw / 1024.0, "MiB", bs, "< 4",
 	        maxw < 4096);
@@ -1336,7 +1361,8 @@ static void
 bench_start_memory(void)
 {
 	struct ksim_api a;
-	struct load l = { .runs = quick ? 1000 : 10000, .nns = quick ? 4 : 20 };
+	struct load l
+	        = { .runs = quick ? 1000 : 10000, .nns = quick ? 4 : 20 };
 	struct sd s = { 0 };
 	struct raw raw;
 	char sync[512] = "", ready[512] = "";
@@ -1382,8 +1408,8 @@ bench_start_memory(void)
 	printf("== start: %d AgentRuns with Job, Pod, ConfigMap, "
 	       "ServiceAccount in %d namespaces\n",
 	        l.runs, l.nns);
-	row("start to caches synced (ms)", (tsync - t0) / 1e3, "ms", "", "<= 2000",
-	        tsync - t0 <= 2000000);
+	row("start to caches synced (ms)", (tsync - t0) / 1e3, "ms", "",
+	        "<= 2000", tsync - t0 <= 2000000);
 	row("start to all workers ready (ms)", (tready - t0) / 1e3, "ms", "",
 	        "<= 2000", tready - t0 <= 2000000);
 	snprintf(bs, sizeof(bs), "created at sync+%.0f ms",
@@ -1433,12 +1459,15 @@ lease_taken(const struct ksim_api *a, const char *old_ua, int64_t t, int ms)
 			if (r->sd && r->ts >= t && is_write(r)
 			        && strstr(r->path, "/leases") != NULL
 			        && r->code >= 200 && r->code < 300
-			        && strncmp(r->ua, old_ua, strlen(old_ua)) != 0) {
+			        && strncmp(r->ua, old_ua, strlen(old_ua))
+			                != 0) {
 				ts = r->ts;
 				if (getenv("BENCH_DEBUG") != NULL) {
-					fprintf(stderr, "lease taken: %s %s by "
+					fprintf(stderr,
+					        "lease taken: %s %s by "
 					        "%s (old %s) +%lld us\n",
-					        r->method, r->path, r->ua, old_ua,
+					        r->method, r->path, r->ua,
+					        old_ua,
 					        (long long)(r->ts - t));
 				}
 			}
@@ -1465,10 +1494,12 @@ leader_of(struct sd *s, int64_t since, char *ua, size_t len, int ms)
 			char line[512], *p;
 			FILE *f = fopen(s[i].log, "re");
 			int64_t ts = -1;
-			while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			while (f != NULL
+			        && fgets(line, sizeof(line), f) != NULL) {
 				char *sp = strchr(line, ' '), tsb[64];
 				if ((p = strstr(line, ") as ")) == NULL
-				        || strstr(line, "leading (epoch") == NULL
+				        || strstr(line, "leading (epoch")
+				                == NULL
 				        || sp == NULL
 				        || sscanf(sp + 1, "%63s", tsb) != 1
 				        || timefmt_parse(tsb, &ts) != 0
@@ -1608,8 +1639,9 @@ main(int argc, char **argv)
 		} else if (argv[i][0] != '-' && only == NULL) {
 			only = argv[i];
 		} else {
-			fprintf(stderr, "usage: bench_operator [--quick] "
-			                "[writes|start|handover]\n");
+			fprintf(stderr,
+			        "usage: bench_operator [--quick] "
+			        "[writes|start|handover]\n");
 			return (2);
 		}
 	}
