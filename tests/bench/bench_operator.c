@@ -316,7 +316,11 @@ sd_start(struct sd *s, const struct ksim_api *a, const char *tag,
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		return (-1);
 	}
-	snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
+	if (getenv("SYMPOZIUMD") != NULL && getenv("SYMPOZIUMD")[0] != '\0') {
+		snprintf(bin, sizeof(bin), "%s", getenv("SYMPOZIUMD"));
+	} else {
+		snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
+	}
 	snprintf(s->log, sizeof(s->log), "%s/sd-%s.log", a->dir, tag);
 	snprintf(s->rundir, sizeof(s->rundir), "%s/run-%s", a->dir, tag);
 	argv[n++] = bin;

@@ -17,4 +17,5 @@ if [ "${BENCH_QUICK:-0}" = 1 ] || [ "${1:-}" = --quick ]; then
 	[ "${1:-}" = --quick ] && shift
 fi
 export KUBESIM="$BIN/kubesim"
+export SYMPOZIUMD="${SYMPOZIUMD:-$BIN/sympoziumd}"
 exec "$BIN/bench/bench_operator" $quick "$@"
