@@ -6,6 +6,7 @@
  * callbacks to the supervisor.  Single-threaded: the request callbacks run
  * inside kapi_multi_perform() on the loop's thread.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,6 +286,11 @@ list_complete(struct kind *k)
 		        k->k.name, skipped);
 	}
 	drop_items(k);
+	/* A list's parsed pages are many small json-c allocations, freed
+	 * here all at once: give the pages back to the system, or the
+	 * supervisor keeps the peak of its largest list resident (issue 7
+	 * memory benchmark, docs-bench2.md). */
+	malloc_trim(0);
 	if (!k->reported_sync) {
 		k->reported_sync = true;
 		cache_set_synced(k->cache, true);

@@ -31,7 +31,9 @@
  *     seen to change; the Lease's own timestamps are never compared with the
  *     local clock.
  *   - Candidate: a failed attempt is retried after a jittered retry period,
- *     uniformly in [RP, 2.2 RP).  Leader: renewals RP apart (no jitter); a
+ *     uniformly in [RP, 2.2 RP), or when the observation of a record held
+ *     by another expires if that is sooner (client-go waits for its next
+ *     jittered tick).  Leader: renewals RP apart (no jitter); a
  *     failed renewal is retried every RP.
  *   - Fencing: leadership lasts until renew_deadline_ms after the *send*
  *     time of the last successful write (so never longer than the server

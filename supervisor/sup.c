@@ -157,10 +157,34 @@ load_conf(struct sup *s, char *err, size_t errlen)
 	return (kapi_conf_load(s->cfg.kubeconfig, NULL, err, errlen));
 }
 
+/* Logs "caches synced" with the totals once every kind has synced
+ * (start-up timing and cache size, tests/bench/operator.sh). */
+static void
+on_synced(void *arg, size_t kind)
+{
+	struct sup *s = arg;
+	uint64_t objs = 0, bytes = 0;
+
+	(void)kind;
+	if (!inf_all_synced(s->inf)) {
+		return;
+	}
+	for (size_t i = 0; i < s->nkinds; i++) {
+		struct inf_stats st;
+		inf_stats(s->inf, i, &st);
+		objs += st.objects;
+		bytes += st.bytes;
+	}
+	log_info("caches synced: %zu watches, %llu objects, %llu bytes",
+	        s->nkinds, (unsigned long long)objs,
+	        (unsigned long long)bytes);
+}
+
 static int
 setup_api(struct sup *s, char *err, size_t errlen)
 {
-	struct inf_conf ic = {.on_change = sup_on_change, .arg = s,
+	struct inf_conf ic = {.on_change = sup_on_change,
+	        .on_synced = on_synced, .arg = s,
 	        .seed = (uint64_t)getpid()};
 	struct wr_conf wc = {.lookup = sup_lookup, .fence = sup_may_write,
 	        .on_done = sup_on_written, .arg = s};

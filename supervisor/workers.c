@@ -69,6 +69,7 @@ struct wk_worker {
 	char *kill_cause; /* why the pool killed it */
 	uint64_t ok, lost;
 	bool asked; /* wk_restart(): restart at once when reaped */
+	bool was_ready; /* has completed a handshake once */
 };
 
 struct ctl {
@@ -88,6 +89,7 @@ struct wk_pool {
 	size_t nctl;
 	int64_t epoch;
 	bool started, shutting;
+	bool all_ready_logged; /* "all N workers ready" said once */
 };
 
 static const char *sanitizer_vars[] = {
@@ -584,6 +586,29 @@ become_idle(struct wk_worker *w, int64_t now)
 	}
 }
 
+/* Logs "all N workers ready" the first time every slot has completed its
+ * handshake (start-up timing, tests/bench/operator.sh). */
+static void
+log_all_ready(struct wk_pool *p)
+{
+	size_t n = 0;
+
+	if (p->all_ready_logged) {
+		return;
+	}
+	for (size_t i = 0; i < p->nctl; i++) {
+		for (int j = 0; j < p->ctls[i]->nprocs; j++) {
+			const struct wk_worker *x = &p->ctls[i]->w[j];
+			if (!x->was_ready) {
+				return;
+			}
+			n++;
+		}
+	}
+	p->all_ready_logged = true;
+	log_info("all %zu workers ready", n);
+}
+
 static void
 on_hello(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 {
@@ -620,6 +645,8 @@ on_hello(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 	restart_on_ready(w->restart, now);
 	log_debug("worker %s-%d (pid %d): ready", w->ctl->name, w->index,
 	        (int)w->pid);
+	w->was_ready = true;
+	log_all_ready(w->pool);
 	become_idle(w, now);
 }
 
