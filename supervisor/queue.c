@@ -60,7 +60,25 @@ struct queue {
 	bool shutdown;
 	uint64_t adds_total;
 	uint64_t retries_total;
+	struct queue_hist wait, work;
 };
+
+const double queue_buckets[QUEUE_NBUCKETS] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4,
+        1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
+
+static void
+hist_add(struct queue_hist *h, int64_t ms)
+{
+	double s = (double)(ms < 0 ? 0 : ms) / 1000.0;
+	size_t b = 0;
+
+	while (b < QUEUE_NBUCKETS && s > queue_buckets[b]) {
+		b++;
+	}
+	h->counts[b]++;
+	h->count++;
+	h->sum_s += s;
+}
 
 #define TAB_MIN  16
 #define RING_MIN 16
@@ -524,6 +542,7 @@ queue_get(struct queue *q, int64_t now_ms, int64_t *latency_ms)
 	if (latency_ms != NULL) {
 		*latency_ms = now_ms - it->added_ms;
 	}
+	hist_add(&q->wait, now_ms - it->added_ms);
 	it->flags &= ~QUEUE_F_DIRTY;
 	it->flags |= QUEUE_F_PROCESSING;
 	it->added_ms = -1;
@@ -535,8 +554,9 @@ queue_get(struct queue *q, int64_t now_ms, int64_t *latency_ms)
 
 /* Done on a processing item; it may be freed. */
 static void
-done_item(struct queue *q, struct item *it)
+done_item(struct queue *q, struct item *it, int64_t now_ms)
 {
+	hist_add(&q->work, now_ms - it->start_ms);
 	it->flags &= ~QUEUE_F_PROCESSING;
 	it->start_ms = -1;
 	q->processing--;
@@ -552,11 +572,10 @@ queue_done(struct queue *q, const char *key, int64_t now_ms)
 {
 	struct item *it = lookup(q, key);
 
-	(void)now_ms;
 	if (it == NULL || !(it->flags & QUEUE_F_PROCESSING)) {
 		return (-1);
 	}
-	done_item(q, it);
+	done_item(q, it, now_ms);
 	return (0);
 }
 
@@ -589,7 +608,7 @@ queue_finish(struct queue *q, const char *key, enum queue_verdict verdict,
 	default:
 		return (-1);
 	}
-	done_item(q, it);
+	done_item(q, it, now_ms);
 	return (0);
 }
 
@@ -645,6 +664,26 @@ queue_stats(const struct queue *q, struct queue_stats *out)
 	out->processing = q->processing;
 	out->parked = q->heap_len;
 	out->keys = q->tab_len;
+	out->wait = q->wait;
+	out->work = q->work;
+}
+
+void
+queue_ages(const struct queue *q, int64_t now_ms, int64_t *sum_ms,
+        int64_t *max_ms)
+{
+	*sum_ms = *max_ms = 0;
+	for (size_t i = 0; i < q->tab_cap; i++) {
+		const struct item *it = q->tab[i];
+		if (it == NULL || !(it->flags & QUEUE_F_PROCESSING)) {
+			continue;
+		}
+		int64_t age = now_ms > it->start_ms ? now_ms - it->start_ms : 0;
+		*sum_ms += age;
+		if (age > *max_ms) {
+			*max_ms = age;
+		}
+	}
 }
 
 unsigned

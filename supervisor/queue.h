@@ -64,6 +64,20 @@ enum queue_verdict {
 #define QUEUE_F_PROCESSING 0x4u
 #define QUEUE_F_PARKED     0x8u
 
+/* client-go's workqueue duration buckets (seconds): 1e-8 x 10^k, k = 0..11;
+ * a last, implicit +Inf bucket follows. */
+#define QUEUE_NBUCKETS 12
+extern const double queue_buckets[QUEUE_NBUCKETS];
+
+/* A duration histogram: counts[i] durations were <= queue_buckets[i] and
+ * above the bucket before (not cumulative; counts[QUEUE_NBUCKETS] is
+ * +Inf). */
+struct queue_hist {
+	uint64_t counts[QUEUE_NBUCKETS + 1];
+	uint64_t count;
+	double sum_s;
+};
+
 /* Counters for /metrics (names as client-go's workqueue_* metrics). */
 struct queue_stats {
 	uint64_t adds_total; /* adds that made a key dirty (not coalesced) */
@@ -73,6 +87,10 @@ struct queue_stats {
 	size_t processing; /* = queue_processing() */
 	size_t parked;     /* = queue_parked() */
 	size_t keys;       /* keys with any state or failure history */
+	struct queue_hist wait; /* workqueue_queue_duration_seconds: dirty
+	                         * -> queue_get() */
+	struct queue_hist work; /* workqueue_work_duration_seconds:
+	                         * queue_get() -> done */
 };
 
 /* Fills c with the defaults above. */
@@ -140,6 +158,12 @@ size_t queue_len(const struct queue *q);        /* queued keys */
 size_t queue_processing(const struct queue *q); /* keys handed out */
 size_t queue_parked(const struct queue *q);     /* keys in the delay heap */
 void queue_stats(const struct queue *q, struct queue_stats *out);
+/* The summed and the largest age at now_ms of the keys in processing
+ * (workqueue_unfinished_work_seconds and
+ * workqueue_longest_running_processor_seconds), in ms; 0 when none.
+ * O(keys known). */
+void queue_ages(const struct queue *q, int64_t now_ms, int64_t *sum_ms,
+        int64_t *max_ms);
 
 /* Per-key metadata: QUEUE_F_* flags (0: unknown key); the time key became
  * dirty (-1 if not dirty); when its processing started (-1 if not

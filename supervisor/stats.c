@@ -365,7 +365,7 @@ copy_worker(const struct wk_info *in, void *arg)
 }
 
 static void
-refresh_ctls(struct sup *s)
+refresh_ctls(struct sup *s, int64_t now_ms)
 {
 	struct queue_stats qs;
 
@@ -377,6 +377,10 @@ refresh_ctls(struct sup *s)
 		c->processing = qs.processing;
 		c->adds = qs.adds_total;
 		c->retries = qs.retries_total;
+		c->wait = qs.wait;
+		c->work = qs.work;
+		queue_ages(s->ctls[i].q, now_ms, &c->unfinished_ms,
+		        &c->longest_ms);
 		c->quarantined = quarantine_count(
 		        wk_quarantine(s->pool, s->ctls[i].spec->name));
 		c->paused = s->ctls[i].paused;
@@ -422,6 +426,6 @@ sup_stats_refresh(struct sup *s, int64_t now_ms)
 	        s->lease != NULL ? lease_holder(s->lease)
 	                         : (s->leading ? s->identity : ""));
 	wk_foreach(s->pool, now_ms, copy_worker, s);
-	refresh_ctls(s);
+	refresh_ctls(s, now_ms);
 	refresh_kinds(s);
 }

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "common/kapi.h"
+#include "supervisor/queue.h"
 
 struct sup;
 
@@ -113,6 +114,9 @@ struct stats_ctl {
 	size_t quarantined;
 	bool paused;
 	int workers; /* slots */
+	struct queue_hist wait, work; /* workqueue_{queue,work}_duration */
+	int64_t unfinished_ms;        /* summed age of keys in processing */
+	int64_t longest_ms;           /* the oldest one's */
 	/* counted by hooks (all its workers, lost keys included) */
 	uint64_t results[STATS_NRESULTS];
 	struct stats_hist latency;

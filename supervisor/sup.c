@@ -21,6 +21,7 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/health.h"
+#include "supervisor/http.h"
 #include "supervisor/sup.h"
 
 #define MAX_FDS 512
@@ -322,6 +323,27 @@ setup_health(struct sup *s, char *err, size_t errlen)
 	return (s->health != NULL ? 0 : -1);
 }
 
+/* The probe and metrics endpoints ("0" turns one off). */
+static int
+setup_http(struct sup *s, char *err, size_t errlen)
+{
+	if (!http_disabled(s->cfg.probe_addr)) {
+		s->probe = http_new("--health-probe-bind-address",
+		        s->cfg.probe_addr, sup_http_probe, s, err, errlen);
+		if (s->probe == NULL) {
+			return (-1);
+		}
+	}
+	if (!http_disabled(s->cfg.metrics_addr)) {
+		s->metrics = http_new("--metrics-bind-address",
+		        s->cfg.metrics_addr, sup_http_metrics, s, err, errlen);
+		if (s->metrics == NULL) {
+			return (-1);
+		}
+	}
+	return (0);
+}
+
 static int
 setup_signals(struct sup *s, char *err, size_t errlen)
 {
@@ -354,7 +376,8 @@ sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 	        setup_lease(s, err, errlen) != 0 ||
 	        setup_api(s, err, errlen) != 0 ||
 	        setup_workers(s, err, errlen) != 0 ||
-	        setup_health(s, err, errlen) != 0) {
+	        setup_health(s, err, errlen) != 0 ||
+	        setup_http(s, err, errlen) != 0) {
 		sup_free(s);
 		return (NULL);
 	}
@@ -368,6 +391,8 @@ sup_free(struct sup *s)
 		return;
 	}
 	health_free(s->health);
+	http_free(s->probe);
+	http_free(s->metrics);
 	wr_free(s->wr);
 	ev_free(s->ev);
 	inf_free(s->inf);
@@ -483,6 +508,14 @@ next_timeout(struct sup *s, int64_t now)
 	if (d >= 0 && d < t) {
 		t = d;
 	}
+	d = http_next_deadline(s->probe, now);
+	if (d >= 0 && d < t) {
+		t = d;
+	}
+	d = http_next_deadline(s->metrics, now);
+	if (d >= 0 && d < t) {
+		t = d;
+	}
 	return (t > now ? t - now : 0);
 }
 
@@ -493,6 +526,8 @@ poll_once(struct sup *s, int64_t now)
 	struct pollfd pf[MAX_FDS];
 	size_t n = wk_fds(s->pool, pf, MAX_FDS - 1);
 	n += health_fds(s->health, pf + n, MAX_FDS - 1 - n);
+	n += http_fds(s->probe, pf + n, MAX_FDS - 1 - n);
+	n += http_fds(s->metrics, pf + n, MAX_FDS - 1 - n);
 	int timeout = (int)next_timeout(s, now);
 
 	fds[0] = (struct kapi_pollfd){s->sigfd, POLLIN, 0};
@@ -507,6 +542,8 @@ poll_once(struct sup *s, int64_t now)
 	}
 	wk_handle_io(s->pool, now);
 	health_handle(s->health, now);
+	http_handle(s->probe);
+	http_handle(s->metrics);
 }
 
 int
@@ -519,6 +556,13 @@ sup_run(struct sup *s)
 	log_info("health socket %s%s", s->cfg.health_socket != NULL
 	                ? s->cfg.health_socket : s->runtime_dir,
 	        s->cfg.health_socket != NULL ? "" : "/health.sock");
+	if (s->probe != NULL) {
+		log_info("health probes on http://%s (/healthz, /readyz)",
+		        http_addr(s->probe));
+	}
+	if (s->metrics != NULL) {
+		log_info("metrics on http://%s/metrics", http_addr(s->metrics));
+	}
 	if (wk_start(s->pool, now) != 0) {
 		log_warnx("some workers did not start; retrying with backoff");
 	}

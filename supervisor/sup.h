@@ -79,6 +79,8 @@ struct sup {
 	char *env[SUP_MAX_ENV]; /* workers' environment, NULL-ended */
 	struct stats *stats;     /* every figure (stats.h) */
 	struct health *health;   /* the health socket (health.h) */
+	struct http *probe;      /* /healthz, /readyz (http.h); NULL: off */
+	struct http *metrics;    /* /metrics (http.h); NULL: off */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive

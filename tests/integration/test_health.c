@@ -187,6 +187,8 @@ sd_start(struct fx *f, const char *const *extra)
 	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
+	argv[n++] = "--metrics-bind-address=0";
+	argv[n++] = "--health-probe-bind-address=0";
 	argv[n++] = "--controllers";
 	argv[n++] = "testctl";
 	argv[n++] = "--worker-binary";

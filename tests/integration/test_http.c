@@ -1,0 +1,589 @@
+/*
+ * test_http.c: sympoziumd's HTTP endpoints end to end (issue 6 item 3):
+ * bin/sympoziumd with the test controller against bin/kubesim, its first
+ * LISTs delayed so the caches sync late.  /healthz answers at once,
+ * /readyz is 500 before the caches sync (informers-synced named as
+ * failed) and 200 after with every check named in ?verbose; /metrics
+ * parses and carries the required names, reconcile_total grows after a
+ * reconcile; answers stay fast while the worker is SIGSTOPped; ":0" picks
+ * a free port, "0" turns an endpoint off, a bad address fails the start.
+ *
+ * Processes are signalled only by the pids this test started or found as
+ * the supervisor's children in /proc.  Every wait is bounded.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "common/buf.h"
+#include "common/jsonx.h"
+#include "common/xmalloc.h"
+#include "tests/lib/ksim.h"
+
+#define ENABLED   "testctl.sympozium.ai/enabled"
+#define CM_PATH   "/api/v1/namespaces/default/configmaps"
+#define WAIT_MS   20000
+#define ANSWER_MS 500
+
+struct fx {
+	char dir[64], kc[128], log[128];
+	struct ksim *k;
+	pid_t sd, kids[16];
+	int nkids;
+	int mport, pport;
+};
+
+static const char *
+env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return (v != NULL && *v != '\0' ? v : dflt);
+}
+
+static int
+free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return (port);
+}
+
+static char *
+log_text(const struct fx *f)
+{
+	struct buf b = BUF_INIT;
+
+	(void)buf_read_file(&b, f->log, 64 << 20);
+	buf_putc(&b, '\0');
+	return (buf_detach(&b, NULL));
+}
+
+/* The log's text from needle on (caller frees), waiting up to ms. */
+static char *
+log_wait(const struct fx *f, const char *needle, int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	do {
+		char *t = log_text(f), *p = strstr(t, needle);
+		if (p != NULL) {
+			char *r = xstrdup(p);
+			free(t);
+			return (r);
+		}
+		free(t);
+		ksim_sleep_ms(20);
+	} while (ksim_now_ms() < end);
+	return (NULL);
+}
+
+static void
+sd_start(struct fx *f, const char *maddr, const char *paddr)
+{
+	char rundir[128], sock[128];
+	const char *argv[24];
+	int n = 0;
+
+	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
+	snprintf(sock, sizeof(sock), "%s/h.sock", f->dir);
+	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
+	argv[n++] = "--kubeconfig";
+	argv[n++] = f->kc;
+	argv[n++] = "--controllers";
+	argv[n++] = "testctl";
+	argv[n++] = "--worker-binary";
+	argv[n++]
+	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
+	argv[n++] = "--runtime-dir";
+	argv[n++] = rundir;
+	argv[n++] = "--health-socket";
+	argv[n++] = sock;
+	argv[n++] = "--shutdown-grace";
+	argv[n++] = "1s";
+	argv[n++] = "--metrics-bind-address";
+	argv[n++] = maddr;
+	argv[n++] = "--health-probe-bind-address";
+	argv[n++] = paddr;
+	argv[n] = NULL;
+	f->sd = fork();
+	assert_true(f->sd >= 0);
+	if (f->sd == 0) {
+		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			_exit(126);
+		}
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+}
+
+/* The supervisor's children now (its workers). */
+static void
+note_children(struct fx *f)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (f->sd > 0 && d != NULL && (e = readdir(d)) != NULL) {
+		char path[300], line[512], *p;
+		int pp = 0;
+		bool known = false;
+		FILE *sf;
+		long pid = strtol(e->d_name, &p, 10);
+		if (*p != '\0' || pid <= 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if ((sf = fopen(path, "re")) == NULL) {
+			continue;
+		}
+		if (fgets(line, sizeof(line), sf) != NULL
+		        && (p = strrchr(line, ')')) != NULL) {
+			(void)sscanf(p + 1, " %*c %d", &pp);
+		}
+		fclose(sf);
+		for (int j = 0; j < f->nkids; j++) {
+			known = known || f->kids[j] == (pid_t)pid;
+		}
+		if (pp == f->sd && !known && f->nkids < 16) {
+			f->kids[f->nkids++] = (pid_t)pid;
+		}
+	}
+	if (d != NULL) {
+		closedir(d);
+	}
+}
+
+/* ---- HTTP ---- */
+
+static size_t
+collect(char *p, size_t sz, size_t n, void *arg)
+{
+	buf_append(arg, p, sz * n);
+	return (sz * n);
+}
+
+/* GET http://127.0.0.1:port path; returns the status (0: no answer) and
+ * the body (caller frees), and how long it took. */
+static long
+get(int port, const char *path, char **body, int64_t *ms)
+{
+	CURL *e = curl_easy_init();
+	struct buf b = BUF_INIT;
+	char url[256];
+	long code = 0;
+	int64_t t0 = ksim_now_ms();
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 5000L);
+	if (curl_easy_perform(e) == CURLE_OK) {
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+	}
+	curl_easy_cleanup(e);
+	if (ms != NULL) {
+		*ms = ksim_now_ms() - t0;
+	}
+	buf_putc(&b, '\0');
+	if (body != NULL) {
+		*body = buf_detach(&b, NULL);
+	} else {
+		buf_fini(&b);
+	}
+	return (code);
+}
+
+static bool
+wait_code(int port, const char *path, long want, int ms)
+{
+	int64_t end = ksim_now_ms() + ms;
+
+	do {
+		if (get(port, path, NULL, NULL) == want) {
+			return (true);
+		}
+		ksim_sleep_ms(20);
+	} while (ksim_now_ms() < end);
+	return (false);
+}
+
+/* The value of the sample line starting with `series ` in a page, or -1;
+ * asserts the page is well formed (comments or "name{...} value"). */
+static double
+metric(const char *page, const char *series)
+{
+	char *t = xstrdup(page), *save = NULL;
+	double v = -1;
+
+	for (char *l = strtok_r(t, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(l, ' ');
+		if (l[0] == '#') {
+			assert_true(strncmp(l, "# HELP ", 7) == 0
+			        || strncmp(l, "# TYPE ", 7) == 0);
+			continue;
+		}
+		assert_non_null(sp);
+		char *end;
+		double x = strtod(sp + 1, &end);
+		assert_true(end != sp + 1 && *end == '\0');
+		if ((size_t)(sp - l) == strlen(series)
+		        && strncmp(l, series, strlen(series)) == 0) {
+			v = x;
+		}
+	}
+	free(t);
+	return (v);
+}
+
+static void
+cm_create(struct fx *f, const char *name)
+{
+	json_object *o = json_object_new_object();
+	struct ksim_resp *r;
+
+	jx_set_path(o, "metadata.name", json_object_new_string(name));
+	jx_setv(o, json_object_new_string("yes"), "metadata", "labels",
+	        ENABLED, NULL);
+	r = ksim_request(ksim_url(f->k), "POST", CM_PATH, "application/json",
+	        json_object_to_json_string(o), NULL, 0);
+	json_object_put(o);
+	assert_int_equal(r->code, 201);
+	ksim_resp_free(r);
+}
+
+/* ---- fixture ---- */
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return (remove(path));
+}
+
+static int
+setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_http.XXXXXX");
+	if (mkdtemp(f->dir) == NULL) {
+		free(f);
+		return (-1);
+	}
+	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
+	/* the caches sync late: every LIST waits 5 s */
+	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
+		"none", "--fault", "verb=list,delay=5s", NULL };
+	f->k = ksim_start(args);
+	*state = f;
+	return (f->k != NULL ? 0 : -1);
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+	int rc = 0, st = 0;
+
+	note_children(f);
+	for (int j = 0; j < f->nkids; j++) {
+		kill(f->kids[j], SIGCONT);
+	}
+	if (f->sd > 0) {
+		kill(f->sd, SIGTERM);
+		int64_t end = ksim_now_ms() + 15000;
+		while (waitpid(f->sd, &st, WNOHANG) == 0
+		        && ksim_now_ms() < end) {
+			ksim_sleep_ms(20);
+		}
+		if (ksim_now_ms() >= end) {
+			kill(f->sd, SIGKILL);
+			waitpid(f->sd, &st, 0);
+			rc = -1;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			print_error("sympoziumd exit status %d\n", st);
+			rc = -1;
+		}
+	}
+	for (int j = 0; j < f->nkids; j++) {
+		if (kill(f->kids[j], 0) == 0) {
+			kill(f->kids[j], SIGKILL);
+		}
+	}
+	char *t = log_text(f);
+	if (strstr(t, "ERROR: AddressSanitizer") != NULL
+	        || strstr(t, "ERROR: LeakSanitizer") != NULL
+	        || strstr(t, "runtime error:") != NULL) {
+		rc = -1;
+	}
+	if (rc != 0 || getenv("KEEP_TEST_DIR") != NULL) {
+		print_message("---- %s ----\n%s---- end ----\n", f->log, t);
+	}
+	free(t);
+	ksim_stop(f->k);
+	if (getenv("KEEP_TEST_DIR") == NULL) {
+		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	free(f);
+	return (rc);
+}
+
+/* ---- tests ---- */
+
+static void
+test_probes(void **state)
+{
+	struct fx *f = *state;
+	char ma[32], pa[32], *body;
+
+	f->mport = free_port();
+	f->pport = free_port();
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", f->mport);
+	snprintf(pa, sizeof(pa), "127.0.0.1:%d", f->pport);
+	sd_start(f, ma, pa);
+	/* alive at once; not ready while the LISTs wait */
+	assert_true(wait_code(f->pport, "/healthz", 200, WAIT_MS));
+	assert_int_equal(get(f->pport, "/readyz", &body, NULL), 500);
+	assert_non_null(strstr(body,
+	        "[-]informers-synced failed: reason "
+	        "withheld\n"));
+	assert_non_null(strstr(body, "healthz check failed"));
+	free(body);
+	assert_int_equal(
+	        get(f->pport, "/readyz/informers-synced", &body, NULL), 500);
+	assert_non_null(strstr(body, "caches not synced"));
+	free(body);
+	assert_int_equal(get(f->pport, "/readyz/ping", NULL, NULL), 200);
+	/* the worker is up before the LISTs answer (5 s) */
+	assert_true(wait_code(f->pport, "/readyz/workers", 200, 4000));
+	assert_int_equal(
+	        get(f->pport, "/readyz?exclude=informers-synced", NULL, NULL),
+	        200);
+	/* ready once synced, every check named */
+	assert_true(wait_code(f->pport, "/readyz", 200, WAIT_MS));
+	assert_int_equal(get(f->pport, "/readyz?verbose", &body, NULL), 200);
+	assert_string_equal(body,
+	        "[+]informers-synced ok\n"
+	        "[+]leader-election ok\n"
+	        "[+]ping ok\n"
+	        "[+]workers ok\n"
+	        "healthz check passed\n");
+	free(body);
+	assert_int_equal(get(f->pport, "/healthz?verbose", &body, NULL), 200);
+	assert_string_equal(body, "[+]ping ok\nhealthz check passed\n");
+	free(body);
+	assert_int_equal(get(f->pport, "/healthz/ping", NULL, NULL), 200);
+	assert_int_equal(get(f->pport, "/readyz/nope", NULL, NULL), 404);
+	assert_int_equal(get(f->pport, "/metrics", NULL, NULL), 404);
+	assert_int_equal(get(f->mport, "/healthz", NULL, NULL), 404);
+}
+
+static void
+test_metrics(void **state)
+{
+	struct fx *f = *state;
+	char ma[32], *page;
+	static const char *const names[] = {
+		"controller_runtime_reconcile_total",
+		"controller_runtime_reconcile_errors_total",
+		"controller_runtime_reconcile_time_seconds",
+		"controller_runtime_max_concurrent_reconciles",
+		"controller_runtime_active_workers", "workqueue_depth",
+		"workqueue_adds_total", "workqueue_retries_total",
+		"workqueue_queue_duration_seconds",
+		"workqueue_work_duration_seconds",
+		"workqueue_unfinished_work_seconds",
+		"workqueue_longest_running_processor_seconds",
+		"leader_election_master_status", "rest_client_requests_total",
+		"sympozium_worker_restarts_total", "sympozium_worker_state",
+		"sympozium_worker_resident_memory_bytes",
+		"sympozium_worker_cpu_seconds_total",
+		"sympozium_worker_quarantined_keys",
+		"process_resident_memory_bytes", "process_cpu_seconds_total",
+		"process_start_time_seconds", "process_open_fds"
+	};
+	const char *ok = "controller_runtime_reconcile_total{controller="
+	                 "\"testctl\",result=\"success\"}";
+	const char *rss = "sympozium_worker_resident_memory_bytes{controller="
+	                  "\"testctl\",worker=\"testctl-0\"}";
+
+	f->mport = free_port();
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", f->mport);
+	sd_start(f, ma, "0");
+	char *l = log_wait(f, "leading (epoch", WAIT_MS);
+	assert_non_null(l);
+	free(l);
+	assert_true(wait_code(f->mport, "/metrics", 200, WAIT_MS));
+	/* a worker's memory shows once it runs */
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	do {
+		assert_int_equal(get(f->mport, "/metrics", &page, NULL), 200);
+		bool up = metric(page, rss) > 100000;
+		if (!up) {
+			free(page);
+			ksim_sleep_ms(50);
+			continue;
+		}
+		break;
+	} while (ksim_now_ms() < end);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char help[200];
+		snprintf(help, sizeof(help), "# HELP %s ", names[i]);
+		if (strstr(page, help) == NULL) {
+			fail_msg("missing %s", names[i]);
+		}
+	}
+	assert_true(metric(page, rss) > 100000);
+	assert_true(metric(page, "process_resident_memory_bytes") > 100000);
+	assert_true(metric(page, "process_open_fds") >= 5);
+	assert_true(metric(page,
+	                    "leader_election_master_status{name="
+	                    "\"sympozium-controller-leader\"}")
+	        == 1);
+	double before = metric(page, ok);
+	assert_true(before >= 0);
+	free(page);
+	/* a reconcile: reconcile_total and the queue's counters grow */
+	cm_create(f, "m1");
+	end = ksim_now_ms() + WAIT_MS;
+	double now = before;
+	page = NULL;
+	while (ksim_now_ms() < end) {
+		ksim_sleep_ms(50);
+		assert_int_equal(get(f->mport, "/metrics", &page, NULL), 200);
+		now = metric(page, ok);
+		if (now > before) {
+			break;
+		}
+		free(page);
+		page = NULL;
+	}
+	assert_non_null(page);
+	assert_true(now > before);
+	assert_true(metric(page,
+	                    "workqueue_adds_total{controller=\"testctl\","
+	                    "name=\"testctl\"}")
+	        >= 1);
+	assert_true(metric(page,
+	                    "controller_runtime_reconcile_time_seconds_"
+	                    "count{controller=\"testctl\"}")
+	        >= 1);
+	assert_true(metric(page,
+	                    "workqueue_work_duration_seconds_count{"
+	                    "controller=\"testctl\",name=\"testctl\"}")
+	        >= 1);
+	assert_non_null(strstr(page,
+	        "rest_client_requests_total{code=\"200\","
+	        "host=\"127.0.0.1:"));
+	free(page);
+
+	/* the worker SIGSTOPped: answers stay fast */
+	note_children(f);
+	assert_true(f->nkids >= 1);
+	for (int j = 0; j < f->nkids; j++) {
+		kill(f->kids[j], SIGSTOP);
+	}
+	for (int i = 0; i < 10; i++) {
+		int64_t ms;
+		assert_int_equal(get(f->mport, "/metrics", &page, &ms), 200);
+		assert_true(ms <= ANSWER_MS);
+		free(page);
+	}
+	for (int j = 0; j < f->nkids; j++) {
+		kill(f->kids[j], SIGCONT);
+	}
+}
+
+static void
+test_ports(void **state)
+{
+	struct fx *f = *state;
+	char *l, *p;
+	int st;
+
+	/* ":0": a free port, logged; "0": off */
+	sd_start(f, ":0", "0");
+	l = log_wait(f, "metrics on http://", WAIT_MS);
+	assert_non_null(l);
+	p = strstr(l, "]:");
+	assert_non_null(p);
+	int port = atoi(p + 2);
+	assert_true(port > 0);
+	free(l);
+	assert_true(wait_code(port, "/metrics", 200, WAIT_MS));
+	l = log_text(f);
+	assert_null(strstr(l, "health probes on"));
+	free(l);
+	kill(f->sd, SIGTERM);
+	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a bad address, and a port in use: the start fails, saying why */
+	sd_start(f, "nonsense", "0");
+	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
+	f->sd = 0;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	l = log_wait(f, "bad bind address", 2000);
+	assert_non_null(l);
+	free(l);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	char pa[32];
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(pa, sizeof(pa), "127.0.0.1:%d", ntohs(sa.sin_port));
+	sd_start(f, "0", pa);
+	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
+	f->sd = 0;
+	close(fd);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
+	l = log_wait(f, "--health-probe-bind-address: listen", 2000);
+	assert_non_null(l);
+	free(l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_probes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ports, setup, teardown),
+	};
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return (rc);
+}
