@@ -328,6 +328,8 @@ sd_start(struct sd *s, const struct ksim_api *a, const char *tag,
 	argv[n++] = xstrdup(a->kubeconfig);
 	argv[n++] = xstrdup("--runtime-dir");
 	argv[n++] = s->rundir;
+	argv[n++] = xstrdup("--metrics-bind-address=0");
+	argv[n++] = xstrdup("--health-probe-bind-address=0");
 	for (int i = 0; extra != NULL && extra[i] != NULL && n < 30; i++) {
 		argv[n++] = xstrdup(extra[i]);
 	}

@@ -430,6 +430,8 @@ sd_start(void)
 	argv[n++] = C.kc;
 	argv[n++] = "--runtime-dir";
 	argv[n++] = rundir;
+	argv[n++] = "--metrics-bind-address=0";
+	argv[n++] = "--health-probe-bind-address=0";
 	for (int j = 0; le_args[j] != NULL; j++) {
 		argv[n++] = le_args[j];
 	}

@@ -166,6 +166,8 @@ sd_start(struct sd *sd, const char *name)
 		(char *)"--leader-elect-lease-duration=3s",
 		(char *)"--leader-elect-renew-deadline=2s",
 		(char *)"--leader-elect-retry-period=500ms",
+		(char *)"--metrics-bind-address=0",
+		(char *)"--health-probe-bind-address=0",
 		(char *)"--runtime-dir", rundir, NULL };
 	sd->pid = fork();
 	assert_true(sd->pid >= 0);

@@ -306,7 +306,7 @@ sd_start(void)
 {
 	const char *env = getenv("SYMPOZIUMD");
 	char cwd[512], bin[640], rundir[128];
-	char *argv[10];
+	char *argv[11];
 
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	if (env != NULL && *env != '\0') {
@@ -324,7 +324,9 @@ sd_start(void)
 	argv[5] = (char *)"--leader-elect";
 	argv[6] = (char *)"--leader-election-namespace";
 	argv[7] = (char *)"default";
-	argv[8] = NULL;
+	argv[8] = (char *)"--metrics-bind-address=0";
+	argv[9] = (char *)"--health-probe-bind-address=0";
+	argv[10] = NULL;
 	F.pid = fork();
 	assert_true(F.pid >= 0);
 	if (F.pid == 0) {

@@ -102,7 +102,7 @@ static void
 sd_start(void)
 {
 	char cwd[512], bin[640], rundir[128];
-	char *argv[6];
+	char *argv[8];
 
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
@@ -113,7 +113,9 @@ sd_start(void)
 	argv[2] = F.a.kubeconfig;
 	argv[3] = (char *)"--runtime-dir";
 	argv[4] = rundir;
-	argv[5] = NULL;
+	argv[5] = (char *)"--metrics-bind-address=0";
+	argv[6] = (char *)"--health-probe-bind-address=0";
+	argv[7] = NULL;
 	F.pid = fork();
 	assert_true(F.pid >= 0);
 	if (F.pid == 0) {
