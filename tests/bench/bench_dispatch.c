@@ -126,8 +126,9 @@ start_api(struct ksim_api *a)
 	return (0);
 }
 
-/* sup_free(), and the signals sup_new() blocked unblocked again (the
- * next kubesim would inherit them). */
+/* sup_free(), and SIGTERM and SIGINT, which sup_new() blocked, unblocked
+ * again (the next kubesim would inherit them).  SIGCHLD stays blocked
+ * from main() on in every thread, so that it reaches the signalfd. */
 static void
 sup_done(struct sup *s)
 {
@@ -137,7 +138,6 @@ sup_done(struct sup *s)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
@@ -1115,6 +1115,9 @@ phase_restart(void)
 				break;
 			}
 			if (now_us() - t0 > 10000000) {
+				fprintf(stderr, "slot 0: pid %d (was %d) state %s\n",
+				        (int)sl.pid[0], (int)old,
+				        wk_state_name(sl.st[0]));
 				fail("restart: a worker did not come back in 10 s");
 				goto out;
 			}
@@ -1168,6 +1171,10 @@ main(int argc, char **argv)
 			return (2);
 		}
 	}
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	log_init("bench", LOG_FORMAT_TEXT);
 	inproc_view = view_new(NULL, 1000);
