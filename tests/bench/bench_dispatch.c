@@ -56,18 +56,18 @@
 
 #define KILL_EVERY_MS 50 /* restart phase: 20 kills per second */
 
-static const struct kapi_res R_CM = {"", "v1", "configmaps", true};
-static const struct kapi_res R_CRD = {"apiextensions.k8s.io", "v1",
-        "customresourcedefinitions", false};
-static const struct kapi_res R_SKP = {"sympozium.ai", "v1alpha1",
-        "skillpacks", true};
+static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_CRD
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct kapi_res R_SKP
+        = { "sympozium.ai", "v1alpha1", "skillpacks", true };
 
 static struct {
 	bool quick;
 	const char *bin;
 	int errors;
 	int misses;
-} B = {.bin = "bin"};
+} B = { .bin = "bin" };
 
 static int64_t
 now_us(void)
@@ -121,7 +121,8 @@ pct(int64_t *v, size_t n, double p)
 static int
 start_api(struct ksim_api *a)
 {
-	static const char *const args[] = {"--watch-history", "200000", NULL};
+	static const char *const args[]
+	        = { "--watch-history", "200000", NULL };
 
 	if (ksim_api_start(a, args, "bench-dispatch/0.1", 15000) != 0) {
 		fail("kubesim did not start");
@@ -174,7 +175,7 @@ cm_new(const char *ns, const char *name, const char *action)
 static int
 make_ns(struct ksim_api *a, const char *ns)
 {
-	static const struct kapi_res nsres = {"", "v1", "namespaces", false};
+	static const struct kapi_res nsres = { "", "v1", "namespaces", false };
 	json_object *o = json_object_new_object();
 	struct kapi_err e = KAPI_ERR_INIT;
 
@@ -229,8 +230,8 @@ apply_skillpack_crd(struct ksim_api *a)
 	char err[256];
 	int rc = -1;
 
-	if (text != NULL &&
-	        yamlj_parse_doc(text, len, &crd, err, sizeof(err)) == 0) {
+	if (text != NULL
+	        && yamlj_parse_doc(text, len, &crd, err, sizeof(err)) == 0) {
 		struct kapi_err e = KAPI_ERR_INIT;
 		rc = kapi_create(a->c, &R_CRD, NULL, crd, NULL, &e) == KAPI_OK
 		        ? 0
@@ -264,12 +265,16 @@ create_skillpacks(struct ksim_api *a, const char *ns, int n)
 		        json_object_new_string("sympozium.ai/v1alpha1"));
 		jx_set_path(o, "kind", json_object_new_string("SkillPack"));
 		jx_set_path(o, "metadata.name", json_object_new_string(name));
-		jx_set_path(o, "spec", testutil_json(
-		        "{\"category\":\"bench\",\"version\":\"0.1.0\","
-		        "\"skills\":[{\"name\":\"review\",\"description\":\"d\","
-		        "\"content\":\"# Review\\n- check it\\n\"},"
-		        "{\"name\":\"security\",\"content\":\"# Sec\\n\"}]}",
-		        32));
+		jx_set_path(o, "spec",
+		        testutil_json(
+		                "{\"category\":\"bench\",\"version\":\"0.1."
+		                "0\","
+		                "\"skills\":[{\"name\":\"review\","
+		                "\"description\":\"d\","
+		                "\"content\":\"# Review\\n- check it\\n\"},"
+		                "{\"name\":\"security\",\"content\":\"# "
+		                "Sec\\n\"}]}",
+		                32));
 		int64_t end = ksim_now_ms() + 5000;
 		do { /* the CRD may take a moment to be served */
 			kapi_err_fini(&e);
@@ -293,9 +298,10 @@ create_skillpacks(struct ksim_api *a, const char *ns, int n)
 static json_object *
 sample_work(void)
 {
-	struct ipc_work w = {.key = "tp/b-00001", .epoch = 1,
-	        .object = cm_new("tp", "b-00001", "noop"),
-	        .deadline_ms = 60000};
+	struct ipc_work w = { .key = "tp/b-00001",
+		.epoch = 1,
+		.object = cm_new("tp", "b-00001", "noop"),
+		.deadline_ms = 60000 };
 
 	return (ipc_work_new(&w));
 }
@@ -314,9 +320,10 @@ echo_unix(int fd)
 		char err[128];
 
 		if (ipc_decode(data, (size_t)n, sizeof(data), &m, err,
-		            sizeof(err)) != 0 ||
-		        ipc_encode(m.type, m.reqid, m.body, &b) != 0 ||
-		        write(fd, b.data, b.len) != (ssize_t)b.len) {
+		            sizeof(err))
+		                != 0
+		        || ipc_encode(m.type, m.reqid, m.body, &b) != 0
+		        || write(fd, b.data, b.len) != (ssize_t)b.len) {
 			_exit(1);
 		}
 		buf_fini(&b);
@@ -332,9 +339,9 @@ echo_nng(const char *path)
 	struct ipc_sock *s = ipc_sock_dial(path, 0, 5000, err, sizeof(err));
 
 	while (s != NULL) {
-		struct ipc_msg m = {0};
-		enum ipc_sock_rc rc = ipc_sock_recv_wait(s, 2000, &m, err,
-		        sizeof(err));
+		struct ipc_msg m = { 0 };
+		enum ipc_sock_rc rc
+		        = ipc_sock_recv_wait(s, 2000, &m, err, sizeof(err));
 		if (rc != IPC_SOCK_OK || m.type == IPC_QUIT) {
 			break;
 		}
@@ -361,11 +368,13 @@ rt_unix(int fd, json_object *body, int n, int64_t *lat)
 			return (-1);
 		}
 		buf_fini(&b);
-		struct pollfd pfd = {fd, POLLIN, 0};
+		struct pollfd pfd = { fd, POLLIN, 0 };
 		poll(&pfd, 1, 5000);
 		ssize_t got = read(fd, data, sizeof(data));
-		if (got <= 0 || ipc_decode(data, (size_t)got, sizeof(data), &m,
-		                        err, sizeof(err)) != 0) {
+		if (got <= 0
+		        || ipc_decode(data, (size_t)got, sizeof(data), &m, err,
+		                   sizeof(err))
+		                != 0) {
 			return (-1);
 		}
 		ipc_msg_fini(&m);
@@ -380,19 +389,20 @@ rt_nng(struct ipc_sock *s, json_object *body, int n, int64_t *lat)
 	int64_t t0 = now_us();
 
 	for (int i = 0; i < n; i++) {
-		struct ipc_msg m = {0};
+		struct ipc_msg m = { 0 };
 		char err[128];
 		int64_t t = now_us();
 		enum ipc_sock_rc rc;
 
-		if (ipc_sock_send(s, IPC_WORK, (uint32_t)i, body) !=
-		        IPC_SOCK_OK) {
+		if (ipc_sock_send(s, IPC_WORK, (uint32_t)i, body)
+		        != IPC_SOCK_OK) {
 			return (-1);
 		}
-		/* as the supervisor waits: poll on the descriptor, then take */
-		while ((rc = ipc_sock_recv(s, &m, err, sizeof(err))) ==
-		        IPC_SOCK_AGAIN) {
-			struct pollfd pfd = {ipc_sock_fd(s), POLLIN, 0};
+		/* as the supervisor waits: poll on the descriptor, then take
+		 */
+		while ((rc = ipc_sock_recv(s, &m, err, sizeof(err)))
+		        == IPC_SOCK_AGAIN) {
+			struct pollfd pfd = { ipc_sock_fd(s), POLLIN, 0 };
 			poll(&pfd, 1, 5000);
 		}
 		if (rc != IPC_SOCK_OK) {
@@ -418,8 +428,9 @@ phase_ipc(void)
 	pid_t pu, pn;
 
 	ipc_encode(IPC_WORK, 0, body, &b);
-	if (mkdtemp(dir) == NULL ||
-	        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
+	if (mkdtemp(dir) == NULL
+	        || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp)
+	                != 0) {
 		fail("ipc: no socket");
 		goto out;
 	}
@@ -451,7 +462,8 @@ phase_ipc(void)
 		goto out;
 	}
 	printf("\n-- ipc round trip: %d WORK messages of %zu bytes, echoed "
-	       "(decoded and re-encoded) by a child process\n", n, b.len);
+	       "(decoded and re-encoded) by a child process\n",
+	        n, b.len);
 	double ru = n * 1e6 / (double)tu, rn = n * 1e6 / (double)tn;
 	printf("%-34s %9.0f /s  p50 %.1f us  p99 %.1f us\n",
 	        "baseline: AF_UNIX SOCK_SEQPACKET", ru, (double)pct(lu, n, 50),
@@ -493,9 +505,10 @@ watch_main(void *arg)
 			continue;
 		}
 		int64_t t = now_us();
-		const char *rv = jx_get_str(ev, "object.metadata.resourceVersion");
+		const char *rv
+		        = jx_get_str(ev, "object.metadata.resourceVersion");
 		if (rv != NULL && wa->nseen < wa->cap) {
-			wa->seen[wa->nseen++] = (struct rvt){atoll(rv), t};
+			wa->seen[wa->nseen++] = (struct rvt) { atoll(rv), t };
 		}
 		json_object_put(ev);
 	}
@@ -557,8 +570,8 @@ wait_lines(const char *path, size_t n, int ms)
 
 /* Latencies (us) of sent[i] to the first receipt of the same rv. */
 static size_t
-match(const struct rvt *sent, size_t nsent, const struct rvt *got,
-        size_t ngot, int64_t *lat)
+match(const struct rvt *sent, size_t nsent, const struct rvt *got, size_t ngot,
+        int64_t *lat)
 {
 	size_t n = 0;
 
@@ -584,7 +597,7 @@ read_stamps(const char *path, struct rvt *out, size_t cap)
 		return (0);
 	}
 	while (n < cap && fscanf(f, "%lld %lld", &rv, &us) == 2) {
-		out[n++] = (struct rvt){rv, us};
+		out[n++] = (struct rvt) { rv, us };
 	}
 	fclose(f);
 	return (n);
@@ -606,7 +619,7 @@ pace_updates(struct ksim_api *a, json_object **objs, int nobj, int nev,
 		int64_t due = t0 + (int64_t)i * step, t;
 
 		while ((t = now_us()) < due) {
-			struct timespec ts = {0, (due - t) * 1000};
+			struct timespec ts = { 0, (due - t) * 1000 };
 			nanosleep(&ts, NULL);
 		}
 		snprintf(v, sizeof(v), "%d", i + 1);
@@ -621,7 +634,7 @@ pace_updates(struct ksim_api *a, json_object **objs, int nobj, int nev,
 			return (-1);
 		}
 		const char *rv = jx_get_str(out, "metadata.resourceVersion");
-		sent[i] = (struct rvt){rv != NULL ? atoll(rv) : -1, ts0};
+		sent[i] = (struct rvt) { rv != NULL ? atoll(rv) : -1, ts0 };
 		objs[i % nobj] = out;
 		json_object_put(o);
 	}
@@ -634,8 +647,8 @@ print_lat(const char *row, int64_t *lat, size_t n, size_t expect)
 	int64_t p50 = pct(lat, n, 50), p99 = pct(lat, n, 99),
 	        mx = n > 0 ? lat[n - 1] : 0;
 
-	printf("%-34s %6zu/%-6zu p50 %7.3f  p99 %7.3f  max %7.3f ms\n", row,
-	        n, expect, p50 / 1000.0, p99 / 1000.0, mx / 1000.0);
+	printf("%-34s %6zu/%-6zu p50 %7.3f  p99 %7.3f  max %7.3f ms\n", row, n,
+	        expect, p50 / 1000.0, p99 / 1000.0, mx / 1000.0);
 }
 
 static void
@@ -647,7 +660,7 @@ phase_latency(void)
 	json_object **objs = xcalloc((size_t)nobj, sizeof(*objs));
 	struct rvt *sent = xcalloc((size_t)nev, sizeof(*sent));
 	int64_t *answered = xcalloc((size_t)nev, sizeof(*answered));
-	struct watcher wa = {.cap = (size_t)nev * 2};
+	struct watcher wa = { .cap = (size_t)nev * 2 };
 	pid_t sd = -1;
 
 	if (start_api(&a) != 0) {
@@ -667,7 +680,8 @@ phase_latency(void)
 	wa.seen = xcalloc(wa.cap, sizeof(*wa.seen));
 	char *path = xasprintf("/api/v1/namespaces/lat/configmaps?watch=1&"
 	                       "labelSelector=%s&resourceVersion=%s",
-	        ENABLED, jx_get_str(objs[nobj - 1], "metadata.resourceVersion"));
+	        ENABLED,
+	        jx_get_str(objs[nobj - 1], "metadata.resourceVersion"));
 	wa.w = ksim_watch_open(ksim_url(a.k), path, NULL);
 	free(path);
 	if (ksim_watch_status(wa.w, 5000) != 200) {
@@ -693,7 +707,8 @@ phase_latency(void)
 		answered[i] -= sent[i].us;
 	}
 	printf("\n-- latency: %d updates at %d/s over %d objects, "
-	       "sympoziumd --workers testctl=6\n", nev, rate, nobj);
+	       "sympoziumd --workers testctl=6\n",
+	        nev, rate, nobj);
 	print_lat("baseline: PUT round trip", answered, (size_t)nev,
 	        (size_t)nev);
 	print_lat("baseline: PUT -> plain watch", blat, bn, (size_t)nev);
@@ -793,8 +808,8 @@ static void
 pool_no_backoff(struct sup *s)
 {
 	struct wk_config wc;
-	struct wk_callbacks cb = {sup_on_result, sup_on_view, sup_on_lost,
-	        NULL};
+	struct wk_callbacks cb
+	        = { sup_on_result, sup_on_view, sup_on_lost, NULL };
 	char e[256];
 
 	wk_free(s->pool);
@@ -817,8 +832,8 @@ static bool
 queues_busy(struct sup *s)
 {
 	for (size_t i = 0; i < s->nctls; i++) {
-		if (queue_len(s->ctls[i].q) > 0 ||
-		        queue_processing(s->ctls[i].q) > 0) {
+		if (queue_len(s->ctls[i].q) > 0
+		        || queue_processing(s->ctls[i].q) > 0) {
 			return (true);
 		}
 	}
@@ -841,9 +856,10 @@ loop_timeout(struct sup *s, bool dispatch, int64_t now, int cap)
 		if (d >= 0 && d < t) {
 			t = d;
 		}
-		if (queue_len(s->ctls[i].q) > 0 &&
-		        (!dispatch ||
-		                wk_idle(s->pool, s->ctls[i].spec->name) > 0)) {
+		if (queue_len(s->ctls[i].q) > 0
+		        && (!dispatch
+		                || wk_idle(s->pool, s->ctls[i].spec->name)
+		                        > 0)) {
 			t = now;
 		}
 	}
@@ -876,11 +892,12 @@ turn(struct sup *s, bool dispatch, int cap_ms)
 	}
 	wr_run(s->wr);
 	size_t n = wk_fds(s->pool, pf, 127);
-	fds[0] = (struct kapi_pollfd){s->sigfd, POLLIN, 0};
+	fds[0] = (struct kapi_pollfd) { s->sigfd, POLLIN, 0 };
 	for (size_t i = 0; i < n; i++) {
-		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, POLLIN, 0};
+		fds[i + 1] = (struct kapi_pollfd) { pf[i].fd, POLLIN, 0 };
 	}
-	kapi_multi_poll(s->m, fds, (int)n + 1, loop_timeout(s, dispatch, now, cap_ms));
+	kapi_multi_poll(
+	        s->m, fds, (int)n + 1, loop_timeout(s, dispatch, now, cap_ms));
 	kapi_multi_perform(s->m);
 	now = timefmt_now_ms_mono();
 	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -917,7 +934,7 @@ slot_one(const struct wk_info *in, void *arg)
 static struct slots
 slots(struct sup *s)
 {
-	struct slots sl = {0};
+	struct slots sl = { 0 };
 
 	wk_foreach(s->pool, timefmt_now_ms_mono(), slot_one, &sl);
 	return (sl);
@@ -966,15 +983,15 @@ static void
 noop_reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	/* what testctl's noop action does: read the action, answer done */
-	json_object *a = jx_getv(in->object, "metadata", "annotations", ACTION,
-	        NULL);
+	json_object *a
+	        = jx_getv(in->object, "metadata", "annotations", ACTION, NULL);
 	rec_verdict(out, IPC_V_DONE, 0,
 	        a != NULL && strcmp(json_object_get_string(a), "noop") != 0
 	                ? "unexpected action"
 	                : NULL);
 }
 
-static const struct reconciler noop_rec = {"testctl", noop_reconcile};
+static const struct reconciler noop_rec = { "testctl", noop_reconcile };
 static const struct reconciler *inproc_rec;
 static struct view *inproc_view;
 static uint64_t inproc_count;
@@ -1001,10 +1018,11 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 {
 	struct cache *primary = inf_cache(s->inf, c->first_kind);
 	struct cache_item it;
-	struct ipc_work w = {.key = key, .epoch = s->epoch,
-	        .attempt = queue_num_requeues(c->q, key),
-	        .now_ms = timefmt_now_us_real() / 1000,
-	        .deadline_ms = WK_DEFAULT_RECONCILE_MS};
+	struct ipc_work w = { .key = key,
+		.epoch = s->epoch,
+		.attempt = queue_num_requeues(c->q, key),
+		.now_ms = timefmt_now_us_real() / 1000,
+		.deadline_ms = WK_DEFAULT_RECONCILE_MS };
 	json_object *arr = json_object_new_array();
 
 	if (cache_lookup(primary, key, &it) == 0) {
@@ -1012,7 +1030,8 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 		char *uid = xstrdup(it.uid);
 		for (size_t i = 1; i < c->spec->nwatches; i++) {
 			if (c->spec->watches[i].role == CTRL_CHILD) {
-				cache_by_owner(inf_cache(s->inf, c->first_kind + i),
+				cache_by_owner(
+				        inf_cache(s->inf, c->first_kind + i),
 				        uid, add_child, arr);
 			}
 		}
@@ -1037,9 +1056,10 @@ inproc_run(struct sup *s, int max)
 			return;
 		}
 		char *key = xstrdup(k);
-		struct ipc_msg work = {IPC_WORK, 0, work_body(s, c, key)};
-		json_object *res = wrt_reconcile(inproc_rec, &work, inproc_view);
-		struct ipc_msg rm = {IPC_RESULT, 0, res};
+		struct ipc_msg work = { IPC_WORK, 0, work_body(s, c, key) };
+		json_object *res
+		        = wrt_reconcile(inproc_rec, &work, inproc_view);
+		struct ipc_msg rm = { IPC_RESULT, 0, res };
 		sup_on_result(s, c->spec->name, NULL, &rm);
 		json_object_put(res);
 		json_object_put(work.body);
@@ -1100,8 +1120,8 @@ rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 		turn(s, true, 5);
 	}
 	struct slots b = slots(s);
-	return ((double)(total_ok(&b, from_slot) - total_ok(&a, from_slot)) *
-	        1e6 / (double)(now_us() - t0));
+	return ((double)(total_ok(&b, from_slot) - total_ok(&a, from_slot))
+	        * 1e6 / (double)(now_us() - t0));
 }
 
 static double
@@ -1130,9 +1150,10 @@ phase_noop(void)
 		return;
 	}
 	feed_keys(&f, "tp", nobj);
-	if (create_cms(&a, "tp", nobj, "noop", NULL) != 0 ||
-	        (s = sup_make(a.kubeconfig, "testctl",
-	                 "tests/sympozium-worker-test", "testctl=6")) == NULL) {
+	if (create_cms(&a, "tp", nobj, "noop", NULL) != 0
+	        || (s = sup_make(a.kubeconfig, "testctl",
+	                    "tests/sympozium-worker-test", "testctl=6"))
+	                == NULL) {
 		goto out;
 	}
 	wk_start(s->pool, timefmt_now_ms_mono());
@@ -1148,7 +1169,8 @@ phase_noop(void)
 	double in2 = mo ? 1 : rate_inproc(s, &f, dur);
 	double base = in1 > in2 ? in1 : in2;
 	printf("\n-- no-op reconciles: %d cached ConfigMaps, keys added "
-	       "straight to the queue, %d ms each\n", nobj, dur);
+	       "straight to the queue, %d ms each\n",
+	        nobj, dur);
 	printf("%-34s %9.0f /s  (runs: %.0f, %.0f)\n",
 	        "baseline: in-process, one loop", base, in1, in2);
 	printf("%-34s %9.0f /s  ratio %.3f\n", "multi-process, 6 workers",
@@ -1173,13 +1195,14 @@ struct iso {
 static int
 count_children(struct ksim_api *a)
 {
-	struct kapi_list_opts lo = {.label_selector = "sympozium.ai/skillpack"};
+	struct kapi_list_opts lo
+	        = { .label_selector = "sympozium.ai/skillpack" };
 	json_object *items = NULL;
 	struct kapi_err e = KAPI_ERR_INIT;
 	int n = -1;
 
-	if (kapi_list_all(a->c, &R_CM, "iso", &lo, &items, NULL, &e) ==
-	        KAPI_OK) {
+	if (kapi_list_all(a->c, &R_CM, "iso", &lo, &items, NULL, &e)
+	        == KAPI_OK) {
 		n = (int)json_object_array_length(items);
 	}
 	kapi_err_fini(&e);
@@ -1199,9 +1222,10 @@ iso_run(bool multi, const char *workers, int npacks, int rounds,
 	if (start_api(&a) != 0) {
 		return (-1);
 	}
-	if (create_skillpacks(&a, "iso", npacks) != 0 ||
-	        (s = sup_make(a.kubeconfig, "skillpack", "sympozium-worker",
-	                 workers)) == NULL) {
+	if (create_skillpacks(&a, "iso", npacks) != 0
+	        || (s = sup_make(a.kubeconfig, "skillpack", "sympozium-worker",
+	                    workers))
+	                == NULL) {
 		goto out;
 	}
 	inproc_rec = rec_find("skillpack");
@@ -1238,12 +1262,12 @@ static void
 phase_isolation(void)
 {
 	int npacks = B.quick ? 200 : 1000, rounds = B.quick ? 3 : 5;
-	struct iso m = {0}, m2 = {0}, i1 = {0}, i2 = {0};
+	struct iso m = { 0 }, m2 = { 0 }, i1 = { 0 }, i2 = { 0 };
 
-	if (iso_run(false, NULL, npacks, rounds, &i1) != 0 ||
-	        iso_run(true, NULL, npacks, rounds, &m) != 0 ||
-	        iso_run(true, "skillpack=2", npacks, rounds, &m2) != 0 ||
-	        iso_run(false, NULL, npacks, rounds, &i2) != 0) {
+	if (iso_run(false, NULL, npacks, rounds, &i1) != 0
+	        || iso_run(true, NULL, npacks, rounds, &m) != 0
+	        || iso_run(true, "skillpack=2", npacks, rounds, &m2) != 0
+	        || iso_run(false, NULL, npacks, rounds, &i2) != 0) {
 		return;
 	}
 	double bc = i1.converge > i2.converge ? i1.converge : i2.converge;
@@ -1264,12 +1288,10 @@ phase_isolation(void)
 	printf("%-34s %9.0f /s  ratio %.3f\n", "resync multi, 2 workers",
 	        m2.resync, m2.resync / br);
 	printf("%-34s converge %.3f, resync %.3f >= 0.9 (1 worker): %s\n",
-	        "target",
-	        m.converge / bc, m.resync / br,
+	        "target", m.converge / bc, m.resync / br,
 	        verdict(m.converge / bc >= 0.9 && m.resync / br >= 0.9));
-	if (m.children != npacks || m2.children != npacks ||
-	        i1.children != npacks ||
-	        i2.children != npacks) {
+	if (m.children != npacks || m2.children != npacks
+	        || i1.children != npacks || i2.children != npacks) {
 		fail("skillpack: wrong number of ConfigMaps");
 	}
 }
@@ -1291,9 +1313,10 @@ phase_restart(void)
 		return;
 	}
 	feed_keys(&f, "rs", nobj);
-	if (create_cms(&a, "rs", nobj, "noop", NULL) != 0 ||
-	        (s = sup_make(a.kubeconfig, "testctl",
-	                 "tests/sympozium-worker-test", "testctl=6")) == NULL) {
+	if (create_cms(&a, "rs", nobj, "noop", NULL) != 0
+	        || (s = sup_make(a.kubeconfig, "testctl",
+	                    "tests/sympozium-worker-test", "testctl=6"))
+	                == NULL) {
 		goto out;
 	}
 	pool_no_backoff(s);
@@ -1316,15 +1339,18 @@ phase_restart(void)
 			feed(s, &f, 256);
 			turn(s, true, 5);
 			sl = slots(s);
-			if (sl.pid[0] != old && sl.pid[0] > 0 &&
-			        (sl.st[0] == WK_READY || sl.st[0] == WK_BUSY)) {
+			if (sl.pid[0] != old && sl.pid[0] > 0
+			        && (sl.st[0] == WK_READY
+			                || sl.st[0] == WK_BUSY)) {
 				break;
 			}
 			if (now_us() - t0 > 10000000) {
-				fprintf(stderr, "slot 0: pid %d (was %d) state %s\n",
+				fprintf(stderr,
+				        "slot 0: pid %d (was %d) state %s\n",
 				        (int)sl.pid[0], (int)old,
 				        wk_state_name(sl.st[0]));
-				fail("restart: a worker did not come back in 10 s");
+				fail("restart: a worker did not come back in "
+				     "10 s");
 				goto out;
 			}
 		}
@@ -1337,15 +1363,15 @@ phase_restart(void)
 		}
 	}
 	struct slots b1 = slots(s);
-	double during = (double)(total_ok(&b1, 1) - total_ok(&b0, 1)) * 1e6 /
-	        (double)(now_us() - k0);
+	double during = (double)(total_ok(&b1, 1) - total_ok(&b0, 1)) * 1e6
+	        / (double)(now_us() - k0);
 	double tick_per = (double)(tick_us - tick0) / done,
 	       reap_per = (double)(reap_us - reap0) / done;
 	double base2 = rate_multi(s, &f, dur, 1);
 	double base = base1 > base2 ? base1 : base2;
 	printf("\n-- restart: SIGKILL of worker 0 of 6 (testctl, no-op), "
-	       "restart backoff off, %d kills, one every %d ms\n", kills,
-	        KILL_EVERY_MS);
+	       "restart backoff off, %d kills, one every %d ms\n",
+	        kills, KILL_EVERY_MS);
 	print_lat("SIGKILL -> READY", lat, (size_t)done, (size_t)kills);
 	printf("%-34s %9.0f /s  (runs: %.0f, %.0f)\n",
 	        "baseline: workers 1-5, no kills", base, base1, base2);
@@ -1354,8 +1380,8 @@ phase_restart(void)
 	printf("%-34s %.0f us in wk_tick (spawn), %.0f us in wk_reap\n",
 	        "supervisor loop time per kill", tick_per, reap_per);
 	int64_t p99 = pct(lat, (size_t)done, 99);
-	printf("%-34s p99 %.3f ms < 50 ms, ratio %.3f >= 0.95: %s\n",
-	        "target", p99 / 1000.0, during / base,
+	printf("%-34s p99 %.3f ms < 50 ms, ratio %.3f >= 0.95: %s\n", "target",
+	        p99 / 1000.0, during / base,
 	        verdict(p99 < 50000 && during / base >= 0.95));
 out:
 	free(lat);
@@ -1377,9 +1403,10 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
 			only = argv[++i];
 		} else {
-			fprintf(stderr, "usage: bench_dispatch [--quick] [--bin "
-			                "DIR] [--only ipc|latency|noop|isolation|"
-			                "restart]\n");
+			fprintf(stderr,
+			        "usage: bench_dispatch [--quick] [--bin "
+			        "DIR] [--only ipc|latency|noop|isolation|"
+			        "restart]\n");
 			return (2);
 		}
 	}
