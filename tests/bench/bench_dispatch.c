@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1108,11 +1109,68 @@ feed_free(struct feed *f)
 	free(f->keys);
 }
 
+/* CPU time (us) of this thread, of this process, and of the workers. */
+struct cpu {
+	int64_t thread, process, workers;
+};
+
+static int64_t
+tv_us(struct timeval a, struct timeval b)
+{
+	return ((int64_t)(a.tv_sec + b.tv_sec) * 1000000 + a.tv_usec
+	        + b.tv_usec);
+}
+
+static int64_t
+proc_cpu_us(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		return (0);
+	}
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (p == NULL
+	        || sscanf(p + 2,
+	                   "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+	                   "%*u %*u %llu %llu",
+	                   &ut, &st)
+	                != 2) {
+		return (0);
+	}
+	return ((int64_t)(ut + st) * 1000000 / sysconf(_SC_CLK_TCK));
+}
+
+static struct cpu
+cpu_now(const struct slots *sl)
+{
+	struct rusage t, p;
+	struct cpu c = { 0 };
+
+	getrusage(RUSAGE_THREAD, &t);
+	getrusage(RUSAGE_SELF, &p);
+	c.thread = tv_us(t.ru_utime, t.ru_stime);
+	c.process = tv_us(p.ru_utime, p.ru_stime);
+	for (int i = 0; i < sl->total && i < WK_PROCS_MAX; i++) {
+		c.workers += sl->pid[i] > 0 ? proc_cpu_us(sl->pid[i]) : 0;
+	}
+	return (c);
+}
+
+static struct cpu last_cpu; /* of the last rate_multi() run */
+
 /* Multi-process no-op reconciles per second over dur_ms. */
 static double
 rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 {
 	struct slots a = slots(s);
+	struct cpu c0 = cpu_now(&a);
 	int64_t t0 = now_us(), end = t0 + (int64_t)dur_ms * 1000;
 
 	while (now_us() < end) {
@@ -1120,6 +1178,13 @@ rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 		turn(s, true, 5);
 	}
 	struct slots b = slots(s);
+	struct cpu c1 = cpu_now(&b);
+	uint64_t n = total_ok(&b, 0) - total_ok(&a, 0);
+	if (n > 0) {
+		last_cpu = (struct cpu) { (c1.thread - c0.thread) / (int64_t)n,
+			(c1.process - c0.process) / (int64_t)n,
+			(c1.workers - c0.workers) / (int64_t)n };
+	}
 	return ((double)(total_ok(&b, from_slot) - total_ok(&a, from_slot))
 	        * 1e6 / (double)(now_us() - t0));
 }
@@ -1175,6 +1240,11 @@ phase_noop(void)
 	        "baseline: in-process, one loop", base, in1, in2);
 	printf("%-34s %9.0f /s  ratio %.3f\n", "multi-process, 6 workers",
 	        multi, multi / base);
+	printf("%-34s loop thread %lld, its nng threads %lld, workers %lld "
+	       "us\n",
+	        "CPU per multi-process reconcile", (long long)last_cpu.thread,
+	        (long long)(last_cpu.process - last_cpu.thread),
+	        (long long)last_cpu.workers);
 	printf("%-34s %.0f/s >= 20,000/s: %s\n", "target", multi,
 	        verdict(multi >= 20000));
 out:
