@@ -1169,8 +1169,10 @@ static struct cpu last_cpu; /* of the last rate_multi() run */
 static double
 rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 {
+	/* the restart phase does not read /proc/PID/stat of its workers */
+	bool cpu = from_slot == 0;
 	struct slots a = slots(s);
-	struct cpu c0 = cpu_now(&a);
+	struct cpu c0 = cpu ? cpu_now(&a) : (struct cpu) { 0 };
 	int64_t t0 = now_us(), end = t0 + (int64_t)dur_ms * 1000;
 
 	while (now_us() < end) {
@@ -1178,9 +1180,9 @@ rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 		turn(s, true, 5);
 	}
 	struct slots b = slots(s);
-	struct cpu c1 = cpu_now(&b);
+	struct cpu c1 = cpu ? cpu_now(&b) : (struct cpu) { 0 };
 	uint64_t n = total_ok(&b, 0) - total_ok(&a, 0);
-	if (n > 0) {
+	if (cpu && n > 0) {
 		last_cpu = (struct cpu) { (c1.thread - c0.thread) / (int64_t)n,
 			(c1.process - c0.process) / (int64_t)n,
 			(c1.workers - c0.workers) / (int64_t)n };
