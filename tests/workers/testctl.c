@@ -19,6 +19,10 @@
  *   socket        creates a TCP socket (killed likewise); when it is
  *                 created, done with {"socket": "created"}
  *   env           done with the worker's whole environment as data
+ *   noop          done, no writes (benchmarks: the pipeline's own cost)
+ *   stamp:PATH    done, no writes, after appending "<resourceVersion>
+ *                 <CLOCK_MONOTONIC us at receipt>" to PATH (benchmarks:
+ *                 event-to-worker latency; tests/bench/bench_dispatch.c)
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -138,9 +142,36 @@ env_action(const struct rec_in *in, struct rec_out *out)
 	write_out(in, out, data);
 }
 
+/* One line per WORK, written with one write(2) in O_APPEND mode, so the
+ * six workers of a benchmark can share the file. */
+static void
+stamp_action(const struct rec_in *in, const char *path, long long us)
+{
+	const char *rv = jx_get_str(in->object, "metadata.resourceVersion");
+	char line[128];
+	int n = snprintf(line, sizeof(line), "%s %lld\n",
+	        rv != NULL ? rv : "-", us);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd >= 0) {
+		(void)!write(fd, line, (size_t)n);
+		close(fd);
+	}
+}
+
+static long long
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+}
+
 static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
+	long long recv_us = mono_us();
 	const char *a = jx_getv(in->object, "metadata", "annotations", ACTION,
 	                        NULL) != NULL
 	        ? json_object_get_string(jx_getv(in->object, "metadata",
@@ -151,6 +182,10 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		rec_verdict(out, IPC_V_DONE, 0, "gone");
 	} else if (strcmp(a, "ok") == 0) {
 		write_out(in, out, NULL);
+	} else if (strcmp(a, "noop") == 0) {
+		rec_verdict(out, IPC_V_DONE, 0, NULL);
+	} else if (strncmp(a, "stamp:", 6) == 0) {
+		stamp_action(in, a + 6, recv_us);
 	} else if (strcmp(a, "error") == 0) {
 		rec_verdict(out, IPC_V_ERROR, 0, "told to fail");
 	} else if (strcmp(a, "requeue") == 0) {
