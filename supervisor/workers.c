@@ -1130,7 +1130,7 @@ wk_worker_controller(const struct wk_worker *w)
 int
 wk_worker_index(const struct wk_worker *w)
 {
-	return (w->index);
+	return (w != NULL ? w->index : -1);
 }
 
 pid_t

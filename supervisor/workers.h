@@ -230,7 +230,8 @@ void wk_foreach(
 /* The quarantine of controller (borrowed; NULL when unknown). */
 struct quarantine *wk_quarantine(struct wk_pool *p, const char *controller);
 
-/* A worker's controller and index (borrowed). */
+/* A worker's controller and index (borrowed; the index of NULL, a result
+ * produced in-process by the dispatch benchmark, is -1). */
 const char *wk_worker_controller(const struct wk_worker *w);
 int wk_worker_index(const struct wk_worker *w);
 pid_t wk_worker_pid(const struct wk_worker *w);
