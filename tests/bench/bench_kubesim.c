@@ -634,9 +634,9 @@ result_row(const struct row *r)
 	if (r->baseline <= 0) {
 		return;
 	}
-	if (r->target > 0) {
-		snprintf(target, sizeof(target), ">= %.0f %s", r->target,
-		        r->unit);
+	if (r->target >= 1000) { /* both targets: thousands, with a comma */
+		snprintf(target, sizeof(target), ">= %d,%03d %s",
+		        (int)r->target / 1000, (int)r->target % 1000, r->unit);
 	}
 	bench_result("kubesim", r->name, r->figure, r->unit, r->baseline,
 	        bench_ratio(r->figure, r->baseline), target,

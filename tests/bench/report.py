@@ -84,7 +84,7 @@ def number(text, ratio=False):
 def with_unit(value, unit):
     if value == "-" or unit in ("", "-"):
         return value
-    return f"{value} {unit}"
+    return value + unit if unit.startswith("/") else f"{value} {unit}"
 
 
 def cell(text):
