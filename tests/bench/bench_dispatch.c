@@ -48,6 +48,7 @@
 #include "ipc/ipc.h"
 #include "supervisor/cache.h"
 #include "supervisor/sup.h"
+#include "tests/bench/result.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/testutil.h"
 #include "workers/reconcile.h"
@@ -474,6 +475,8 @@ phase_ipc(void)
 	printf("%-34s %9.0f /s  p50 %.1f us  p99 %.1f us  ratio %.3f\n",
 	        "nng pair1 over ipc:// (ipc_sock)", rn, (double)pct(ln, n, 50),
 	        (double)pct(ln, n, 99), rn / ru);
+	bench_result("dispatch", "ipc round trips, nng (ipc_sock)", rn, "/s",
+	        ru, bench_ratio(rn, ru), NULL, BV_NONE);
 out:
 	buf_fini(&b);
 	json_object_put(body);
@@ -739,6 +742,12 @@ phase_latency(void)
 	int64_t dp99 = pct(d, nd, 99);
 	printf("%-34s p99 %.3f ms < 1 ms at 1,000/s: %s\n", "target",
 	        dp99 / 1000.0, verdict(dp99 < 1000));
+	bench_result("dispatch", "PUT -> worker, p99", p99 / 1000.0, "ms",
+	        bp99 / 1000.0, bench_ratio((double)p99, (double)bp99), NULL,
+	        BV_NONE);
+	bench_result("dispatch", "watch event -> worker, p99 at 1,000/s",
+	        dp99 / 1000.0, "ms", bp99 / 1000.0, NAN, "< 1 ms",
+	        dp99 < 1000);
 	free(d);
 	/* an update made while its object's previous one is still queued
 	 * or being reconciled coalesces with it (the queue's contract): the
@@ -1251,6 +1260,9 @@ phase_noop(void)
 	        (long long)last_cpu.workers);
 	printf("%-34s %.0f/s >= 20,000/s: %s\n", "target", multi,
 	        verdict(multi >= 20000));
+	bench_result("dispatch", "no-op reconciles, 6 workers", multi, "/s",
+	        mo ? NAN : base, mo ? NAN : multi / base, ">= 20,000/s",
+	        multi >= 20000);
 out:
 	sup_done(s);
 	feed_free(&f);
@@ -1345,6 +1357,22 @@ have_shared(void)
 	return (access(path, R_OK) == 0);
 }
 
+/* The RESULT lines of the isolation phase: 1 worker (the targets) and 2
+ * workers, against the in-process baselines bc and br. */
+static void
+iso_results(const struct iso *m, const struct iso *m2, double bc, double br)
+{
+	bench_result("dispatch", "SkillPack converge, 1 worker", m->converge,
+	        "packs/s", bc, m->converge / bc, "ratio >= 0.9",
+	        m->converge / bc >= 0.9);
+	bench_result("dispatch", "SkillPack resync, 1 worker", m->resync, "/s",
+	        br, m->resync / br, "ratio >= 0.9", m->resync / br >= 0.9);
+	bench_result("dispatch", "SkillPack converge, 2 workers", m2->converge,
+	        "packs/s", bc, m2->converge / bc, NULL, BV_NONE);
+	bench_result("dispatch", "SkillPack resync, 2 workers", m2->resync,
+	        "/s", br, m2->resync / br, NULL, BV_NONE);
+}
+
 static void
 phase_isolation(void)
 {
@@ -1354,6 +1382,10 @@ phase_isolation(void)
 	if (!have_shared()) {
 		printf("\n-- isolation cost: SKIPPED, no upstream CRDs (set "
 		       "SHARED_DIR)\n");
+		bench_result("dispatch", "SkillPack converge, 1 worker", NAN,
+		        "packs/s", NAN, NAN, "ratio >= 0.9", BV_SKIP);
+		bench_result("dispatch", "SkillPack resync, 1 worker", NAN,
+		        "/s", NAN, NAN, "ratio >= 0.9", BV_SKIP);
 		return;
 	}
 
@@ -1383,6 +1415,7 @@ phase_isolation(void)
 	printf("%-34s converge %.3f, resync %.3f >= 0.9 (1 worker): %s\n",
 	        "target", m.converge / bc, m.resync / br,
 	        verdict(m.converge / bc >= 0.9 && m.resync / br >= 0.9));
+	iso_results(&m, &m2, bc, br);
 	if (m.children != npacks || m2.children != npacks
 	        || i1.children != npacks || i2.children != npacks) {
 		fail("skillpack: wrong number of ConfigMaps");
@@ -1476,6 +1509,12 @@ phase_restart(void)
 	printf("%-34s p99 %.3f ms < 50 ms, ratio %.3f >= 0.95: %s\n", "target",
 	        p99 / 1000.0, during / base,
 	        verdict(p99 < 50000 && during / base >= 0.95));
+	char fig[64];
+	snprintf(fig, sizeof(fig), "SIGKILL -> READY, p99 of %d kills", done);
+	bench_result("dispatch", fig, p99 / 1000.0, "ms", NAN, NAN, "< 50 ms",
+	        p99 < 50000);
+	bench_result("dispatch", "workers 1-5 during the kills", during, "/s",
+	        base, during / base, "ratio >= 0.95", during / base >= 0.95);
 out:
 	free(lat);
 	sup_done(s);

@@ -51,6 +51,7 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
+#include "tests/bench/result.h"
 #include "tests/lib/ksim.h"
 
 #define NCLIENTS 4
@@ -684,6 +685,26 @@ wait_packs(const struct ksim_api *a, int n, int ms)
 	return (-1);
 }
 
+/* The RESULT lines of one writes run (result.h). */
+static void
+writes_results(int nworkers, double base, double op, const struct wstats *w)
+{
+	char fig[64];
+
+	snprintf(fig, sizeof(fig), "operator writes, %d skillpack worker%s",
+	        nworkers, nworkers > 1 ? "s" : "");
+	bench_result("operator", fig, op, "req/s", base, bench_ratio(op, base),
+	        "ratio >= 0.95", op >= 0.95 * base);
+	snprintf(fig, sizeof(fig), "no-op writes (same rv), %d worker%s",
+	        nworkers, nworkers > 1 ? "s" : "");
+	bench_result("operator", fig, (double)w->noops, "writes", NAN, NAN,
+	        "0", w->noops == 0);
+	snprintf(fig, sizeof(fig), "writes after convergence, %d worker%s",
+	        nworkers, nworkers > 1 ? "s" : "");
+	bench_result("operator", fig, (double)w->after, "writes", NAN, NAN,
+	        "0", w->after == 0);
+}
+
 static void
 bench_writes(int nworkers)
 {
@@ -752,6 +773,7 @@ bench_writes(int nworkers)
 	snprintf(bs, sizeof(bs), "kubesim %.0f ms", (double)cpu_ks);
 	row("operator CPU (supervisor+workers)", (double)cpu_sd, "ms", bs, "",
 	        -1);
+	writes_results(nworkers, base, op, &w);
 	if (w.cm_creates != (size_t)n) {
 		fail("%zu ConfigMaps created for %d packs", w.cm_creates, n);
 	}
@@ -1361,6 +1383,32 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 	snprintf(bs, sizeof(bs), "%d workers", nk);
 	row("largest worker PSS (MiB)", maxw / 1024.0, "MiB", bs, "< 4",
 	        maxw < 4096);
+	snprintf(bs, sizeof(bs), "< 1.5 raw + 8 MiB = %.1f MiB", limit / MIB);
+	bench_result("operator", "supervisor PSS", sup / 1024.0, "MiB",
+	        raw->ubytes / MIB, (sup * 1024.0) / (double)raw->ubytes, bs,
+	        sup * 1024.0 < limit);
+	bench_result("operator", "supervisor PSS per cached object",
+	        sup * 1024.0 / (double)raw->uobjs, "B",
+	        (double)raw->ubytes / (double)raw->uobjs,
+	        (sup * 1024.0) / (double)raw->ubytes, NULL, BV_NONE);
+	bench_result("operator", "largest worker PSS", maxw / 1024.0, "MiB",
+	        NAN, NAN, "< 4 MiB", maxw < 4096);
+}
+
+/* The RESULT lines of the start phase (result.h); times in us. */
+static void
+start_results(int runs, int64_t sync, int64_t ready, int64_t probe)
+{
+	char fig[80];
+
+	snprintf(fig, sizeof(fig), "start to caches synced, %d AgentRuns",
+	        runs);
+	bench_result("operator", fig, sync / 1e3, "ms", NAN, NAN,
+	        "<= 2,000 ms", sync <= 2000000);
+	bench_result("operator", "start to all workers ready", ready / 1e3,
+	        "ms", NAN, NAN, "<= 2,000 ms", ready <= 2000000);
+	bench_result("operator", "new AgentRun in the backlog to first write",
+	        probe / 1e3, "ms", NAN, NAN, "<= 1,000 ms", probe <= 1000000);
 }
 
 static void
@@ -1424,6 +1472,7 @@ bench_start_memory(void)
 	        bs, "<= 1000", twrite - tcreate <= 1000000);
 	row("sync to backlog done (ms)", (tquiet - tsync) / 1e3, "ms", "", "",
 	        -1);
+	start_results(l.runs, tsync - t0, tready - t0, twrite - tcreate);
 	snprintf(bs, sizeof(bs), "workers %.0f ms",
 	        (double)children_cpu_ms(s.pid));
 	row("CPU of the supervisor (ms)", (double)cpu_ms(s.pid), "ms", bs, "",
@@ -1580,7 +1629,7 @@ bench_handover(void)
 	int rounds = quick ? 2 : 6;
 	double term[64], kill_[64], med, max;
 	int nt = 0, nk = 0;
-	char bs[80];
+	char bs[80], fig[64];
 
 	if (start_kubesim(&a) != 0) {
 		return;
@@ -1606,10 +1655,16 @@ bench_handover(void)
 	snprintf(bs, sizeof(bs), "median %.0f ms", med);
 	row("SIGTERM: kill to new leader (max)", max, "ms", bs, "< 1000",
 	        max < 1000);
+	snprintf(fig, sizeof(fig), "SIGTERM handover, max of %d", nt);
+	bench_result("operator", fig, max, "ms", NAN, NAN, "< 1,000 ms",
+	        max < 1000);
 	stats(kill_, nk, &med, &max);
 	snprintf(bs, sizeof(bs), "median %.0f ms", med);
 	row("SIGKILL: kill to new leader (max)", max, "ms", bs, "<= 3500",
 	        max <= LEASE_MS + RETRY_MS);
+	snprintf(fig, sizeof(fig), "SIGKILL handover, max of %d", nk);
+	bench_result("operator", fig, max, "ms", NAN, NAN,
+	        "<= lease + retry = 3,500 ms", max <= LEASE_MS + RETRY_MS);
 out:
 	for (int i = 0; i < 2; i++) {
 		if (s[i].pid > 0) {
