@@ -38,7 +38,7 @@ find_ctl(struct sup *s, const char *name, size_t *idx)
 
 static void
 enqueue_owner(struct sup_ctl *c, const char *child_key,
-        const struct inf_owner *o, int64_t now)
+        const struct inf_owner *o, enum queue_lane lane, int64_t now)
 {
 	const char *sl = strchr(child_key, '/');
 	char key[600];
@@ -53,7 +53,7 @@ enqueue_owner(struct sup_ctl *c, const char *child_key,
 	} else {
 		snprintf(key, sizeof(key), "%s", o->name);
 	}
-	queue_add(c->q, key, now);
+	queue_add_lane(c->q, key, lane, now);
 }
 
 void
@@ -65,13 +65,16 @@ sup_on_change(void *arg, size_t kind, enum inf_change change,
 	struct sup_ctl *c = &s->ctls[s->kind_ctl[kind]];
 	enum ctrl_role role = c->spec->watches[kind - c->first_kind].role;
 	int64_t now = timefmt_now_ms_mono();
+	/* a first list's objects wait behind live changes (queue.h lanes) */
+	enum queue_lane lane
+	        = inf_origin(s->inf) == INF_LIST ? QUEUE_LOW : QUEUE_HIGH;
 
 	(void)change;
 	if (role == CTRL_PRIMARY) {
-		queue_add(c->q, key, now);
+		queue_add_lane(c->q, key, lane, now);
 	} else if (role == CTRL_CHILD) {
-		enqueue_owner(c, key, old_owner, now);
-		enqueue_owner(c, key, new_owner, now);
+		enqueue_owner(c, key, old_owner, lane, now);
+		enqueue_owner(c, key, new_owner, lane, now);
 	}
 }
 
@@ -85,7 +88,7 @@ resync_one(void *arg, const struct cache_item *it)
 {
 	struct resync *r = arg;
 
-	queue_add(r->q, it->key, r->now);
+	queue_add_lane(r->q, it->key, QUEUE_LOW, r->now);
 	return (0);
 }
 

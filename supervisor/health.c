@@ -483,6 +483,8 @@ ctl_json(const struct stats_ctl *c)
 	add_int(o, "workers", c->workers);
 	add_int(o, "depth", (int64_t)c->depth);
 	add_int(o, "parked", (int64_t)c->parked);
+	add_int(o, "queuedHigh", (int64_t)c->queued_high);
+	add_int(o, "queuedLow", (int64_t)c->queued_low);
 	add_int(o, "processing", (int64_t)c->processing);
 	add_int(o, "adds", (int64_t)c->adds);
 	add_int(o, "retries", (int64_t)c->retries);

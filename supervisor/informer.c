@@ -42,6 +42,7 @@ struct inf {
 	struct inf_conf conf;
 	struct kind *kinds;
 	size_t n;
+	enum inf_origin origin; /* of the changes being reported */
 };
 
 static int64_t
@@ -279,8 +280,11 @@ list_complete(struct kind *k)
 	        = { on_add, on_update, on_delete };
 	size_t skipped;
 
+	/* queue lanes (docs-perfqueue.md): the changes are a list's */
+	k->in->origin = k->reported_sync ? INF_RELIST : INF_LIST;
 	skipped = cache_replace(
 	        k->cache, k->items, k->nitems, refl_list_rv(k->refl), &h, k);
+	k->in->origin = INF_LIVE;
 	if (skipped > 0) {
 		log_warnx("informer: %s: %zu invalid listed objects skipped",
 		        k->k.name, skipped);
@@ -629,6 +633,12 @@ bool
 inf_synced(const struct inf *in, size_t kind)
 {
 	return (kind < in->n && in->kinds[kind].reported_sync);
+}
+
+enum inf_origin
+inf_origin(const struct inf *in)
+{
+	return (in->origin);
 }
 
 bool

@@ -59,6 +59,13 @@ enum inf_change {
 	INF_DELETE,
 };
 
+/* Where the change being reported comes from (inf_origin()). */
+enum inf_origin {
+	INF_LIVE,   /* a watch event */
+	INF_LIST,   /* a kind's first complete list (every object: adds) */
+	INF_RELIST, /* a later list: what changed while not watching */
+};
+
 /* A controller owner; all NULL when the object has none.  Borrowed for
  * the duration of a callback. */
 struct inf_owner {
@@ -140,6 +147,10 @@ struct cache *inf_cache(const struct inf *in, size_t kind);
 /* Whether kind has completed a list; whether every kind has. */
 bool inf_synced(const struct inf *in, size_t kind);
 bool inf_all_synced(const struct inf *in);
+/* Inside an on_change callback: where that change comes from (INF_LIVE
+ * outside callbacks).  The supervisor queues INF_LIST keys in the low
+ * lane (queue.h, docs-perfqueue.md). */
+enum inf_origin inf_origin(const struct inf *in);
 
 /* Fills *out with the counters of kind (zeroed when out of range). */
 void inf_stats(const struct inf *in, size_t kind, struct inf_stats *out);

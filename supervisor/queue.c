@@ -5,11 +5,13 @@
  *
  * Every key the queue knows has one struct item, found through a small
  * open-addressing hash table (linear probing, backward-shift deletion, so
- * no tombstones).  An item carries all the key's states as flags; the FIFO
- * is a ring of item pointers and the parked keys a binary min-heap of item
- * pointers ordered by (ready time, arrival).  An item lives while it has a
- * state or a failure history, and is freed as soon as it has neither, so
- * memory follows the live keys.  All operations are O(1) or O(log n).
+ * no tombstones).  An item carries all the key's states as flags; each of
+ * the two lanes (queue.h) is a FIFO of items, an intrusive doubly-linked
+ * list, so a queued key moves from the low lane to the high one in O(1);
+ * the parked keys are a binary min-heap of item pointers ordered by (ready
+ * time, arrival).  An item lives while it has a state or a failure
+ * history, and is freed as soon as it has neither, so memory follows the
+ * live keys.  All operations are O(1) or O(log n).
  */
 #include "supervisor/queue.h"
 
@@ -25,13 +27,21 @@
 struct item {
 	char *key;
 	uint64_t hash;
-	unsigned flags;    /* QUEUE_F_* */
-	int failures;      /* since the last forget */
-	int64_t added_ms;  /* became dirty; -1 if not dirty */
+	unsigned flags; /* QUEUE_F_*; QUEUE_F_LOW: dirty in the low lane */
+	enum queue_lane proc_lane; /* lane it was handed out from */
+	enum queue_lane park_lane; /* lane it joins when its time comes */
+	struct item *prev, *next;  /* its lane's FIFO while queued */
+	int failures;              /* since the last forget */
+	int64_t added_ms;          /* became dirty; -1 if not dirty */
 	int64_t start_ms;  /* processing started; -1 if not processing */
 	int64_t ready_ms;  /* parked until; -1 if not parked */
 	uint64_t seq;      /* parking order, breaks ready-time ties */
 	size_t heap_index; /* position in the heap while parked */
+};
+
+struct fifo {
+	struct item *head, *tail;
+	size_t len;
 };
 
 struct queue {
@@ -40,11 +50,9 @@ struct queue {
 	struct item **tab;
 	size_t tab_cap;
 	size_t tab_len;
-	/* the FIFO ring */
-	struct item **ring;
-	size_t ring_cap;
-	size_t ring_head;
-	size_t ring_len;
+	/* the two FIFOs, indexed by enum queue_lane */
+	struct fifo lanes[QUEUE_NLANES];
+	int high_run; /* high keys handed out in a row while low ones wait */
 	/* the delay heap */
 	struct item **heap;
 	size_t heap_cap;
@@ -80,8 +88,7 @@ hist_add(struct queue_hist *h, int64_t ms)
 	h->sum_s += s;
 }
 
-#define TAB_MIN  16
-#define RING_MIN 16
+#define TAB_MIN 16
 
 /* ---- hash table ---- */
 
@@ -187,41 +194,85 @@ release(struct queue *q, struct item *it)
 	}
 }
 
-/* ---- FIFO ring ---- */
+/* ---- lanes ---- */
 
-static void
-ring_push(struct queue *q, struct item *it)
+static enum queue_lane
+lane_of(const struct item *it)
 {
-	struct item **n;
-	size_t i;
+	return ((it->flags & QUEUE_F_LOW) ? QUEUE_LOW : QUEUE_HIGH);
+}
 
-	if (q->ring_len == q->ring_cap) {
-		n = xreallocarray(NULL, q->ring_cap * 2, sizeof(*n));
-		for (i = 0; i < q->ring_len; i++) {
-			n[i] = q->ring[(q->ring_head + i) % q->ring_cap];
-		}
-		free(q->ring);
-		q->ring = n;
-		q->ring_cap *= 2;
-		q->ring_head = 0;
+/* Appends it to the FIFO of its lane (QUEUE_F_LOW says which). */
+static void
+fifo_push(struct queue *q, struct item *it)
+{
+	struct fifo *f = &q->lanes[lane_of(it)];
+
+	it->next = NULL;
+	it->prev = f->tail;
+	if (f->tail != NULL) {
+		f->tail->next = it;
+	} else {
+		f->head = it;
 	}
-	q->ring[(q->ring_head + q->ring_len) % q->ring_cap] = it;
-	q->ring_len++;
+	f->tail = it;
+	f->len++;
 	it->flags |= QUEUE_F_QUEUED;
 }
 
-static struct item *
-ring_pop(struct queue *q)
+/* Takes a queued it out of its lane's FIFO. */
+static void
+fifo_unlink(struct queue *q, struct item *it)
 {
+	struct fifo *f = &q->lanes[lane_of(it)];
+
+	if (it->prev != NULL) {
+		it->prev->next = it->next;
+	} else {
+		f->head = it->next;
+	}
+	if (it->next != NULL) {
+		it->next->prev = it->prev;
+	} else {
+		f->tail = it->prev;
+	}
+	it->prev = it->next = NULL;
+	f->len--;
+	it->flags &= ~QUEUE_F_QUEUED;
+}
+
+/* The lane queue_get() serves next: the high one, except that after
+ * high_run high keys in a row while low keys waited, one low key. */
+static struct fifo *
+next_lane(struct queue *q)
+{
+	struct fifo *hi = &q->lanes[QUEUE_HIGH], *lo = &q->lanes[QUEUE_LOW];
+	int run = q->cfg.high_run < 1 ? QUEUE_DEFAULT_HIGH_RUN
+	                              : q->cfg.high_run;
+
+	if (lo->len == 0) {
+		q->high_run = 0;
+		return (hi->len > 0 ? hi : NULL);
+	}
+	if (hi->len == 0 || q->high_run >= run) {
+		q->high_run = 0;
+		return (lo);
+	}
+	q->high_run++;
+	return (hi);
+}
+
+static struct item *
+fifo_pop(struct queue *q)
+{
+	struct fifo *f = next_lane(q);
 	struct item *it;
 
-	if (q->ring_len == 0) {
+	if (f == NULL) {
 		return (NULL);
 	}
-	it = q->ring[q->ring_head];
-	q->ring_head = (q->ring_head + 1) % q->ring_cap;
-	q->ring_len--;
-	it->flags &= ~QUEUE_F_QUEUED;
+	it = f->head;
+	fifo_unlink(q, it);
 	return (it);
 }
 
@@ -284,11 +335,15 @@ sift_down(struct queue *q, size_t i)
 	heap_set(q, i, it);
 }
 
-/* Parks it until ready_ms; an earlier ready time already set wins. */
+/* Parks it until ready_ms, to join lane then; an earlier ready time
+ * already set wins, and so does the high lane. */
 static void
-park(struct queue *q, struct item *it, int64_t ready_ms)
+park(struct queue *q, struct item *it, int64_t ready_ms, enum queue_lane lane)
 {
 	if (it->flags & QUEUE_F_PARKED) {
+		if (lane == QUEUE_HIGH) {
+			it->park_lane = QUEUE_HIGH;
+		}
 		if (ready_ms < it->ready_ms) {
 			it->ready_ms = ready_ms;
 			sift_up(q, it->heap_index);
@@ -301,6 +356,7 @@ park(struct queue *q, struct item *it, int64_t ready_ms)
 		        q->heap, q->heap_cap, sizeof(*q->heap));
 	}
 	it->flags |= QUEUE_F_PARKED;
+	it->park_lane = lane;
 	it->ready_ms = ready_ms;
 	it->seq = q->heap_seq++;
 	heap_set(q, q->heap_len++, it);
@@ -374,6 +430,7 @@ queue_config_default(struct queue_config *c)
 	c->cap_ms = QUEUE_DEFAULT_CAP_MS;
 	c->qps = QUEUE_DEFAULT_QPS;
 	c->burst = QUEUE_DEFAULT_BURST;
+	c->high_run = QUEUE_DEFAULT_HIGH_RUN;
 }
 
 struct queue *
@@ -388,8 +445,6 @@ queue_new(const struct queue_config *c)
 	}
 	q->tab_cap = TAB_MIN;
 	q->tab = xcalloc(q->tab_cap, sizeof(*q->tab));
-	q->ring_cap = RING_MIN;
-	q->ring = xcalloc(q->ring_cap, sizeof(*q->ring));
 	return (q);
 }
 
@@ -408,24 +463,43 @@ queue_free(struct queue *q)
 		}
 	}
 	free(q->tab);
-	free(q->ring);
 	free(q->heap);
 	free(q);
 }
 
-/* client-go's Add on an item. */
+/* A dirty key added in the high lane leaves the low one (moving to the
+ * high FIFO's tail if it is queued). */
 static void
-add_item(struct queue *q, struct item *it, int64_t now_ms)
+raise_lane(struct queue *q, struct item *it)
+{
+	bool queued = (it->flags & QUEUE_F_QUEUED) != 0;
+
+	if (queued) {
+		fifo_unlink(q, it);
+	}
+	it->flags &= ~QUEUE_F_LOW;
+	if (queued) {
+		fifo_push(q, it);
+	}
+}
+
+/* client-go's Add on an item, in lane. */
+static void
+add_item(
+        struct queue *q, struct item *it, enum queue_lane lane, int64_t now_ms)
 {
 	if (it->flags & QUEUE_F_DIRTY) {
+		if (lane == QUEUE_HIGH && (it->flags & QUEUE_F_LOW)) {
+			raise_lane(q, it);
+		}
 		return;
 	}
 	q->adds_total++;
 	q->depth++;
-	it->flags |= QUEUE_F_DIRTY;
+	it->flags |= QUEUE_F_DIRTY | (lane == QUEUE_LOW ? QUEUE_F_LOW : 0);
 	it->added_ms = now_ms;
 	if (!(it->flags & QUEUE_F_PROCESSING)) {
-		ring_push(q, it);
+		fifo_push(q, it);
 	}
 }
 
@@ -436,27 +510,35 @@ usable(const struct queue *q, const char *key)
 }
 
 int
-queue_add(struct queue *q, const char *key, int64_t now_ms)
+queue_add_lane(
+        struct queue *q, const char *key, enum queue_lane lane, int64_t now_ms)
 {
-	if (!usable(q, key)) {
+	if (!usable(q, key) || (lane != QUEUE_HIGH && lane != QUEUE_LOW)) {
 		return (-1);
 	}
-	add_item(q, intern(q, key), now_ms);
+	add_item(q, intern(q, key), lane, now_ms);
 	return (0);
 }
 
-/* AddAfter on an item (usable() already checked). */
+int
+queue_add(struct queue *q, const char *key, int64_t now_ms)
+{
+	return (queue_add_lane(q, key, QUEUE_HIGH, now_ms));
+}
+
+/* AddAfter on an item, joining lane (usable() already checked). */
 static void
-add_after_item(
-        struct queue *q, struct item *it, int64_t delay_ms, int64_t now_ms)
+add_after_item(struct queue *q, struct item *it, int64_t delay_ms,
+        enum queue_lane lane, int64_t now_ms)
 {
 	q->retries_total++;
 	if (delay_ms <= 0) {
-		add_item(q, it, now_ms);
+		add_item(q, it, lane, now_ms);
 	} else {
 		park(q, it,
 		        delay_ms > INT64_MAX - now_ms ? INT64_MAX
-		                                      : now_ms + delay_ms);
+		                                      : now_ms + delay_ms,
+		        lane);
 	}
 }
 
@@ -467,19 +549,20 @@ queue_add_after(
 	if (!usable(q, key)) {
 		return (-1);
 	}
-	add_after_item(q, intern(q, key), delay_ms, now_ms);
+	add_after_item(q, intern(q, key), delay_ms, QUEUE_HIGH, now_ms);
 	return (0);
 }
 
 /* AddRateLimited on an item: MaxOf(exponential, bucket); both consume. */
 static int64_t
-add_rate_limited_item(struct queue *q, struct item *it, int64_t now_ms)
+add_rate_limited_item(
+        struct queue *q, struct item *it, enum queue_lane lane, int64_t now_ms)
 {
 	int64_t a = item_when(q, it);
 	int64_t b = bucket_take(q, now_ms);
 	int64_t d = a > b ? a : b;
 
-	add_after_item(q, it, d, now_ms);
+	add_after_item(q, it, d, lane, now_ms);
 	return (d);
 }
 
@@ -489,7 +572,7 @@ queue_add_rate_limited(struct queue *q, const char *key, int64_t now_ms)
 	if (!usable(q, key)) {
 		return (-1);
 	}
-	return (add_rate_limited_item(q, intern(q, key), now_ms));
+	return (add_rate_limited_item(q, intern(q, key), QUEUE_HIGH, now_ms));
 }
 
 void
@@ -514,10 +597,12 @@ queue_num_requeues(const struct queue *q, const char *key)
 size_t
 queue_tick(struct queue *q, int64_t now_ms)
 {
+	struct item *it;
 	size_t n = 0;
 
 	while (q->heap_len > 0 && q->heap[0]->ready_ms <= now_ms) {
-		add_item(q, heap_pop(q), now_ms);
+		it = heap_pop(q);
+		add_item(q, it, it->park_lane, now_ms);
 		n++;
 	}
 	return (n);
@@ -536,14 +621,15 @@ queue_get(struct queue *q, int64_t now_ms, int64_t *latency_ms)
 	struct item *it;
 
 	queue_tick(q, now_ms);
-	if ((it = ring_pop(q)) == NULL) {
+	if ((it = fifo_pop(q)) == NULL) {
 		return (NULL);
 	}
 	if (latency_ms != NULL) {
 		*latency_ms = now_ms - it->added_ms;
 	}
 	hist_add(&q->wait, now_ms - it->added_ms);
-	it->flags &= ~QUEUE_F_DIRTY;
+	it->proc_lane = lane_of(it);
+	it->flags &= ~(QUEUE_F_DIRTY | QUEUE_F_LOW);
 	it->flags |= QUEUE_F_PROCESSING;
 	it->added_ms = -1;
 	it->start_ms = now_ms;
@@ -561,7 +647,7 @@ done_item(struct queue *q, struct item *it, int64_t now_ms)
 	it->start_ms = -1;
 	q->processing--;
 	if (it->flags & QUEUE_F_DIRTY) {
-		ring_push(q, it);
+		fifo_push(q, it);
 	} else {
 		release(q, it);
 	}
@@ -596,13 +682,13 @@ queue_finish(struct queue *q, const char *key, enum queue_verdict verdict,
 	case QUEUE_REQUEUE:
 	case QUEUE_ERROR:
 		if (!q->shutdown) {
-			add_rate_limited_item(q, it, now_ms);
+			add_rate_limited_item(q, it, it->proc_lane, now_ms);
 		}
 		break;
 	case QUEUE_REQUEUE_AFTER:
 		it->failures = 0;
 		if (!q->shutdown) {
-			add_after_item(q, it, after_ms, now_ms);
+			add_after_item(q, it, after_ms, it->proc_lane, now_ms);
 		}
 		break;
 	default:
@@ -633,13 +719,22 @@ queue_is_shutdown(const struct queue *q)
 bool
 queue_drained(const struct queue *q)
 {
-	return (q->shutdown && q->ring_len == 0 && q->processing == 0);
+	return (q->shutdown && queue_len(q) == 0 && q->processing == 0);
 }
 
 size_t
 queue_len(const struct queue *q)
 {
-	return (q->ring_len);
+	return (q->lanes[QUEUE_HIGH].len + q->lanes[QUEUE_LOW].len);
+}
+
+size_t
+queue_lane_len(const struct queue *q, enum queue_lane lane)
+{
+	if (lane != QUEUE_HIGH && lane != QUEUE_LOW) {
+		return (0);
+	}
+	return (q->lanes[lane].len);
 }
 
 size_t
@@ -660,7 +755,9 @@ queue_stats(const struct queue *q, struct queue_stats *out)
 	out->adds_total = q->adds_total;
 	out->retries_total = q->retries_total;
 	out->depth = q->depth;
-	out->queued = q->ring_len;
+	out->queued = queue_len(q);
+	out->queued_high = q->lanes[QUEUE_HIGH].len;
+	out->queued_low = q->lanes[QUEUE_LOW].len;
 	out->processing = q->processing;
 	out->parked = q->heap_len;
 	out->keys = q->tab_len;

@@ -374,6 +374,8 @@ refresh_ctls(struct sup *s, int64_t now_ms)
 		queue_stats(s->ctls[i].q, &qs);
 		c->depth = qs.depth;
 		c->parked = qs.parked;
+		c->queued_high = qs.queued_high;
+		c->queued_low = qs.queued_low;
 		c->processing = qs.processing;
 		c->adds = qs.adds_total;
 		c->retries = qs.retries_total;

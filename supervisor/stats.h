@@ -108,6 +108,8 @@ struct stats_ctl {
 	/* copied by sup_stats_refresh() */
 	size_t depth;  /* workqueue_depth */
 	size_t parked; /* waiting for their time (requeue_after, backoff) */
+	size_t queued_high; /* queued in the high lane (live changes) */
+	size_t queued_low;  /* queued in the low lane (lists, resyncs) */
 	size_t processing;
 	uint64_t adds;    /* workqueue_adds_total */
 	uint64_t retries; /* workqueue_retries_total */

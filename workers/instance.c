@@ -618,6 +618,13 @@ memory_server(struct ictx *c)
 		        c->err);
 	}
 	if (kobj_child(c->in->children, "Deployment", name) != NULL) {
+		/* Not upstream (it returns here): a Service whose create
+		 * failed after the Deployment's would never be made (seen by
+		 * test_chaos with injected 503s). */
+		if (kobj_child(c->in->children, "Service", name) == NULL) {
+			kobj_create(c->out, &kobj_services,
+			        memory_service(c, name), true);
+		}
 		return;
 	}
 	rc = vget(c, &kobj_deployments, name, &got);

@@ -38,7 +38,9 @@ static struct ksim_api A;
 
 /* What the callbacks saw. */
 struct seen {
+	struct inf *in;
 	int adds, updates, deletes, synced;
+	int origin[3]; /* changes by enum inf_origin */
 	char last_key[128];
 	char old_owner[64], new_owner[64];
 };
@@ -50,6 +52,7 @@ on_change(void *arg, size_t kind, enum inf_change ch, const char *key,
 	struct seen *s = arg;
 
 	(void)kind;
+	s->origin[inf_origin(s->in)]++;
 	if (ch == INF_ADD) {
 		s->adds++;
 	} else if (ch == INF_UPDATE) {
@@ -161,6 +164,7 @@ fx_start(struct fx *f, const struct inf_kind *kinds, size_t n)
 	f->m = kapi_multi_new(A.c);
 	f->in = inf_new(f->m, kinds, n, &conf);
 	assert_non_null(f->in);
+	f->seen.in = f->in;
 }
 
 static void
@@ -256,6 +260,9 @@ test_converge(void **state)
 	assert_true(pump(f.m, f.in, all_synced, &f));
 	assert_int_equal(f.seen.synced, 1);
 	assert_int_equal(f.seen.adds, 2);
+	assert_int_equal(f.seen.origin[INF_LIST], 2);
+	assert_int_equal(f.seen.origin[INF_LIVE], 0);
+	assert_int_equal(inf_origin(f.in), INF_LIVE);
 	assert_null(cache_get(inf_cache(f.in, 0), "inf1", "other"));
 	assert_null(cache_get(inf_cache(f.in, 0), "inf1", "plain"));
 
@@ -263,6 +270,7 @@ test_converge(void **state)
 	make_obj(&R_CM, "inf1", "d", "nope");
 	wait_cached(&f, 0, "inf1", "c", true);
 	assert_int_equal(f.seen.adds, 3);
+	assert_int_equal(f.seen.origin[INF_LIVE], 1); /* a watch event */
 
 	/* Owner change: b gets a controller ownerReference. */
 	assert_int_equal(kapi_get(A.c, &R_CM, "inf1", "b", &o, &e), KAPI_OK);
@@ -399,6 +407,9 @@ test_expired_relist(void **state)
 	        count_lists("/namespaces/inf3/serviceaccounts"), sa + 1);
 	assert_converged(&f, 0, "inf3");
 	assert_true(f.seen.deletes >= 1);
+	/* the first lists' 3 adds; late and gone came with the relist */
+	assert_int_equal(f.seen.origin[INF_LIST], 3);
+	assert_true(f.seen.origin[INF_RELIST] >= 2);
 	fx_stop(&f);
 }
 

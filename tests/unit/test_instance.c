@@ -252,6 +252,12 @@ static const char kids[]
           "{\"sympozium.ai/component\":\"memory\",\"sympozium.ai/instance\":"
           "\"alice\"}}}]";
 
+static const char kids_no_service[]
+        = "[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+          "\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+          "\"default\",\"labels\":{\"sympozium.ai/component\":"
+          "\"memory\",\"sympozium.ai/instance\":\"alice\"}}}]";
+
 static void
 test_delete_cleans_up(void **state)
 {
@@ -874,6 +880,15 @@ test_memory_server(void **state)
 	run(f, none, o, kids, &r);
 	assert_int_equal(nwrites(&r), 1);
 	wr(&r, 0, "create", "persistentvolumeclaims");
+	fakesup_run_fini(&r);
+	/* the Deployment without its Service (its create failed): the
+	 * Service is made */
+	run(f, none, o, kids_no_service, &r);
+	assert_int_equal(nwrites(&r), 2);
+	wr(&r, 0, "create", "persistentvolumeclaims");
+	w = wr(&r, 1, "create", "services");
+	assert_string_equal(
+	        jx_get_str(w, "object.metadata.name"), "alice-memory");
 	fakesup_run_fini(&r);
 	free(o);
 }

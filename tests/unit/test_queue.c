@@ -12,6 +12,8 @@
 #include "common/backoff.h"
 #include "supervisor/queue.h"
 
+#define MANY_LOW 10000
+
 /* A queue without the overall bucket, so only per-key delays count. */
 static struct queue *
 queue_nobucket(int64_t base, int64_t cap)
@@ -483,17 +485,288 @@ test_bad_input(void **state)
 	queue_free(q);
 }
 
+/* ---- lanes ---- */
+
+/* A queue with a small high run, so the low lane's share shows. */
+static struct queue *
+queue_run(int high_run)
+{
+	struct queue_config c;
+
+	queue_config_default(&c);
+	c.qps = 0;
+	c.high_run = high_run;
+	return (queue_new(&c));
+}
+
+/* Gets one key and finishes it at once; asserts it is want. */
+static void
+take_done(struct queue *q, const char *want, int64_t now)
+{
+	const char *k = queue_get(q, now, NULL);
+
+	assert_non_null(k);
+	assert_string_equal(k, want);
+	assert_int_equal(queue_done(q, k, now), 0);
+}
+
+/* The start benchmark's case: 10,000 keys from the initial list, then one
+ * live change: it is handed out next, then the backlog in its order. */
+static void
+test_lane_high_first(void **state)
+{
+	struct queue *q = queue_new(NULL);
+	struct queue_stats st;
+	char key[32];
+	int64_t lat;
+	int i;
+
+	(void)state;
+	for (i = 0; i < MANY_LOW; i++) {
+		snprintf(key, sizeof(key), "ns/run-%d", i);
+		assert_int_equal(queue_add_lane(q, key, QUEUE_LOW, 0), 0);
+	}
+	assert_int_equal(queue_key_flags(q, "ns/run-0"),
+	        QUEUE_F_DIRTY | QUEUE_F_QUEUED | QUEUE_F_LOW);
+	assert_int_equal(queue_add(q, "ns/probe", 5), 0);
+	queue_stats(q, &st);
+	assert_int_equal(st.queued, MANY_LOW + 1);
+	assert_int_equal(st.queued_high, 1);
+	assert_int_equal(st.queued_low, MANY_LOW);
+	assert_int_equal(st.depth, MANY_LOW + 1);
+	assert_string_equal(queue_get(q, 7, &lat), "ns/probe");
+	assert_int_equal(lat, 2);
+	assert_int_equal(queue_done(q, "ns/probe", 8), 0);
+	for (i = 0; i < MANY_LOW; i++) {
+		snprintf(key, sizeof(key), "ns/run-%d", i);
+		take_done(q, key, 9);
+	}
+	assert_null(queue_get(q, 10, NULL));
+	queue_stats(q, &st);
+	assert_int_equal(st.keys, 0);
+	queue_free(q);
+}
+
+/* A key queued in the low lane that gets a live change moves to the high
+ * lane's tail (queued once, its added time kept); a low add of a key in
+ * the high lane coalesces there. */
+static void
+test_lane_move(void **state)
+{
+	struct queue *q = queue_new(NULL);
+	struct queue_stats st;
+	int64_t lat;
+
+	(void)state;
+	queue_add_lane(q, "ns/l1", QUEUE_LOW, 0);
+	queue_add_lane(q, "ns/l2", QUEUE_LOW, 1);
+	queue_add_lane(q, "ns/l3", QUEUE_LOW, 2);
+	queue_add(q, "ns/h1", 3);
+	queue_add(q, "ns/l2", 4); /* live change of l2: moves */
+	queue_add_lane(q, "ns/h1", QUEUE_LOW, 5); /* coalesces in high */
+	queue_add_lane(q, "ns/l1", QUEUE_LOW, 6); /* coalesces in low */
+	queue_stats(q, &st);
+	assert_int_equal(st.adds_total, 4);
+	assert_int_equal(st.queued_high, 2);
+	assert_int_equal(st.queued_low, 2);
+	assert_int_equal(
+	        queue_key_flags(q, "ns/l2"), QUEUE_F_DIRTY | QUEUE_F_QUEUED);
+	assert_int_equal(queue_added_ms(q, "ns/l2"), 1);
+	assert_string_equal(queue_get(q, 10, NULL), "ns/h1");
+	assert_string_equal(queue_get(q, 10, &lat), "ns/l2");
+	assert_int_equal(lat, 9);
+	assert_string_equal(queue_get(q, 10, NULL), "ns/l1");
+	assert_string_equal(queue_get(q, 10, NULL), "ns/l3");
+	assert_null(queue_get(q, 10, NULL));
+	queue_free(q);
+}
+
+/* Adds while processing: the key comes back once, after done, in the
+ * high lane if any of the adds was high. */
+static void
+test_lane_processing(void **state)
+{
+	struct queue *q = queue_new(NULL);
+	const char *k;
+
+	(void)state;
+	queue_add_lane(q, "ns/a", QUEUE_LOW, 0);
+	queue_add_lane(q, "ns/b", QUEUE_LOW, 0);
+	k = queue_get(q, 1, NULL);
+	assert_string_equal(k, "ns/a");
+	queue_add_lane(q, "ns/a", QUEUE_LOW, 2);
+	/* a is processing: b comes next, then nothing */
+	assert_string_equal(queue_get(q, 2, NULL), "ns/b");
+	assert_null(queue_get(q, 2, NULL));
+	assert_int_equal(queue_key_flags(q, "ns/a"),
+	        QUEUE_F_DIRTY | QUEUE_F_PROCESSING | QUEUE_F_LOW);
+	queue_add(q, "ns/a", 3);
+	assert_int_equal(queue_key_flags(q, "ns/a"),
+	        QUEUE_F_DIRTY | QUEUE_F_PROCESSING);
+	assert_int_equal(queue_lane_len(q, QUEUE_HIGH), 0);
+	assert_int_equal(queue_done(q, "ns/a", 4), 0);
+	assert_int_equal(queue_lane_len(q, QUEUE_HIGH), 1);
+	assert_int_equal(queue_done(q, "ns/b", 4), 0);
+	queue_add_lane(q, "ns/b", QUEUE_LOW, 5);
+	queue_add_lane(q, "ns/c", QUEUE_LOW, 5);
+	take_done(q, "ns/a", 6);
+	k = queue_get(q, 7, NULL);
+	assert_string_equal(k, "ns/b");
+	queue_add_lane(q, "ns/b", QUEUE_LOW, 8);
+	assert_int_equal(queue_done(q, k, 9), 0);
+	assert_int_equal(queue_lane_len(q, QUEUE_LOW), 2);
+	take_done(q, "ns/c", 10);
+	take_done(q, "ns/b", 10);
+	assert_null(queue_get(q, 11, NULL));
+	queue_free(q);
+}
+
+/* With the high lane never empty, every (high_run + 1)-th key is low, in
+ * the low lane's order: no starvation. */
+static void
+test_lane_no_starvation(void **state)
+{
+	struct queue *q = queue_run(3);
+	char key[32], got[32];
+	const char *k;
+	int i, low = 0;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		snprintf(key, sizeof(key), "ns/low-%d", i);
+		queue_add_lane(q, key, QUEUE_LOW, 0);
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(key, sizeof(key), "ns/high-%d", i);
+		queue_add(q, key, 0);
+	}
+	for (i = 0; i < 32; i++) {
+		k = queue_get(q, 1, NULL);
+		assert_non_null(k);
+		snprintf(got, sizeof(got), "%s", k);
+		assert_int_equal(queue_done(q, got, 1), 0);
+		if (i % 4 == 3) {
+			snprintf(key, sizeof(key), "ns/low-%d", low++);
+			assert_string_equal(got, key);
+		} else {
+			assert_non_null(strstr(got, "high"));
+			queue_add(q, got, 1); /* a live change again */
+		}
+	}
+	assert_int_equal(queue_lane_len(q, QUEUE_LOW), 0);
+	/* The low lane empty: the run starts again from 0. */
+	queue_add_lane(q, "ns/late", QUEUE_LOW, 2);
+	for (i = 0; i < 3; i++) {
+		k = queue_get(q, 2, NULL);
+		assert_non_null(strstr(k, "high"));
+		snprintf(got, sizeof(got), "%s", k);
+		queue_done(q, got, 2);
+		queue_add(q, got, 2);
+	}
+	take_done(q, "ns/late", 2);
+	queue_free(q);
+	/* The default config: 1 low key every QUEUE_DEFAULT_HIGH_RUN + 1. */
+	q = queue_new(NULL);
+	queue_add_lane(q, "ns/low", QUEUE_LOW, 0);
+	for (i = 0; i < QUEUE_DEFAULT_HIGH_RUN; i++) {
+		queue_add(q, "ns/high", 0);
+		take_done(q, "ns/high", 0);
+	}
+	queue_add(q, "ns/high", 0);
+	take_done(q, "ns/low", 0);
+	take_done(q, "ns/high", 0);
+	queue_free(q);
+}
+
+/* Verdict timers put the key back in the lane it was handed out from;
+ * AddAfter and AddRateLimited join the high lane; a key parked for both
+ * lanes joins the high one. */
+static void
+test_lane_timers(void **state)
+{
+	struct queue *q = queue_nobucket(10, 1000);
+
+	(void)state;
+	queue_add_lane(q, "ns/low", QUEUE_LOW, 0);
+	queue_add(q, "ns/high", 0);
+	assert_string_equal(queue_get(q, 0, NULL), "ns/high");
+	assert_string_equal(queue_get(q, 0, NULL), "ns/low");
+	assert_int_equal(
+	        queue_finish(q, "ns/low", QUEUE_REQUEUE_AFTER, 50, 1), 0);
+	assert_int_equal(queue_finish(q, "ns/high", QUEUE_ERROR, 0, 1), 0);
+	queue_add_lane(q, "ns/other", QUEUE_LOW, 1);
+	assert_int_equal(queue_tick(q, 11), 1); /* high: 10 ms backoff */
+	assert_int_equal(queue_lane_len(q, QUEUE_HIGH), 1);
+	take_done(q, "ns/high", 12);
+	assert_int_equal(queue_tick(q, 51), 1); /* low, after other */
+	assert_int_equal(queue_key_flags(q, "ns/low"),
+	        QUEUE_F_DIRTY | QUEUE_F_QUEUED | QUEUE_F_LOW);
+	assert_int_equal(queue_lane_len(q, QUEUE_LOW), 2);
+	take_done(q, "ns/other", 52);
+	assert_string_equal(queue_get(q, 52, NULL), "ns/low");
+	assert_int_equal(queue_finish(q, "ns/low", QUEUE_REQUEUE, 0, 53), 0);
+	assert_int_equal(queue_num_requeues(q, "ns/low"), 1);
+	/* parked for the low lane, then AddAfter: the high lane wins */
+	assert_int_equal(queue_add_after(q, "ns/low", 100, 53), 0);
+	assert_int_equal(queue_parked_until(q, "ns/low"), 63);
+	queue_tick(q, 63);
+	assert_int_equal(
+	        queue_key_flags(q, "ns/low"), QUEUE_F_DIRTY | QUEUE_F_QUEUED);
+	take_done(q, "ns/low", 64);
+	/* AddRateLimited joins the high lane */
+	assert_int_equal(queue_add_rate_limited(q, "ns/r", 64), 10);
+	queue_tick(q, 74);
+	assert_int_equal(queue_lane_len(q, QUEUE_HIGH), 1);
+	take_done(q, "ns/r", 74);
+	/* a low requeue-after of 0 is an immediate low add */
+	queue_add_lane(q, "ns/z", QUEUE_LOW, 75);
+	assert_string_equal(queue_get(q, 75, NULL), "ns/z");
+	queue_finish(q, "ns/z", QUEUE_REQUEUE_AFTER, 0, 76);
+	assert_int_equal(queue_lane_len(q, QUEUE_LOW), 1);
+	take_done(q, "ns/z", 77);
+	queue_free(q);
+}
+
+/* Bad lanes; shutdown still hands out both lanes. */
+static void
+test_lane_bad_and_shutdown(void **state)
+{
+	struct queue *q = queue_new(NULL);
+
+	(void)state;
+	assert_int_equal(queue_add_lane(q, "ns/x", (enum queue_lane)7, 0), -1);
+	assert_int_equal(queue_add_lane(q, NULL, QUEUE_LOW, 0), -1);
+	assert_int_equal(queue_add_lane(q, "", QUEUE_LOW, 0), -1);
+	assert_int_equal(queue_lane_len(q, (enum queue_lane)7), 0);
+	assert_int_equal(queue_len(q), 0);
+	queue_add_lane(q, "ns/l", QUEUE_LOW, 0);
+	queue_add(q, "ns/h", 0);
+	queue_shutdown(q);
+	assert_int_equal(queue_add_lane(q, "ns/y", QUEUE_LOW, 0), -1);
+	assert_false(queue_drained(q));
+	take_done(q, "ns/h", 1);
+	take_done(q, "ns/l", 1);
+	assert_true(queue_drained(q));
+	queue_free(q);
+}
+
 /* ---- randomized model test ---- */
 
 #define MKEYS 12
 #define MWORK 3
+#define MRUN  2 /* high_run of the queue under test */
 
-/* The reference model: client-go's sets, written the slow, obvious way. */
+/* The reference model: client-go's sets with two lanes, written the slow,
+ * obvious way. */
 struct model {
 	bool dirty[MKEYS];
 	bool processing[MKEYS];
-	int fifo[MKEYS * 2];
-	int fifo_len;
+	int lane[MKEYS];      /* while dirty */
+	int proc_lane[MKEYS]; /* while processing */
+	int park_lane[MKEYS]; /* while parked */
+	int fifo[QUEUE_NLANES][MKEYS * 2];
+	int fifo_len[QUEUE_NLANES];
+	int run;
 	int64_t ready[MKEYS]; /* -1: not parked */
 	uint64_t seq[MKEYS];
 	uint64_t next_seq;
@@ -508,26 +781,65 @@ mkey(int i, char *out, size_t len)
 	snprintf(out, len, "ns/key-%d", i);
 }
 
-static void
-m_add(struct model *m, int i)
+/* Position of i in lane l's FIFO, -1 if absent. */
+static int
+m_find(const struct model *m, int l, int i)
 {
-	if (m->shutdown || m->dirty[i]) {
+	for (int j = 0; j < m->fifo_len[l]; j++) {
+		if (m->fifo[l][j] == i) {
+			return (j);
+		}
+	}
+	return (-1);
+}
+
+static void
+m_remove(struct model *m, int l, int j)
+{
+	memmove(m->fifo[l] + j, m->fifo[l] + j + 1,
+	        (size_t)(--m->fifo_len[l] - j) * sizeof(int));
+}
+
+static void
+m_add(struct model *m, int i, int lane)
+{
+	int j;
+
+	if (m->shutdown) {
+		return;
+	}
+	if (m->dirty[i]) {
+		if (lane == QUEUE_HIGH && m->lane[i] == QUEUE_LOW) {
+			m->lane[i] = QUEUE_HIGH;
+			if ((j = m_find(m, QUEUE_LOW, i)) >= 0) {
+				m_remove(m, QUEUE_LOW, j);
+				m->fifo[QUEUE_HIGH][m->fifo_len[QUEUE_HIGH]++]
+				        = i;
+			}
+		}
 		return;
 	}
 	m->dirty[i] = true;
+	m->lane[i] = lane;
 	if (!m->processing[i]) {
-		m->fifo[m->fifo_len++] = i;
+		m->fifo[lane][m->fifo_len[lane]++] = i;
 	}
 }
 
 static void
-m_park(struct model *m, int i, int64_t at)
+m_park(struct model *m, int i, int64_t at, int lane)
 {
 	if (m->ready[i] < 0) {
 		m->ready[i] = at;
 		m->seq[i] = m->next_seq++;
-	} else if (at < m->ready[i]) {
+		m->park_lane[i] = lane;
+		return;
+	}
+	if (at < m->ready[i]) {
 		m->ready[i] = at;
+	}
+	if (lane == QUEUE_HIGH) {
+		m->park_lane[i] = QUEUE_HIGH;
 	}
 }
 
@@ -553,23 +865,42 @@ m_tick(struct model *m, int64_t now)
 			return;
 		}
 		m->ready[best] = -1;
-		m_add(m, best);
+		m_add(m, best, m->park_lane[best]);
 	}
+}
+
+/* The lane served next, -1 for none. */
+static int
+m_lane(struct model *m)
+{
+	int hi = m->fifo_len[QUEUE_HIGH], lo = m->fifo_len[QUEUE_LOW];
+
+	if (lo == 0) {
+		m->run = 0;
+		return (hi > 0 ? QUEUE_HIGH : -1);
+	}
+	if (hi == 0 || m->run >= MRUN) {
+		m->run = 0;
+		return (QUEUE_LOW);
+	}
+	m->run++;
+	return (QUEUE_HIGH);
 }
 
 static int
 m_get(struct model *m, int64_t now)
 {
-	int i;
+	int i, l;
 
 	m_tick(m, now);
-	if (m->fifo_len == 0) {
+	if ((l = m_lane(m)) < 0) {
 		return (-1);
 	}
-	i = m->fifo[0];
-	memmove(m->fifo, m->fifo + 1, (size_t)--m->fifo_len * sizeof(int));
+	i = m->fifo[l][0];
+	m_remove(m, l, 0);
 	m->dirty[i] = false;
 	m->processing[i] = true;
+	m->proc_lane[i] = l;
 	return (i);
 }
 
@@ -578,13 +909,13 @@ m_done(struct model *m, int i)
 {
 	m->processing[i] = false;
 	if (m->dirty[i]) {
-		m->fifo[m->fifo_len++] = i;
+		m->fifo[m->lane[i]][m->fifo_len[m->lane[i]]++] = i;
 	}
 }
 
 /* Model of the limiter with base 1, cap 64 and no bucket. */
 static void
-m_rate_limited(struct model *m, int i, int64_t now)
+m_rate_limited(struct model *m, int i, int64_t now, int lane)
 {
 	int64_t d;
 
@@ -592,7 +923,7 @@ m_rate_limited(struct model *m, int i, int64_t now)
 		return;
 	}
 	d = backoff_exp(1, 64, m->failures[i]++);
-	m_park(m, i, now + d);
+	m_park(m, i, now + d, lane);
 }
 
 /* Done or a random verdict on processing key i. */
@@ -601,6 +932,7 @@ m_finish(struct model *m, struct queue *q, int i, uint64_t *rng, int64_t now)
 {
 	int v = (int)(backoff_rand01(rng) * 6);
 	int64_t d = (int64_t)(backoff_rand01(rng) * 30) - 5;
+	int lane = m->proc_lane[i];
 	char key[32];
 
 	mkey(i, key, sizeof(key));
@@ -618,12 +950,13 @@ m_finish(struct model *m, struct queue *q, int i, uint64_t *rng, int64_t now)
 		break;
 	case QUEUE_REQUEUE:
 	case QUEUE_ERROR:
-		m_rate_limited(m, i, now);
+		m_rate_limited(m, i, now, lane);
 		break;
 	case QUEUE_REQUEUE_AFTER:
 		m->failures[i] = 0;
 		if (!m->shutdown) {
-			d <= 0 ? m_add(m, i) : m_park(m, i, now + d);
+			d <= 0 ? m_add(m, i, lane)
+			       : m_park(m, i, now + d, lane);
 		}
 		break;
 	}
@@ -637,17 +970,18 @@ m_check(struct model *m, struct queue *q)
 	size_t parked = 0, proc = 0, keys = 0;
 	unsigned want, got;
 	char key[32];
-	int i, j;
+	int i;
 
 	for (i = 0; i < MKEYS; i++) {
 		mkey(i, key, sizeof(key));
 		want = (m->dirty[i] ? QUEUE_F_DIRTY : 0)
 		        | (m->processing[i] ? QUEUE_F_PROCESSING : 0)
-		        | (m->ready[i] >= 0 ? QUEUE_F_PARKED : 0);
-		for (j = 0; j < m->fifo_len; j++) {
-			if (m->fifo[j] == i) {
-				want |= QUEUE_F_QUEUED;
-			}
+		        | (m->ready[i] >= 0 ? QUEUE_F_PARKED : 0)
+		        | (m->dirty[i] && m->lane[i] == QUEUE_LOW ? QUEUE_F_LOW
+		                                                  : 0);
+		if (m_find(m, QUEUE_HIGH, i) >= 0
+		        || m_find(m, QUEUE_LOW, i) >= 0) {
+			want |= QUEUE_F_QUEUED;
 		}
 		got = queue_key_flags(q, key);
 		assert_int_equal(got, want);
@@ -658,39 +992,65 @@ m_check(struct model *m, struct queue *q)
 		keys += want != 0 || m->failures[i] != 0;
 	}
 	queue_stats(q, &st);
-	assert_int_equal(st.queued, m->fifo_len);
+	assert_int_equal(st.queued_high, m->fifo_len[QUEUE_HIGH]);
+	assert_int_equal(st.queued_low, m->fifo_len[QUEUE_LOW]);
+	assert_int_equal(
+	        st.queued, m->fifo_len[QUEUE_HIGH] + m->fifo_len[QUEUE_LOW]);
 	assert_int_equal(st.processing, proc);
 	assert_int_equal(st.parked, parked);
 	assert_int_equal(st.keys, keys);
+}
+
+/* A get on both; a key handed out is held by worker w. */
+static void
+m_take(struct model *m, struct queue *q, int w, int64_t now)
+{
+	const char *k = queue_get(q, now, NULL);
+	int got = m_get(m, now);
+	char key[32];
+
+	if (got < 0) {
+		assert_null(k);
+		return;
+	}
+	mkey(got, key, sizeof(key));
+	assert_non_null(k);
+	assert_string_equal(k, key);
+	m->held[w] = got;
 }
 
 /* One random operation on both the queue and the model. */
 static void
 m_step(struct model *m, struct queue *q, uint64_t *rng, int64_t now)
 {
-	int op = (int)(backoff_rand01(rng) * 8);
+	int op = (int)(backoff_rand01(rng) * 9);
 	int i = (int)(backoff_rand01(rng) * MKEYS);
-	int w = (int)(backoff_rand01(rng) * MWORK), got;
+	int w = (int)(backoff_rand01(rng) * MWORK);
 	int64_t d = (int64_t)(backoff_rand01(rng) * 40) - 5;
 	char key[32];
-	const char *k;
 
 	mkey(i, key, sizeof(key));
 	switch (op) {
 	case 0:
 	case 1:
 		assert_int_equal(queue_add(q, key, now), m->shutdown ? -1 : 0);
-		m_add(m, i);
+		m_add(m, i, QUEUE_HIGH);
+		break;
+	case 8:
+		assert_int_equal(queue_add_lane(q, key, QUEUE_LOW, now),
+		        m->shutdown ? -1 : 0);
+		m_add(m, i, QUEUE_LOW);
 		break;
 	case 2:
 		queue_add_after(q, key, d, now);
 		if (!m->shutdown) {
-			d <= 0 ? m_add(m, i) : m_park(m, i, now + d);
+			d <= 0 ? m_add(m, i, QUEUE_HIGH)
+			       : m_park(m, i, now + d, QUEUE_HIGH);
 		}
 		break;
 	case 3:
 		queue_add_rate_limited(q, key, now);
-		m_rate_limited(m, i, now);
+		m_rate_limited(m, i, now, QUEUE_HIGH);
 		break;
 	case 4:
 		queue_forget(q, key);
@@ -701,18 +1061,9 @@ m_step(struct model *m, struct queue *q, uint64_t *rng, int64_t now)
 		if (m->held[w] >= 0) {
 			m_finish(m, q, m->held[w], rng, now);
 			m->held[w] = -1;
-			break;
+		} else {
+			m_take(m, q, w, now);
 		}
-		k = queue_get(q, now, NULL);
-		got = m_get(m, now);
-		if (got < 0) {
-			assert_null(k);
-			break;
-		}
-		mkey(got, key, sizeof(key));
-		assert_non_null(k);
-		assert_string_equal(k, key);
-		m->held[w] = got;
 		break;
 	case 7:
 		if (backoff_rand01(rng) < 0.002) {
@@ -730,6 +1081,7 @@ m_step(struct model *m, struct queue *q, uint64_t *rng, int64_t now)
 static void
 test_model_random(void **state)
 {
+	struct queue_config c;
 	struct model m;
 	struct queue *q;
 	uint64_t rng;
@@ -737,6 +1089,11 @@ test_model_random(void **state)
 	int round, step, i;
 
 	(void)state;
+	queue_config_default(&c);
+	c.base_ms = 1;
+	c.cap_ms = 64;
+	c.qps = 0;
+	c.high_run = MRUN;
 	for (round = 0; round < 20; round++) {
 		memset(&m, 0, sizeof(m));
 		for (i = 0; i < MKEYS; i++) {
@@ -745,7 +1102,7 @@ test_model_random(void **state)
 		for (i = 0; i < MWORK; i++) {
 			m.held[i] = -1;
 		}
-		q = queue_nobucket(1, 64);
+		q = queue_new(&c);
 		rng = 1000 + (uint64_t)round;
 		now = 0;
 		for (step = 0; step < 3000; step++) {
@@ -829,6 +1186,12 @@ main(void)
 		cmocka_unit_test(test_next_deadline),
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_lane_high_first),
+		cmocka_unit_test(test_lane_move),
+		cmocka_unit_test(test_lane_processing),
+		cmocka_unit_test(test_lane_no_starvation),
+		cmocka_unit_test(test_lane_timers),
+		cmocka_unit_test(test_lane_bad_and_shutdown),
 		cmocka_unit_test(test_model_random),
 		cmocka_unit_test(test_many_keys),
 	};
