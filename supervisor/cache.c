@@ -415,6 +415,8 @@ fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 	it->owner_name = e->owner_name;
 	it->json = e->json;
 	it->json_len = e->json_len;
+	it->labels = e->labels;
+	it->nlabels = e->nlabels;
 	it->tombstone = tombstone;
 }
 
@@ -623,19 +625,14 @@ cache_result_fini(struct cache_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* One listed object of cache_replace().  Returns 0, or -1 if skipped. */
-static int
-replace_one(struct cache *c, json_object *obj, const struct cache_handlers *h,
+/* One listed entry of cache_replace_staged(): installs it and reports. */
+static void
+replace_one(struct cache *c, struct entry *e, const struct cache_handlers *h,
         void *arg)
 {
 	struct cache_item oi, ni;
-	struct entry *e, *old;
-	const char *why;
+	struct entry *old;
 
-	if ((e = entry_from(obj, &why)) == NULL) {
-		log_warnx("cache %s: list item skipped: %s", c->name, why);
-		return (-1);
-	}
 	old = insert(c, e);
 	fill_item(e, &ni, false);
 	if (old != NULL) {
@@ -647,7 +644,6 @@ replace_one(struct cache *c, json_object *obj, const struct cache_handlers *h,
 	} else if (h != NULL && h->on_add != NULL) {
 		h->on_add(arg, &ni);
 	}
-	return (0);
 }
 
 static int
@@ -677,21 +673,78 @@ stale_entries(struct cache *c, size_t *np)
 	return (v);
 }
 
+struct cache_stage {
+	struct entry **v;
+	size_t n, cap;
+	size_t skipped;
+};
+
+struct cache_stage *
+cache_stage_new(void)
+{
+	return (xcalloc(1, sizeof(struct cache_stage)));
+}
+
+void
+cache_stage_clear(struct cache_stage *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->v[i]);
+	}
+	st->n = 0;
+	st->skipped = 0;
+}
+
+void
+cache_stage_free(struct cache_stage *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	cache_stage_clear(st);
+	free(st->v);
+	free(st);
+}
+
+int
+cache_stage_add(struct cache_stage *st, json_object *obj)
+{
+	const char *why;
+	struct entry *e = entry_from(obj, &why);
+
+	if (e == NULL) {
+		log_warnx("cache: list item skipped: %s", why);
+		st->skipped++;
+		return (-1);
+	}
+	if (st->n == st->cap) {
+		st->cap = st->cap == 0 ? 64 : st->cap * 2;
+		st->v = xreallocarray(st->v, st->cap, sizeof(st->v[0]));
+	}
+	st->v[st->n++] = e;
+	return (0);
+}
+
 size_t
-cache_replace(struct cache *c, json_object *const *items, size_t n,
+cache_stage_count(const struct cache_stage *st)
+{
+	return (st->n);
+}
+
+size_t
+cache_replace_staged(struct cache *c, struct cache_stage *st,
         const char *list_rv, const struct cache_handlers *h, void *arg)
 {
 	struct cache_item it;
 	struct entry **stale;
-	size_t skipped = 0, ns;
+	size_t skipped = st->skipped, ns;
 
 	c->gen++;
-	for (size_t i = 0; i < n; i++) {
-		if (items[i] != NULL
-		        && replace_one(c, items[i], h, arg) != 0) {
-			skipped++;
-		}
+	for (size_t i = 0; i < st->n; i++) {
+		replace_one(c, st->v[i], h, arg);
 	}
+	st->n = 0;
+	st->skipped = 0;
 	stale = stale_entries(c, &ns);
 	for (size_t i = 0; i < ns; i++) {
 		detach(c, stale[i]);
@@ -703,6 +756,23 @@ cache_replace(struct cache *c, json_object *const *items, size_t n,
 	}
 	free(stale);
 	set_rv(c, list_rv);
+	return (skipped);
+}
+
+size_t
+cache_replace(struct cache *c, json_object *const *items, size_t n,
+        const char *list_rv, const struct cache_handlers *h, void *arg)
+{
+	struct cache_stage *st = cache_stage_new();
+	size_t skipped;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i] != NULL) {
+			cache_stage_add(st, items[i]);
+		}
+	}
+	skipped = cache_replace_staged(c, st, list_rv, h, arg);
+	cache_stage_free(st);
 	return (skipped);
 }
 
@@ -782,6 +852,30 @@ cache_by_owner(
 	return (visit(v, n, NULL, fn, arg));
 }
 
+int
+cache_by_owner_sel(const struct cache *c, const char *uid,
+        const char *selector, cache_each_fn *fn, void *arg)
+{
+	struct labelsel *sel;
+	struct entry **v;
+	char err[256];
+	size_t n;
+	int rc;
+
+	if ((sel = labelsel_parse(selector, err, sizeof(err))) == NULL) {
+		log_warnx("cache %s: %s", c->name, err);
+		return (-1);
+	}
+	if (uid == NULL) {
+		labelsel_free(sel);
+		return (0);
+	}
+	v = group_entries(c, &c->owners, uid, &n);
+	rc = visit(v, n, labelsel_empty(sel) ? NULL : sel, fn, arg);
+	labelsel_free(sel);
+	return (rc);
+}
+
 static const char *
 label_get(void *arg, const char *key)
 {
@@ -789,6 +883,23 @@ label_get(void *arg, const char *key)
 	const char *p = e->labels;
 
 	for (size_t i = 0; i < e->nlabels; i++) {
+		const char *v = p + strlen(p) + 1;
+
+		if (strcmp(p, key) == 0) {
+			return (v);
+		}
+		p = v + strlen(v) + 1;
+	}
+	return (NULL);
+}
+
+const char *
+cache_item_label(void *item, const char *key)
+{
+	const struct cache_item *it = item;
+	const char *p = it->labels;
+
+	for (size_t i = 0; p != NULL && i < it->nlabels; i++) {
 		const char *v = p + strlen(p) + 1;
 
 		if (strcmp(p, key) == 0) {

@@ -59,6 +59,8 @@ struct cache_item {
 	const char *owner_name; /* NULL when owner_uid is NULL */
 	const char *json;       /* compact JSON text, NUL-terminated */
 	size_t json_len;
+	const char *labels; /* nlabels "key\0value\0" pairs (string labels) */
+	size_t nlabels;
 	bool tombstone; /* on_delete from cache_replace: last known state
 	                 * (client-go DeletedFinalStateUnknown) */
 };
@@ -135,6 +137,34 @@ void cache_result_fini(struct cache_result *res);
 size_t cache_replace(struct cache *c, json_object *const *items, size_t n,
         const char *list_rv, const struct cache_handlers *h, void *arg);
 
+/*
+ * Staged list items: a (re)list's objects turned into compact cache
+ * entries as the pages arrive, so the parsed json-c trees of a page can be
+ * freed at once (one item at a time) instead of being kept until the list
+ * ends.  cache_replace_staged() then installs them.  Caller frees with
+ * cache_stage_free().
+ */
+struct cache_stage;
+
+struct cache_stage *cache_stage_new(void);
+void cache_stage_free(struct cache_stage *st);
+/* Drops every staged object (a list that starts again). */
+void cache_stage_clear(struct cache_stage *st);
+/* Stages obj (borrowed; its managedFields are stripped in place).
+ * Returns 0, or -1 (with a warning logged, counted as skipped) when obj
+ * is not a valid object (see cache_apply). */
+int cache_stage_add(struct cache_stage *st, json_object *obj);
+/* Number of objects staged. */
+size_t cache_stage_count(const struct cache_stage *st);
+/* cache_replace() with the staged objects, in staging order; empties st.
+ * Returns the number of objects skipped while staging. */
+size_t cache_replace_staged(struct cache *c, struct cache_stage *st,
+        const char *list_rv, const struct cache_handlers *h, void *arg);
+
+/* The value of label key on it, or NULL.  Borrowed from it.  The
+ * signature of labelsel_get_fn (labelsel.h): pass the item as arg. */
+const char *cache_item_label(void *item, const char *key);
+
 /* Compact JSON text of ns/name (ns NULL or "" for cluster-scoped), or
  * NULL when absent.  Borrowed. */
 const char *cache_get(const struct cache *c, const char *ns, const char *name);
@@ -153,6 +183,12 @@ json_object *cache_get_obj(
  * order.  Returns 0 or the first non-zero value fn returned. */
 int cache_by_owner(
         const struct cache *c, const char *uid, cache_each_fn *fn, void *arg);
+
+/* cache_by_owner() restricted to the objects whose labels match the
+ * equality-based selector (NULL or "" matches all).  Returns -1 (fn never
+ * called) when the selector does not parse. */
+int cache_by_owner_sel(const struct cache *c, const char *uid,
+        const char *selector, cache_each_fn *fn, void *arg);
 
 /* Calls fn for each object in namespace ns (NULL: all namespaces; "":
  * cluster-scoped objects only) whose labels match the equality-based

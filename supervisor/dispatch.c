@@ -95,13 +95,14 @@ sup_resync(struct sup *s, int64_t now)
 	for (size_t i = 0; i < s->nctls; i++) {
 		struct resync r = {s->ctls[i].q, now};
 
-		cache_list(inf_cache(s->inf, s->ctls[i].first_kind), NULL, NULL,
+		size_t k = s->ctls[i].first_kind;
+
+		cache_list(inf_cache(s->inf, k), NULL, inf_filter(s->inf, k),
 		        resync_one, &r);
 	}
 }
 
 struct children {
-	struct cache *cache;
 	json_object *arr;
 };
 
@@ -135,8 +136,8 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 			if (c->spec->watches[i].role != CTRL_CHILD) {
 				continue;
 			}
-			ch.cache = inf_cache(s->inf, c->first_kind + i);
-			cache_by_owner(ch.cache, uid, add_child, &ch);
+			inf_by_owner(s->inf, c->first_kind + i, uid, add_child,
+			        &ch);
 		}
 		free(uid);
 	}

@@ -169,15 +169,24 @@ on_synced(void *arg, size_t kind)
 	if (!inf_all_synced(s->inf)) {
 		return;
 	}
+	/* each shared cache once */
 	for (size_t i = 0; i < s->nkinds; i++) {
 		struct inf_stats st;
+		size_t src = inf_source(s->inf, i), j = 0;
+		while (j < i && inf_source(s->inf, j) != src) {
+			j++;
+		}
+		if (j < i) {
+			continue;
+		}
 		inf_stats(s->inf, i, &st);
 		objs += st.objects;
 		bytes += st.bytes;
 	}
-	log_info("caches synced: %zu watches, %llu objects, %llu bytes",
+	log_info("caches synced: %zu watches, %llu objects, %llu bytes "
+	         "(%zu shared caches)",
 	        s->nkinds, (unsigned long long)objs,
-	        (unsigned long long)bytes);
+	        (unsigned long long)bytes, inf_nsources(s->inf));
 }
 
 static int
