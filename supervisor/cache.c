@@ -21,6 +21,8 @@
 #include "common/log.h"
 #include "common/strhash.h"
 #include "common/xmalloc.h"
+#include <json-c/printbuf.h>
+
 #include "supervisor/cache.h"
 #include "supervisor/labelsel.h"
 
@@ -974,6 +976,34 @@ cache_list(const struct cache *c, const char *ns, const char *selector,
 	rc = visit(v, n, labelsel_empty(sel) ? NULL : sel, fn, arg);
 	labelsel_free(sel);
 	return (rc);
+}
+
+static int
+raw_serialize(json_object *jso, struct printbuf *pb, int level, int flags)
+{
+	const char *text = json_object_get_userdata(jso);
+
+	(void)level;
+	(void)flags;
+	return (printbuf_memappend(pb, text, (int)strlen(text)));
+}
+
+static void
+raw_free(json_object *jso, void *userdata)
+{
+	(void)jso;
+	free(userdata);
+}
+
+json_object *
+cache_item_raw(const struct cache_item *it)
+{
+	json_object *o = json_object_new_object();
+	char *text = xmalloc(it->json_len + 1);
+
+	memcpy(text, it->json, it->json_len + 1);
+	json_object_set_serializer(o, raw_serialize, text, raw_free);
+	return (o);
 }
 
 size_t

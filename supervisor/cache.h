@@ -198,6 +198,12 @@ int cache_by_owner_sel(const struct cache *c, const char *uid,
 int cache_list(const struct cache *c, const char *ns, const char *selector,
         cache_each_fn *fn, void *arg);
 
+/* A json-c value that serializes as it->json (copied) without parsing
+ * it: for message bodies that are only serialized (WORK, view replies).
+ * It reads as an empty object.  Caller releases it with json_object_put()
+ * (or hands it to a container). */
+json_object *cache_item_raw(const struct cache_item *it);
+
 /* Number of objects held. */
 size_t cache_count(const struct cache *c);
 

@@ -110,11 +110,10 @@ static int
 add_child(void *arg, const struct cache_item *it)
 {
 	struct children *ch = arg;
-	json_object *o = jx_parse(it->json, it->json_len, 0, NULL, 0);
 
-	if (o != NULL) {
-		json_object_array_add(ch->arr, o);
-	}
+	/* serialized as cached, never parsed here (issue 7: parsing the
+	 * children of every WORK was most of the supervisor's CPU) */
+	json_object_array_add(ch->arr, cache_item_raw(it));
 	return (0);
 }
 
@@ -130,7 +129,7 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 	struct children ch = {.arr = json_object_new_array()};
 
 	if (cache_lookup(primary, key, &it) == 0) {
-		w.object = jx_parse(it.json, it.json_len, 0, NULL, 0);
+		w.object = cache_item_raw(&it);
 		char *uid = xstrdup(it.uid);
 		for (size_t i = 1; i < c->spec->nwatches; i++) {
 			if (c->spec->watches[i].role != CTRL_CHILD) {
