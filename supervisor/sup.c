@@ -523,8 +523,11 @@ sup_run(struct sup *s)
 {
 	int64_t now = timefmt_now_ms_mono();
 
-	log_info("starting %zu controller(s), %zu watch(es), runtime %s",
-	        s->nctls, s->nkinds, s->runtime_dir);
+	/* informers: one LIST+WATCH each; watches sharing one count once
+	 * (tests/integration/test_chaos.c reads the first number) */
+	log_info("starting %zu controller(s), %zu informer(s) for %zu "
+	         "watch(es), runtime %s",
+	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);
 	log_info("health socket %s%s", s->cfg.health_socket != NULL
 	                ? s->cfg.health_socket : s->runtime_dir,
 	        s->cfg.health_socket != NULL ? "" : "/health.sock");

@@ -5,8 +5,8 @@
  * controller-owner changes), a watch closed by the server is resumed with
  * no LIST, a forced 410 costs exactly one LIST per kind (counted in
  * kubesim's --request-log), and kinds over one resource share one source
- * (one LIST, one cache) with per-kind filtered changes.  Our own small loop drives the multi handle.
- * Every wait is bounded (WAIT_MS).
+ * (one LIST, one cache) with per-kind filtered changes.  Our own small loop
+ * drives the multi handle. Every wait is bounded (WAIT_MS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -438,9 +438,7 @@ relabel(const char *ns, const char *name, const char *app)
 	assert_int_equal(kapi_get(A.c, &R_CM, ns, name, &o, &e), KAPI_OK);
 	jx_setv(o, json_object_new_string(app), "metadata", "labels", "app",
 	        NULL);
-	assert_int_equal(kapi_update(A.c, &R_CM, ns, o,
-	                         NULL, &e),
-	        KAPI_OK);
+	assert_int_equal(kapi_update(A.c, &R_CM, ns, o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	kapi_err_fini(&e);
 }
@@ -495,8 +493,8 @@ test_shared(void **state)
 	                  "{\"app\":\"sym\"}},\"data\":{\"k\":"
 	                  "\"}]{[\\\"\\\\,\\u00e9\"}}",
 	        0);
-	assert_int_equal(kapi_create(A.c, &R_CM, "inf4", o, NULL, &e),
-	        KAPI_OK);
+	assert_int_equal(
+	        kapi_create(A.c, &R_CM, "inf4", o, NULL, &e), KAPI_OK);
 	json_object_put(o);
 	memset(&f, 0, sizeof(f));
 	conf.on_change = on_change_kind;
@@ -526,13 +524,13 @@ test_shared(void **state)
 	assert_int_equal(p.updates[1], 0);
 
 	relabel("inf4", "a", "else"); /* leaves it */
-	g = (struct counts_goal){ &p, 1, 3, 1 };
+	g = (struct counts_goal) { &p, 1, 3, 1 };
 	assert_true(pump(f.m, f.in, counts_reached, &g));
 	assert_int_equal(p.deletes[2], 1);
 	assert_int_equal(p.updates[0], 2);
 
 	del_obj(&R_CM, "inf4", "a"); /* outside the selector: kind 0 only */
-	g = (struct counts_goal){ &p, 0, 3, 1 };
+	g = (struct counts_goal) { &p, 0, 3, 1 };
 	assert_true(pump(f.m, f.in, counts_reached, &g));
 	assert_int_equal(p.deletes[1], 1);
 
