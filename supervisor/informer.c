@@ -603,42 +603,63 @@ bad:
 	return (-1);
 }
 
-/* Parses and stages the items of [p, end) one at a time.  Returns -1 when
- * it is neither an array nor null or an item does not parse. */
+/* Parses the one JSON value at p (json-c stops at its end, which goes to
+ * *next), or NULL when it does not parse within [p, end). */
+static json_object *
+parse_one(struct json_tokener *tok, const char *p, const char *end,
+        const char **next)
+{
+	json_object *o;
+
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, p, (int)(end - p));
+	if (o == NULL) {
+		return (NULL);
+	}
+	*next = p + json_tokener_get_parse_end(tok);
+	return (o);
+}
+
+/* Parses and stages the items of [p, end) one at a time, in one pass (the
+ * tokener says where each item ends).  Returns -1 when it is neither an
+ * array nor null or an item does not parse. */
 static int
 stage_items(struct src *s, const char *p, const char *end, json_object *doc)
 {
-	const char *e;
+	struct json_tokener *tok;
 	json_object *it;
+	int rc = -1;
 
 	if ((size_t)(end - p) == 4 && memcmp(p, "null", 4) == 0) {
 		return (0);
 	}
-	if (*p != '[') {
+	if (*p != '[' || end - p > INT32_MAX) {
 		return (-1);
 	}
 	p = skip_ws(p + 1, end);
 	if (p < end && *p == ']') {
 		return (0);
 	}
-	for (;;) {
-		if ((e = skip_value(p, end)) == NULL
-		        || (it = jx_parse(p, (size_t)(e - p), 0, NULL, 0))
-		                == NULL) {
-			return (-1);
-		}
+	tok = json_tokener_new_ex(JX_DEFAULT_DEPTH);
+	json_tokener_set_flags(tok,
+	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
+	                | JSON_TOKENER_VALIDATE_UTF8);
+	while ((it = parse_one(tok, p, end, &p)) != NULL) {
 		fill_type(it, doc);
 		cache_stage_add(s->stage, it);
 		json_object_put(it);
-		p = skip_ws(e, end);
+		p = skip_ws(p, end);
 		if (p < end && *p == ']') {
-			return (0);
+			rc = 0;
+			break;
 		}
 		if (p >= end || *p != ',') {
-			return (-1);
+			break;
 		}
 		p = skip_ws(p + 1, end);
 	}
+	json_tokener_free(tok);
+	return (rc);
 }
 
 /* Decodes a list answer: its items go to the stage; *doc (owned) keeps
@@ -648,7 +669,8 @@ parse_list(struct src *s, struct kapi_resp *resp, json_object **doc)
 {
 	const char *p = resp->body.data, *ia, *ib;
 
-	if (p == NULL
+	/* JSON holds no raw NUL; json-c would take one for the end */
+	if (p == NULL || memchr(p, '\0', resp->body.len) != NULL
 	        || split_list(p, p + resp->body.len, doc, &ia, &ib) < 0) {
 		return (REFL_ERROR);
 	}
