@@ -11,7 +11,9 @@
  * tables (linear probing, backward-shift deletion, power-of-two sizes)
  * index the entries by key and the groups by owner uid and by namespace;
  * a group links its entries in an intrusive doubly-linked list, so moving
- * an object between owners is O(1).
+ * an object between owners is O(1).  Label indexes (struct lindex, made on
+ * demand by selected listings) link separate nodes per (entry, index),
+ * chained from the entry so that removing it is O(its labels).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,7 +11,10 @@
  *
  * Keys follow MetaNamespaceKeyFunc: "<namespace>/<name>", or "<name>" for
  * objects without a namespace (cluster-scoped).  Indexes: key (hash map),
- * controller owner uid (uid -> keys), namespace (namespace -> keys).
+ * controller owner uid (uid -> keys), namespace (namespace -> keys), and
+ * up to 4 label indexes ((namespace, value of label k) -> keys), each
+ * created by the first cache_list() in a namespace whose selector has an
+ * equality term on k, then kept up to date by every change.
  *
  * Pure logic: no I/O, no time.  Every pointer handed out by the cache
  * (struct cache_item fields, cache_get() text, cache_rv()) is borrowed and
