@@ -11,7 +11,9 @@
  * tables (linear probing, backward-shift deletion, power-of-two sizes)
  * index the entries by key and the groups by owner uid and by namespace;
  * a group links its entries in an intrusive doubly-linked list, so moving
- * an object between owners is O(1).
+ * an object between owners is O(1).  Label indexes (struct lindex, made on
+ * demand by selected listings) link separate nodes per (entry, index),
+ * chained from the entry so that removing it is O(its labels).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +23,8 @@
 #include "common/log.h"
 #include "common/strhash.h"
 #include "common/xmalloc.h"
+#include <json-c/printbuf.h>
+
 #include "supervisor/cache.h"
 #include "supervisor/labelsel.h"
 
@@ -32,10 +36,13 @@ struct link {
 	struct group *g;
 };
 
+struct lnode;
+
 struct entry {
 	size_t size; /* bytes of this allocation, for cache_bytes() */
 	struct link own, nsl;
-	unsigned gen; /* cache_replace() generation that last saw it */
+	struct lnode *lnodes; /* its nodes in the label indexes */
+	unsigned gen;         /* cache_replace() generation that last saw it */
 	size_t json_len;
 	size_t nlabels;
 	const char *key, *ns, *name, *uid, *rv;
@@ -60,8 +67,38 @@ struct tab {
 	keyof_fn *keyof;
 };
 
+/* A label index (created on the first selected listing that names the
+ * key with one value): (namespace, value) -> entries, through nodes. */
+struct lnode {
+	struct entry *e;
+	struct lnode *prev, *next; /* in the group */
+	struct lgroup *g;
+	struct lnode *enext; /* the entry's next node */
+};
+
+struct lgroup {
+	char *id; /* "<namespace>\n<value>" */
+	struct lnode *head;
+	size_t n;
+};
+
+struct lindex {
+	char *key;
+	struct tab groups; /* id -> struct lgroup */
+};
+
+#define CACHE_MAX_LINDEX 4
+
+/* Kept behind a pointer: listings (const) may add an index. */
+struct lindexes {
+	struct lindex v[CACHE_MAX_LINDEX];
+	size_t n;
+	size_t bytes;
+};
+
 struct cache {
 	char *name;
+	struct lindexes *lx;
 	struct tab items;  /* key -> struct entry */
 	struct tab owners; /* owner uid -> struct group */
 	struct tab nss;    /* namespace -> struct group */
@@ -216,6 +253,208 @@ group_unlink(struct cache *c, struct tab *t, struct entry *e)
 		free(g->id);
 		free(g);
 	}
+}
+
+/* ---- label indexes ---- */
+
+static const char *
+lgroup_key(const void *p)
+{
+	return (((const struct lgroup *)p)->id);
+}
+
+static const char *
+entry_label(const struct entry *e, const char *key)
+{
+	const char *p = e->labels;
+
+	for (size_t i = 0; i < e->nlabels; i++) {
+		const char *v = p + strlen(p) + 1;
+
+		if (strcmp(p, key) == 0) {
+			return (v);
+		}
+		p = v + strlen(v) + 1;
+	}
+	return (NULL);
+}
+
+static char *
+lgroup_id(const char *ns, const char *value)
+{
+	return (xasprintf("%s\n%s", ns, value));
+}
+
+static void
+lindex_add(struct lindexes *lx, struct lindex *ix, struct entry *e)
+{
+	const char *v = entry_label(e, ix->key);
+	struct lnode *nd;
+	struct lgroup *g;
+	char *id;
+
+	if (v == NULL) {
+		return;
+	}
+	id = lgroup_id(e->ns, v);
+	if ((g = tab_get(&ix->groups, id)) == NULL) {
+		g = xcalloc(1, sizeof(*g));
+		g->id = id;
+		tab_put(&ix->groups, g);
+		lx->bytes += sizeof(*g) + strlen(id) + 1;
+	} else {
+		free(id);
+	}
+	nd = xcalloc(1, sizeof(*nd));
+	nd->e = e;
+	nd->g = g;
+	nd->next = g->head;
+	if (g->head != NULL) {
+		g->head->prev = nd;
+	}
+	g->head = nd;
+	g->n++;
+	nd->enext = e->lnodes;
+	e->lnodes = nd;
+	lx->bytes += sizeof(*nd);
+}
+
+/* Takes e out of every label index. */
+static void
+lindex_remove(struct lindexes *lx, struct entry *e)
+{
+	struct lnode *nd, *next;
+
+	for (nd = e->lnodes; nd != NULL; nd = next) {
+		struct lgroup *g = nd->g;
+
+		next = nd->enext;
+		if (nd->prev != NULL) {
+			nd->prev->next = nd->next;
+		} else {
+			g->head = nd->next;
+		}
+		if (nd->next != NULL) {
+			nd->next->prev = nd->prev;
+		}
+		if (--g->n == 0) {
+			for (size_t i = 0; i < lx->n; i++) {
+				if (tab_get(&lx->v[i].groups, g->id) == g) {
+					tab_del(&lx->v[i].groups, g->id);
+				}
+			}
+			lx->bytes -= sizeof(*g) + strlen(g->id) + 1;
+			free(g->id);
+			free(g);
+		}
+		lx->bytes -= sizeof(*nd);
+		free(nd);
+	}
+	e->lnodes = NULL;
+}
+
+static void
+lindex_insert(struct lindexes *lx, struct entry *e)
+{
+	for (size_t i = 0; i < lx->n; i++) {
+		lindex_add(lx, &lx->v[i], e);
+	}
+}
+
+/* The index of key, created (over every entry) when there is room; NULL
+ * when there is none. */
+static struct lindex *
+lindex_get(const struct cache *c, const char *key)
+{
+	struct lindexes *lx = c->lx;
+	struct lindex *ix;
+
+	for (size_t i = 0; i < lx->n; i++) {
+		if (strcmp(lx->v[i].key, key) == 0) {
+			return (&lx->v[i]);
+		}
+	}
+	if (lx->n == CACHE_MAX_LINDEX) {
+		return (NULL);
+	}
+	ix = &lx->v[lx->n++];
+	ix->key = xstrdup(key);
+	ix->groups.keyof = lgroup_key;
+	for (size_t i = 0; i < c->items.cap; i++) {
+		if (c->items.slot[i] != NULL) {
+			lindex_add(lx, ix, c->items.slot[i]);
+		}
+	}
+	return (ix);
+}
+
+static void
+lindexes_free(struct cache *c)
+{
+	struct lindexes *lx = c->lx;
+
+	for (size_t i = 0; i < c->items.cap; i++) {
+		struct entry *e = c->items.slot[i];
+
+		for (struct lnode *nd = e != NULL ? e->lnodes : NULL, *nx;
+		        nd != NULL; nd = nx) {
+			nx = nd->enext;
+			free(nd);
+		}
+	}
+	for (size_t i = 0; i < lx->n; i++) {
+		for (size_t j = 0; j < lx->v[i].groups.cap; j++) {
+			struct lgroup *g = lx->v[i].groups.slot[j];
+
+			if (g != NULL) {
+				free(g->id);
+				free(g);
+			}
+		}
+		free(lx->v[i].groups.slot);
+		free(lx->v[i].key);
+	}
+	free(lx);
+}
+
+static char *
+trimmed(const char *a, const char *b)
+{
+	while (a < b && (*a == ' ' || *a == '\t')) {
+		a++;
+	}
+	while (b > a && (b[-1] == ' ' || b[-1] == '\t')) {
+		b--;
+	}
+	return (xasprintf("%.*s", (int)(b - a), a));
+}
+
+/* The first "key=value" or "key==value" term of a selector, trimmed
+ * (caller frees both).  Returns -1 when there is none. */
+static int
+eq_term(const char *sel, char **key, char **value)
+{
+	const char *p = sel, *eq, *v;
+	size_t n;
+
+	while (p != NULL && *p != '\0') {
+		n = strcspn(p, ",");
+		eq = memchr(p, '=', n);
+		if (eq != NULL && !(eq > p && eq[-1] == '!')) {
+			v = eq + 1;
+			if (v < p + n && *v == '=') {
+				v++;
+			}
+			*key = trimmed(p, eq);
+			*value = trimmed(v, p + n);
+			return (0);
+		}
+		p += n;
+		if (*p == ',') {
+			p++;
+		}
+	}
+	return (-1);
 }
 
 /* ---- entries ---- */
@@ -415,6 +654,8 @@ fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 	it->owner_name = e->owner_name;
 	it->json = e->json;
 	it->json_len = e->json_len;
+	it->labels = e->labels;
+	it->nlabels = e->nlabels;
 	it->tombstone = tombstone;
 }
 
@@ -427,6 +668,7 @@ insert(struct cache *c, struct entry *e)
 	if (old != NULL) {
 		group_unlink(c, &c->owners, old);
 		group_unlink(c, &c->nss, old);
+		lindex_remove(c->lx, old);
 		c->bytes -= old->size;
 	}
 	tab_put(&c->items, e);
@@ -435,6 +677,7 @@ insert(struct cache *c, struct entry *e)
 		group_link(c, &c->owners, e, e->owner_uid);
 	}
 	group_link(c, &c->nss, e, e->ns);
+	lindex_insert(c->lx, e);
 	e->gen = c->gen;
 	return (old);
 }
@@ -445,6 +688,7 @@ detach(struct cache *c, struct entry *e)
 {
 	group_unlink(c, &c->owners, e);
 	group_unlink(c, &c->nss, e);
+	lindex_remove(c->lx, e);
 	tab_del(&c->items, e->key);
 	c->bytes -= e->size;
 }
@@ -467,6 +711,7 @@ cache_new(const char *name)
 
 	c->name = xstrdup(name != NULL ? name : "");
 	c->rv = xstrdup("");
+	c->lx = xcalloc(1, sizeof(*c->lx));
 	c->items.keyof = entry_key;
 	c->owners.keyof = group_key;
 	c->nss.keyof = group_key;
@@ -493,6 +738,7 @@ cache_free(struct cache *c)
 	if (c == NULL) {
 		return;
 	}
+	lindexes_free(c);
 	for (size_t i = 0; i < c->items.cap; i++) {
 		free(c->items.slot[i]);
 	}
@@ -623,19 +869,14 @@ cache_result_fini(struct cache_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* One listed object of cache_replace().  Returns 0, or -1 if skipped. */
-static int
-replace_one(struct cache *c, json_object *obj, const struct cache_handlers *h,
+/* One listed entry of cache_replace_staged(): installs it and reports. */
+static void
+replace_one(struct cache *c, struct entry *e, const struct cache_handlers *h,
         void *arg)
 {
 	struct cache_item oi, ni;
-	struct entry *e, *old;
-	const char *why;
+	struct entry *old;
 
-	if ((e = entry_from(obj, &why)) == NULL) {
-		log_warnx("cache %s: list item skipped: %s", c->name, why);
-		return (-1);
-	}
 	old = insert(c, e);
 	fill_item(e, &ni, false);
 	if (old != NULL) {
@@ -647,7 +888,6 @@ replace_one(struct cache *c, json_object *obj, const struct cache_handlers *h,
 	} else if (h != NULL && h->on_add != NULL) {
 		h->on_add(arg, &ni);
 	}
-	return (0);
 }
 
 static int
@@ -677,21 +917,78 @@ stale_entries(struct cache *c, size_t *np)
 	return (v);
 }
 
+struct cache_stage {
+	struct entry **v;
+	size_t n, cap;
+	size_t skipped;
+};
+
+struct cache_stage *
+cache_stage_new(void)
+{
+	return (xcalloc(1, sizeof(struct cache_stage)));
+}
+
+void
+cache_stage_clear(struct cache_stage *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->v[i]);
+	}
+	st->n = 0;
+	st->skipped = 0;
+}
+
+void
+cache_stage_free(struct cache_stage *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	cache_stage_clear(st);
+	free(st->v);
+	free(st);
+}
+
+int
+cache_stage_add(struct cache_stage *st, json_object *obj)
+{
+	const char *why;
+	struct entry *e = entry_from(obj, &why);
+
+	if (e == NULL) {
+		log_warnx("cache: list item skipped: %s", why);
+		st->skipped++;
+		return (-1);
+	}
+	if (st->n == st->cap) {
+		st->cap = st->cap == 0 ? 64 : st->cap * 2;
+		st->v = xreallocarray(st->v, st->cap, sizeof(st->v[0]));
+	}
+	st->v[st->n++] = e;
+	return (0);
+}
+
 size_t
-cache_replace(struct cache *c, json_object *const *items, size_t n,
+cache_stage_count(const struct cache_stage *st)
+{
+	return (st->n);
+}
+
+size_t
+cache_replace_staged(struct cache *c, struct cache_stage *st,
         const char *list_rv, const struct cache_handlers *h, void *arg)
 {
 	struct cache_item it;
 	struct entry **stale;
-	size_t skipped = 0, ns;
+	size_t skipped = st->skipped, ns;
 
 	c->gen++;
-	for (size_t i = 0; i < n; i++) {
-		if (items[i] != NULL
-		        && replace_one(c, items[i], h, arg) != 0) {
-			skipped++;
-		}
+	for (size_t i = 0; i < st->n; i++) {
+		replace_one(c, st->v[i], h, arg);
 	}
+	st->n = 0;
+	st->skipped = 0;
 	stale = stale_entries(c, &ns);
 	for (size_t i = 0; i < ns; i++) {
 		detach(c, stale[i]);
@@ -703,6 +1000,23 @@ cache_replace(struct cache *c, json_object *const *items, size_t n,
 	}
 	free(stale);
 	set_rv(c, list_rv);
+	return (skipped);
+}
+
+size_t
+cache_replace(struct cache *c, json_object *const *items, size_t n,
+        const char *list_rv, const struct cache_handlers *h, void *arg)
+{
+	struct cache_stage *st = cache_stage_new();
+	size_t skipped;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i] != NULL) {
+			cache_stage_add(st, items[i]);
+		}
+	}
+	skipped = cache_replace_staged(c, st, list_rv, h, arg);
+	cache_stage_free(st);
 	return (skipped);
 }
 
@@ -782,6 +1096,30 @@ cache_by_owner(
 	return (visit(v, n, NULL, fn, arg));
 }
 
+int
+cache_by_owner_sel(const struct cache *c, const char *uid,
+        const char *selector, cache_each_fn *fn, void *arg)
+{
+	struct labelsel *sel;
+	struct entry **v;
+	char err[256];
+	size_t n;
+	int rc;
+
+	if ((sel = labelsel_parse(selector, err, sizeof(err))) == NULL) {
+		log_warnx("cache %s: %s", c->name, err);
+		return (-1);
+	}
+	if (uid == NULL) {
+		labelsel_free(sel);
+		return (0);
+	}
+	v = group_entries(c, &c->owners, uid, &n);
+	rc = visit(v, n, labelsel_empty(sel) ? NULL : sel, fn, arg);
+	labelsel_free(sel);
+	return (rc);
+}
+
 static const char *
 label_get(void *arg, const char *key)
 {
@@ -789,6 +1127,23 @@ label_get(void *arg, const char *key)
 	const char *p = e->labels;
 
 	for (size_t i = 0; i < e->nlabels; i++) {
+		const char *v = p + strlen(p) + 1;
+
+		if (strcmp(p, key) == 0) {
+			return (v);
+		}
+		p = v + strlen(v) + 1;
+	}
+	return (NULL);
+}
+
+const char *
+cache_item_label(void *item, const char *key)
+{
+	const struct cache_item *it = item;
+	const char *p = it->labels;
+
+	for (size_t i = 0; p != NULL && i < it->nlabels; i++) {
 		const char *v = p + strlen(p) + 1;
 
 		if (strcmp(p, key) == 0) {
@@ -841,6 +1196,45 @@ all_entries(const struct cache *c, size_t *np)
 	return (v);
 }
 
+/* The entries of namespace ns with the label of the selector's first
+ * equality term, from its label index (created on first use).  Returns
+ * false when there is no such term or no room for another index: the
+ * caller walks the namespace. */
+static bool
+label_entries(const struct cache *c, const char *ns, const char *selector,
+        struct entry ***vp, size_t *np)
+{
+	struct lindex *ix;
+	struct lgroup *g;
+	struct lnode *nd;
+	char *key, *value, *id;
+	size_t n = 0;
+
+	if (eq_term(selector, &key, &value) < 0) {
+		return (false);
+	}
+	ix = lindex_get(c, key);
+	id = lgroup_id(ns, value);
+	g = ix != NULL ? tab_get(&ix->groups, id) : NULL;
+	free(key);
+	free(value);
+	free(id);
+	if (ix == NULL) {
+		return (false);
+	}
+	*vp = NULL;
+	*np = 0;
+	if (g == NULL) {
+		return (true);
+	}
+	*vp = xcalloc(g->n, sizeof(**vp));
+	for (nd = g->head; nd != NULL; nd = nd->next) {
+		(*vp)[n++] = nd->e;
+	}
+	*np = n;
+	return (true);
+}
+
 int
 cache_list(const struct cache *c, const char *ns, const char *selector,
         cache_each_fn *fn, void *arg)
@@ -857,12 +1251,40 @@ cache_list(const struct cache *c, const char *ns, const char *selector,
 	}
 	if (ns == NULL) {
 		v = all_entries(c, &n);
-	} else {
+	} else if (!label_entries(c, ns, selector, &v, &n)) {
 		v = group_entries(c, &c->nss, ns, &n);
 	}
 	rc = visit(v, n, labelsel_empty(sel) ? NULL : sel, fn, arg);
 	labelsel_free(sel);
 	return (rc);
+}
+
+static int
+raw_serialize(json_object *jso, struct printbuf *pb, int level, int flags)
+{
+	const char *text = json_object_get_userdata(jso);
+
+	(void)level;
+	(void)flags;
+	return (printbuf_memappend(pb, text, (int)strlen(text)));
+}
+
+static void
+raw_free(json_object *jso, void *userdata)
+{
+	(void)jso;
+	free(userdata);
+}
+
+json_object *
+cache_item_raw(const struct cache_item *it)
+{
+	json_object *o = json_object_new_object();
+	char *text = xmalloc(it->json_len + 1);
+
+	memcpy(text, it->json, it->json_len + 1);
+	json_object_set_serializer(o, raw_serialize, text, raw_free);
+	return (o);
 }
 
 size_t
@@ -874,7 +1296,13 @@ cache_count(const struct cache *c)
 size_t
 cache_bytes(const struct cache *c)
 {
-	return (sizeof(*c) + strlen(c->name) + 1 + strlen(c->rv) + 1 + c->bytes
+	size_t lx = sizeof(*c->lx) + c->lx->bytes;
+
+	for (size_t i = 0; i < c->lx->n; i++) {
+		lx += c->lx->v[i].groups.cap * sizeof(void *);
+	}
+	return (lx + sizeof(*c) + strlen(c->name) + 1 + strlen(c->rv) + 1
+	        + c->bytes
 	        + (c->items.cap + c->owners.cap + c->nss.cap)
 	                * sizeof(void *));
 }

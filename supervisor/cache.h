@@ -11,7 +11,10 @@
  *
  * Keys follow MetaNamespaceKeyFunc: "<namespace>/<name>", or "<name>" for
  * objects without a namespace (cluster-scoped).  Indexes: key (hash map),
- * controller owner uid (uid -> keys), namespace (namespace -> keys).
+ * controller owner uid (uid -> keys), namespace (namespace -> keys), and
+ * up to 4 label indexes ((namespace, value of label k) -> keys), each
+ * created by the first cache_list() in a namespace whose selector has an
+ * equality term on k, then kept up to date by every change.
  *
  * Pure logic: no I/O, no time.  Every pointer handed out by the cache
  * (struct cache_item fields, cache_get() text, cache_rv()) is borrowed and
@@ -59,6 +62,8 @@ struct cache_item {
 	const char *owner_name; /* NULL when owner_uid is NULL */
 	const char *json;       /* compact JSON text, NUL-terminated */
 	size_t json_len;
+	const char *labels; /* nlabels "key\0value\0" pairs (string labels) */
+	size_t nlabels;
 	bool tombstone; /* on_delete from cache_replace: last known state
 	                 * (client-go DeletedFinalStateUnknown) */
 };
@@ -135,6 +140,34 @@ void cache_result_fini(struct cache_result *res);
 size_t cache_replace(struct cache *c, json_object *const *items, size_t n,
         const char *list_rv, const struct cache_handlers *h, void *arg);
 
+/*
+ * Staged list items: a (re)list's objects turned into compact cache
+ * entries as the pages arrive, so the parsed json-c trees of a page can be
+ * freed at once (one item at a time) instead of being kept until the list
+ * ends.  cache_replace_staged() then installs them.  Caller frees with
+ * cache_stage_free().
+ */
+struct cache_stage;
+
+struct cache_stage *cache_stage_new(void);
+void cache_stage_free(struct cache_stage *st);
+/* Drops every staged object (a list that starts again). */
+void cache_stage_clear(struct cache_stage *st);
+/* Stages obj (borrowed; its managedFields are stripped in place).
+ * Returns 0, or -1 (with a warning logged, counted as skipped) when obj
+ * is not a valid object (see cache_apply). */
+int cache_stage_add(struct cache_stage *st, json_object *obj);
+/* Number of objects staged. */
+size_t cache_stage_count(const struct cache_stage *st);
+/* cache_replace() with the staged objects, in staging order; empties st.
+ * Returns the number of objects skipped while staging. */
+size_t cache_replace_staged(struct cache *c, struct cache_stage *st,
+        const char *list_rv, const struct cache_handlers *h, void *arg);
+
+/* The value of label key on it, or NULL.  Borrowed from it.  The
+ * signature of labelsel_get_fn (labelsel.h): pass the item as arg. */
+const char *cache_item_label(void *item, const char *key);
+
 /* Compact JSON text of ns/name (ns NULL or "" for cluster-scoped), or
  * NULL when absent.  Borrowed. */
 const char *cache_get(const struct cache *c, const char *ns, const char *name);
@@ -154,6 +187,12 @@ json_object *cache_get_obj(
 int cache_by_owner(
         const struct cache *c, const char *uid, cache_each_fn *fn, void *arg);
 
+/* cache_by_owner() restricted to the objects whose labels match the
+ * equality-based selector (NULL or "" matches all).  Returns -1 (fn never
+ * called) when the selector does not parse. */
+int cache_by_owner_sel(const struct cache *c, const char *uid,
+        const char *selector, cache_each_fn *fn, void *arg);
+
 /* Calls fn for each object in namespace ns (NULL: all namespaces; "":
  * cluster-scoped objects only) whose labels match the equality-based
  * selector (labelsel.h; NULL or "" matches all), in key order.  Returns 0,
@@ -161,6 +200,12 @@ int cache_by_owner(
  * selector does not parse. */
 int cache_list(const struct cache *c, const char *ns, const char *selector,
         cache_each_fn *fn, void *arg);
+
+/* A json-c value that serializes as it->json (copied) without parsing
+ * it: for message bodies that are only serialized (WORK, view replies).
+ * It reads as an empty object.  Caller releases it with json_object_put()
+ * (or hands it to a container). */
+json_object *cache_item_raw(const struct cache_item *it);
 
 /* Number of objects held. */
 size_t cache_count(const struct cache *c);

@@ -98,13 +98,14 @@ sup_resync(struct sup *s, int64_t now)
 	for (size_t i = 0; i < s->nctls; i++) {
 		struct resync r = {s->ctls[i].q, now};
 
-		cache_list(inf_cache(s->inf, s->ctls[i].first_kind), NULL, NULL,
+		size_t k = s->ctls[i].first_kind;
+
+		cache_list(inf_cache(s->inf, k), NULL, inf_filter(s->inf, k),
 		        resync_one, &r);
 	}
 }
 
 struct children {
-	struct cache *cache;
 	json_object *arr;
 };
 
@@ -112,11 +113,10 @@ static int
 add_child(void *arg, const struct cache_item *it)
 {
 	struct children *ch = arg;
-	json_object *o = jx_parse(it->json, it->json_len, 0, NULL, 0);
 
-	if (o != NULL) {
-		json_object_array_add(ch->arr, o);
-	}
+	/* serialized as cached, never parsed here (issue 7: parsing the
+	 * children of every WORK was most of the supervisor's CPU) */
+	json_object_array_add(ch->arr, cache_item_raw(it));
 	return (0);
 }
 
@@ -132,14 +132,14 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 	struct children ch = {.arr = json_object_new_array()};
 
 	if (cache_lookup(primary, key, &it) == 0) {
-		w.object = jx_parse(it.json, it.json_len, 0, NULL, 0);
+		w.object = cache_item_raw(&it);
 		char *uid = xstrdup(it.uid);
 		for (size_t i = 1; i < c->spec->nwatches; i++) {
 			if (c->spec->watches[i].role != CTRL_CHILD) {
 				continue;
 			}
-			ch.cache = inf_cache(s->inf, c->first_kind + i);
-			cache_by_owner(ch.cache, uid, add_child, &ch);
+			inf_by_owner(s->inf, c->first_kind + i, uid, add_child,
+			        &ch);
 		}
 		free(uid);
 	}

@@ -1,15 +1,20 @@
 /*
- * informer.c: one reflector and one watch cache per kind over a shared
- * kapi multi handle (informer.h).  Owns the translation between the
- * reflector's actions and kapi requests, the gathering of LIST pages until
- * the list is complete, the decoding of watch streams, and the change
- * callbacks to the supervisor.  Single-threaded: the request callbacks run
+ * informer.c: one reflector and one watch cache per source over a shared
+ * kapi multi handle (informer.h).  A source is a distinct (resource,
+ * namespace, selector); kinds with the same one share it, and a selected
+ * kind is served, filtered, by the unselected source of its resource and
+ * namespace when there is one.  Owns the translation between the
+ * reflector's actions and kapi requests, the decoding of LIST pages item
+ * by item into staged cache entries, the decoding of watch streams, and
+ * the change callbacks to the supervisor (fanned out to every kind of the
+ * source, through its filter).  Single-threaded: the request callbacks run
  * inside kapi_multi_perform() on the loop's thread.
  */
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/jsonx.h"
 #include "common/kapi_watch.h"
 #include "common/log.h"
@@ -20,21 +25,29 @@
 #include "supervisor/labelsel.h"
 #include "supervisor/reflector.h"
 
+/* One reflector and cache: the request side, shared by its kinds. */
+struct src {
+	struct inf *in;
+	struct kind *k; /* the first kind: its name, resource, selector */
+	struct refl *refl;
+	struct cache *cache;
+	int64_t until_ms; /* next refl_next() due; INT64_MAX: waiting */
+	uint64_t list_id;
+	struct cache_stage *stage; /* list pages decoded so far */
+	uint64_t watch_id;
+	struct kapi_watch *dec;
+	bool reported_sync;
+	bool filtered; /* some kind of it has a filter */
+	uint64_t watch_errors, events, watch_bytes;
+};
+
 struct kind {
 	struct inf *in;
 	size_t idx;
 	struct inf_kind k; /* strings point to the owned copies below */
 	char *name, *group, *version, *plural, *selector, *ns;
-	struct refl *refl;
-	struct cache *cache;
-	int64_t until_ms; /* next refl_next() due; INT64_MAX: waiting */
-	uint64_t list_id;
-	json_object **items; /* list pages gathered so far (owned refs) */
-	size_t nitems, capitems;
-	uint64_t watch_id;
-	struct kapi_watch *dec;
-	bool reported_sync;
-	uint64_t watch_errors, events, watch_bytes;
+	struct src *src;
+	struct labelsel *filter; /* served by a wider source: its selector */
 };
 
 struct inf {
@@ -43,6 +56,8 @@ struct inf {
 	struct kind *kinds;
 	size_t n;
 	enum inf_origin origin; /* of the changes being reported */
+	struct src **srcs;
+	size_t nsrcs;
 };
 
 static int64_t
@@ -61,7 +76,7 @@ dup_or_null(const char *s)
 }
 
 static int
-kind_init(struct inf *in, struct kind *k, size_t i, const struct inf_kind *src)
+kind_check(size_t i, const struct inf_kind *src)
 {
 	char err[128];
 	struct labelsel *sel;
@@ -79,6 +94,12 @@ kind_init(struct inf *in, struct kind *k, size_t i, const struct inf_kind *src)
 		return (-1);
 	}
 	labelsel_free(sel);
+	return (0);
+}
+
+static void
+kind_init(struct inf *in, struct kind *k, size_t i, const struct inf_kind *src)
+{
 	k->in = in;
 	k->idx = i;
 	k->k.name = k->name = xstrdup(src->name);
@@ -89,19 +110,74 @@ kind_init(struct inf *in, struct kind *k, size_t i, const struct inf_kind *src)
 	k->k.res.namespaced = src->res.namespaced;
 	k->k.selector = k->selector = dup_or_null(src->selector);
 	k->k.ns = k->ns = dup_or_null(src->ns);
-	k->refl = refl_new(in->conf.seed + i);
-	k->cache = cache_new(src->name);
-	k->until_ms = 0;
-	return (0);
+}
+
+static bool
+same_str(const char *a, const char *b)
+{
+	return (a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0);
+}
+
+/* Whether a and b watch the same resource in the same namespace. */
+static bool
+same_res(const struct kind *a, const struct kind *b)
+{
+	return (strcmp(a->group, b->group) == 0
+	        && strcmp(a->version, b->version) == 0
+	        && strcmp(a->plural, b->plural) == 0
+	        && same_str(a->ns, b->ns));
+}
+
+/* The source serving k: one of the same resource and namespace, with the
+ * same selector or (k filtering) none; else a new one. */
+static void
+kind_attach(struct inf *in, struct kind *k)
+{
+	struct src *s;
+
+	for (size_t i = 0; i < in->nsrcs; i++) {
+		s = in->srcs[i];
+		if (same_res(s->k, k)
+		        && same_str(s->k->selector, k->selector)) {
+			k->src = s;
+			return;
+		}
+	}
+	for (size_t i = 0; k->selector != NULL && k->idx < 64 && i < in->nsrcs;
+	        i++) {
+		s = in->srcs[i];
+		if (same_res(s->k, k) && s->k->selector == NULL) {
+			k->src = s;
+			k->filter = labelsel_parse(k->selector, NULL, 0);
+			s->filtered = true;
+			return;
+		}
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->in = in;
+	s->k = k;
+	s->refl = refl_new(in->conf.seed + k->idx);
+	s->cache = cache_new(k->name);
+	s->stage = cache_stage_new();
+	in->srcs = xreallocarray(in->srcs, in->nsrcs + 1, sizeof(*in->srcs));
+	in->srcs[in->nsrcs++] = s;
+	k->src = s;
 }
 
 static void
-drop_items(struct kind *k)
+src_free(struct inf *in, struct src *s)
 {
-	for (size_t i = 0; i < k->nitems; i++) {
-		json_object_put(k->items[i]);
+	if (s->list_id != 0) {
+		kapi_multi_cancel(in->m, s->list_id);
 	}
-	k->nitems = 0;
+	if (s->watch_id != 0) {
+		kapi_multi_cancel(in->m, s->watch_id);
+	}
+	kapi_watch_free(s->dec);
+	cache_stage_free(s->stage);
+	refl_free(s->refl);
+	cache_free(s->cache);
+	free(s);
 }
 
 static void
@@ -110,17 +186,7 @@ kind_fini(struct kind *k)
 	if (k->in == NULL) {
 		return;
 	}
-	if (k->list_id != 0) {
-		kapi_multi_cancel(k->in->m, k->list_id);
-	}
-	if (k->watch_id != 0) {
-		kapi_multi_cancel(k->in->m, k->watch_id);
-	}
-	kapi_watch_free(k->dec);
-	drop_items(k);
-	free(k->items);
-	refl_free(k->refl);
-	cache_free(k->cache);
+	labelsel_free(k->filter);
 	free(k->name);
 	free(k->group);
 	free(k->version);
@@ -141,11 +207,21 @@ inf_new(struct kapi_multi *m, const struct inf_kind *kinds, size_t n,
 	}
 	in->kinds = xcalloc(n > 0 ? n : 1, sizeof(*in->kinds));
 	for (size_t i = 0; i < n; i++) {
-		if (kind_init(in, &in->kinds[i], i, &kinds[i]) < 0) {
+		if (kind_check(i, &kinds[i]) < 0) {
 			inf_free(in);
 			return (NULL);
 		}
+		kind_init(in, &in->kinds[i], i, &kinds[i]);
 		in->n = i + 1;
+	}
+	/* unselected kinds first, so selected ones can share them */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			struct kind *k = &in->kinds[i];
+			if ((k->selector == NULL) == (pass == 0)) {
+				kind_attach(in, k);
+			}
+		}
 	}
 	return (in);
 }
@@ -156,6 +232,10 @@ inf_free(struct inf *in)
 	if (in == NULL) {
 		return;
 	}
+	for (size_t i = 0; i < in->nsrcs; i++) {
+		src_free(in, in->srcs[i]);
+	}
+	free(in->srcs);
 	for (size_t i = 0; i < in->n; i++) {
 		kind_fini(&in->kinds[i]);
 	}
@@ -207,8 +287,39 @@ result_of_status(long code, const char *reason)
 	return (REFL_ERROR);
 }
 
+/* Whether kind k sees item it (NULL: no object). */
+static bool
+sees(const struct kind *k, const struct cache_item *it)
+{
+	struct cache_item copy;
+
+	if (it == NULL) {
+		return (false);
+	}
+	if (k->filter == NULL) {
+		return (true);
+	}
+	copy = *it;
+	return (labelsel_match(k->filter, cache_item_label, &copy));
+}
+
+/* Bit i set: kind i of s's kinds (filtered ones only) sees it. */
+static uint64_t
+seen_by(const struct src *s, const struct cache_item *it)
+{
+	const struct inf *in = s->in;
+	uint64_t bits = 0;
+
+	for (size_t i = 0; i < in->n && i < 64; i++) {
+		if (in->kinds[i].src == s && sees(&in->kinds[i], it)) {
+			bits |= UINT64_C(1) << i;
+		}
+	}
+	return (bits);
+}
+
 static void
-report(struct kind *k, enum inf_change ch, const char *key,
+report_kind(struct kind *k, enum inf_change ch, const char *key,
         const struct inf_owner *old_o, const struct inf_owner *new_o)
 {
 	static const struct inf_owner none = { NULL, NULL, NULL };
@@ -220,6 +331,41 @@ report(struct kind *k, enum inf_change ch, const char *key,
 	in->conf.on_change(in->conf.arg, k->idx, ch, key,
 	        ch == INF_ADD ? &none : old_o,
 	        ch == INF_DELETE ? &none : new_o);
+}
+
+/*
+ * Reports a change of s's cache to each kind of s.  A filtered kind sees
+ * the object before (old_bits) and after (new_bits) through its selector:
+ * an object leaving it is a delete, one entering it an add.
+ */
+static void
+report(struct src *s, enum inf_change ch, const char *key,
+        const struct inf_owner *old_o, const struct inf_owner *new_o,
+        uint64_t old_bits, uint64_t new_bits)
+{
+	struct inf *in = s->in;
+
+	for (size_t i = 0; i < in->n; i++) {
+		struct kind *k = &in->kinds[i];
+		bool was, is;
+
+		if (k->src != s) {
+			continue;
+		}
+		if (k->filter == NULL) {
+			report_kind(k, ch, key, old_o, new_o);
+			continue;
+		}
+		was = ch != INF_ADD && (old_bits >> i & 1) != 0;
+		is = ch != INF_DELETE && (new_bits >> i & 1) != 0;
+		if (was && is) {
+			report_kind(k, INF_UPDATE, key, old_o, new_o);
+		} else if (was) {
+			report_kind(k, INF_DELETE, key, old_o, NULL);
+		} else if (is) {
+			report_kind(k, INF_ADD, key, NULL, new_o);
+		}
+	}
 }
 
 static void
@@ -243,16 +389,19 @@ owner_of_res(const struct cache_owner *co, struct inf_owner *o)
 static void
 on_add(void *arg, const struct cache_item *obj)
 {
+	struct src *s = arg;
 	struct inf_owner o;
 
 	owner_of_item(obj, &o);
-	report(arg, INF_ADD, obj->key, NULL, &o);
+	report(s, INF_ADD, obj->key, NULL, &o, 0,
+	        s->filtered ? seen_by(s, obj) : 0);
 }
 
 static void
 on_update(
         void *arg, const struct cache_item *old, const struct cache_item *obj)
 {
+	struct src *s = arg;
 	struct inf_owner oo, no;
 
 	if (old->json_len == obj->json_len
@@ -261,45 +410,52 @@ on_update(
 	}
 	owner_of_item(old, &oo);
 	owner_of_item(obj, &no);
-	report(arg, INF_UPDATE, obj->key, &oo, &no);
+	report(s, INF_UPDATE, obj->key, &oo, &no,
+	        s->filtered ? seen_by(s, old) : 0,
+	        s->filtered ? seen_by(s, obj) : 0);
 }
 
 static void
 on_delete(void *arg, const struct cache_item *tomb)
 {
+	struct src *s = arg;
 	struct inf_owner o;
 
 	owner_of_item(tomb, &o);
-	report(arg, INF_DELETE, tomb->key, &o, NULL);
+	report(s, INF_DELETE, tomb->key, &o, NULL,
+	        s->filtered ? seen_by(s, tomb) : 0, 0);
 }
 
 static void
-list_complete(struct kind *k)
+list_complete(struct src *s)
 {
 	static const struct cache_handlers h
 	        = { on_add, on_update, on_delete };
+	struct inf *in = s->in;
 	size_t skipped;
 
-	/* queue lanes (docs-perfqueue.md): the changes are a list's */
-	k->in->origin = k->reported_sync ? INF_RELIST : INF_LIST;
-	skipped = cache_replace(
-	        k->cache, k->items, k->nitems, refl_list_rv(k->refl), &h, k);
-	k->in->origin = INF_LIVE;
+	/* queue lanes: the changes are a list's */
+	in->origin = s->reported_sync ? INF_RELIST : INF_LIST;
+	skipped = cache_replace_staged(
+	        s->cache, s->stage, refl_list_rv(s->refl), &h, s);
+	in->origin = INF_LIVE;
 	if (skipped > 0) {
 		log_warnx("informer: %s: %zu invalid listed objects skipped",
-		        k->k.name, skipped);
+		        s->k->k.name, skipped);
 	}
-	drop_items(k);
-	/* A list's parsed pages are many small json-c allocations, freed
-	 * here all at once: give the pages back to the system, or the
-	 * supervisor keeps the peak of its largest list resident (issue 7
-	 * memory benchmark, docs-bench2.md). */
+	/* A list's parsed items are many small json-c allocations: give
+	 * the freed pages back to the system, or the supervisor keeps the
+	 * peak of its largest list resident (issue 7 memory benchmark,
+	 * docs-bench2.md). */
 	malloc_trim(0);
-	if (!k->reported_sync) {
-		k->reported_sync = true;
-		cache_set_synced(k->cache, true);
-		if (k->in->conf.on_synced != NULL) {
-			k->in->conf.on_synced(k->in->conf.arg, k->idx);
+	if (s->reported_sync) {
+		return;
+	}
+	s->reported_sync = true;
+	cache_set_synced(s->cache, true);
+	for (size_t i = 0; i < in->n && in->conf.on_synced != NULL; i++) {
+		if (in->kinds[i].src == s) {
+			in->conf.on_synced(in->conf.arg, i);
 		}
 	}
 }
@@ -318,117 +474,276 @@ fill_type(json_object *item, json_object *doc)
 		return;
 	}
 	if (json_object_object_get(item, "apiVersion") == NULL && av != NULL) {
-		json_object_object_add(item, "apiVersion",
-		        json_object_new_string(av));
+		json_object_object_add(
+		        item, "apiVersion", json_object_new_string(av));
 	}
-	if (json_object_object_get(item, "kind") == NULL && n > 4 &&
-	        strcmp(lk + n - 4, "List") == 0) {
+	if (json_object_object_get(item, "kind") == NULL && n > 4
+	        && strcmp(lk + n - 4, "List") == 0) {
 		json_object_object_add(item, "kind",
 		        json_object_new_string_len(lk, (int)(n - 4)));
 	}
 }
 
-static void
-keep_items(struct kind *k, json_object *items, json_object *doc)
-{
-	size_t n = json_object_array_length(items);
+/* ---- list bodies, one item at a time ---- */
 
-	if (k->nitems + n > k->capitems) {
-		k->capitems = (k->nitems + n) * 2;
-		k->items = xreallocarray(
-		        k->items, k->capitems, sizeof(*k->items));
+static const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end
+	        && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+		p++;
 	}
-	for (size_t i = 0; i < n; i++) {
-		json_object *it = json_object_array_get_idx(items, i);
-		fill_type(it, doc);
-		k->items[k->nitems++] = json_object_get(it);
-	}
+	return (p);
 }
 
-/* Parses a list answer into *doc (owned) and its items (borrowed from
- * *doc, NULL when there are none). */
-static enum refl_result
-parse_list(struct kapi_resp *resp, json_object **doc, json_object **items)
+/* p at '"': the position after the closing quote, or NULL. */
+static const char *
+skip_string(const char *p, const char *end)
 {
-	*doc = jx_parse(resp->body.data, resp->body.len, 0, NULL, 0);
-	*items = *doc != NULL ? jx_get(*doc, "items") : NULL;
-	if (*doc == NULL) {
+	for (p++; p < end; p++) {
+		if (*p == '\\') {
+			p++;
+		} else if (*p == '"') {
+			return (p + 1);
+		}
+	}
+	return (NULL);
+}
+
+/* The position after the JSON value at p (no leading blanks), or NULL
+ * when the text ends first.  Structure only: the parser validates. */
+static const char *
+skip_value(const char *p, const char *end)
+{
+	size_t depth = 0;
+
+	if (p >= end) {
+		return (NULL);
+	}
+	if (*p == '"') {
+		return (skip_string(p, end));
+	}
+	if (*p != '{' && *p != '[') {
+		while (p < end && strchr(",}] \t\r\n", *p) == NULL) {
+			p++;
+		}
+		return (p);
+	}
+	for (; p < end; p++) {
+		if (*p == '"') {
+			if ((p = skip_string(p, end)) == NULL) {
+				return (NULL);
+			}
+			p--;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			return (p + 1);
+		}
+	}
+	return (NULL);
+}
+
+/* Splits a list answer: every top-level member but "items" goes to a
+ * small document (*doc, owned), the items array's text to [*ia, *ib)
+ * (both NULL when absent).  Returns -1 when the text is not an object. */
+static int
+split_list(const char *p, const char *end, json_object **doc, const char **ia,
+        const char **ib)
+{
+	struct buf b = BUF_INIT;
+	const char *k, *v, *ve;
+	size_t members = 0;
+
+	*doc = NULL;
+	*ia = *ib = NULL;
+	p = skip_ws(p, end);
+	if (p >= end || *p++ != '{') {
+		return (-1);
+	}
+	buf_puts(&b, "{");
+	for (;;) {
+		p = skip_ws(p, end);
+		if (p < end && *p == '}' && members == 0) {
+			break;
+		}
+		k = p;
+		if (p >= end || *p != '"'
+		        || (p = skip_string(p, end)) == NULL) {
+			goto bad;
+		}
+		ve = skip_ws(p, end);
+		if (ve >= end || *ve != ':') {
+			goto bad;
+		}
+		v = skip_ws(ve + 1, end);
+		if ((ve = skip_value(v, end)) == NULL) {
+			goto bad;
+		}
+		members++;
+		if ((size_t)(p - k) == 7 && memcmp(k, "\"items\"", 7) == 0) {
+			*ia = v;
+			*ib = ve;
+		} else {
+			buf_printf(&b, "%s%.*s:%.*s", b.len > 1 ? "," : "",
+			        (int)(p - k), k, (int)(ve - v), v);
+		}
+		p = skip_ws(ve, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}') {
+			break;
+		}
+		goto bad;
+	}
+	buf_puts(&b, "}");
+	*doc = jx_parse(b.data, b.len, 0, NULL, 0);
+	buf_fini(&b);
+	return (*doc != NULL ? 0 : -1);
+bad:
+	buf_fini(&b);
+	return (-1);
+}
+
+/* Parses the one JSON value at p (json-c stops at its end, which goes to
+ * *next), or NULL when it does not parse within [p, end). */
+static json_object *
+parse_one(struct json_tokener *tok, const char *p, const char *end,
+        const char **next)
+{
+	json_object *o;
+
+	json_tokener_reset(tok);
+	o = json_tokener_parse_ex(tok, p, (int)(end - p));
+	if (o == NULL) {
+		return (NULL);
+	}
+	*next = p + json_tokener_get_parse_end(tok);
+	return (o);
+}
+
+/* Parses and stages the items of [p, end) one at a time, in one pass (the
+ * tokener says where each item ends).  Returns -1 when it is neither an
+ * array nor null or an item does not parse. */
+static int
+stage_items(struct src *s, const char *p, const char *end, json_object *doc)
+{
+	struct json_tokener *tok;
+	json_object *it;
+	int rc = -1;
+
+	if ((size_t)(end - p) == 4 && memcmp(p, "null", 4) == 0) {
+		return (0);
+	}
+	if (*p != '[' || end - p > INT32_MAX) {
+		return (-1);
+	}
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == ']') {
+		return (0);
+	}
+	tok = json_tokener_new_ex(JX_DEFAULT_DEPTH);
+	json_tokener_set_flags(tok,
+	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
+	                | JSON_TOKENER_VALIDATE_UTF8);
+	while ((it = parse_one(tok, p, end, &p)) != NULL) {
+		fill_type(it, doc);
+		cache_stage_add(s->stage, it);
+		json_object_put(it);
+		p = skip_ws(p, end);
+		if (p < end && *p == ']') {
+			rc = 0;
+			break;
+		}
+		if (p >= end || *p != ',') {
+			break;
+		}
+		p = skip_ws(p + 1, end);
+	}
+	json_tokener_free(tok);
+	return (rc);
+}
+
+/* Decodes a list answer: its items go to the stage; *doc (owned) keeps
+ * the rest (metadata). */
+static enum refl_result
+parse_list(struct src *s, struct kapi_resp *resp, json_object **doc)
+{
+	const char *p = resp->body.data, *ia, *ib;
+
+	/* JSON holds no raw NUL; json-c would take one for the end */
+	if (p == NULL || memchr(p, '\0', resp->body.len) != NULL
+	        || split_list(p, p + resp->body.len, doc, &ia, &ib) < 0) {
 		return (REFL_ERROR);
 	}
-	if (*items == NULL || json_object_is_type(*items, json_type_array)) {
-		return (REFL_OK);
+	if (ia != NULL && stage_items(s, ia, ib, *doc) < 0) {
+		return (REFL_ERROR);
 	}
-	if (json_object_is_type(*items, json_type_null)) {
-		*items = NULL;
-		return (REFL_OK);
-	}
-	*items = NULL;
-	return (REFL_ERROR);
+	return (REFL_OK);
 }
 
 static void
 list_done(void *arg, struct kapi_resp *resp)
 {
-	struct kind *k = arg;
+	struct src *s = arg;
 	enum refl_result res = result_of(&resp->err);
-	json_object *doc = NULL, *items = NULL;
+	json_object *doc = NULL;
 	enum refl_list_step step;
 
-	stats_api(k->in->conf.stats, KAPI_LIST, resp->code);
-	k->list_id = 0;
-	k->until_ms = 0;
+	stats_api(s->in->conf.stats, KAPI_LIST, resp->code);
+	s->list_id = 0;
+	s->until_ms = 0;
 	if (res == REFL_OK) {
-		res = parse_list(resp, &doc, &items);
+		res = parse_list(s, resp, &doc);
 	} else {
-		log_debug("informer: %s: list failed: %s", k->k.name,
+		log_debug("informer: %s: list failed: %s", s->k->k.name,
 		        resp->err.message != NULL ? resp->err.message : "");
 	}
-	if (items != NULL) {
-		keep_items(k, items, doc);
-	}
-	step = refl_list_page(k->refl, res,
+	step = refl_list_page(s->refl, res,
 	        doc != NULL ? jx_get_str(doc, "metadata.continue") : NULL,
 	        doc != NULL ? jx_get_str(doc, "metadata.resourceVersion")
 	                    : NULL,
-	        clock_now(k->in));
+	        clock_now(s->in));
 	json_object_put(doc);
 	if (step == REFL_LIST_DONE) {
-		list_complete(k);
+		list_complete(s);
 	} else if (step == REFL_LIST_RESTART) {
-		drop_items(k);
+		cache_stage_clear(s->stage);
 	}
 }
 
 static void
-send_list(struct kind *k, const struct refl_action *act)
+send_list(struct src *s, const struct refl_action *act)
 {
 	struct kapi_req req;
 
 	memset(&req, 0, sizeof(req));
 	req.verb = KAPI_LIST;
-	req.res = &k->k.res;
-	req.ns = k->k.ns;
-	req.list.label_selector = k->k.selector;
+	req.res = &s->k->k.res;
+	req.ns = s->k->k.ns;
+	req.list.label_selector = s->k->k.selector;
 	req.list.resource_version = act->rv[0] != '\0' ? act->rv : NULL;
 	req.list.resource_version_match = act->rv_match;
 	req.list.limit = act->limit;
 	req.list.cont = act->cont;
-	k->list_id = kapi_multi_submit(k->in->m, &req, list_done, k);
+	s->list_id = kapi_multi_submit(s->in->m, &req, list_done, s);
 }
 
 /* ---- watches ---- */
 
 static void
-watch_finish(struct kind *k, enum refl_result res)
+watch_finish(struct src *s, enum refl_result res)
 {
-	kapi_watch_free(k->dec);
-	k->dec = NULL;
-	k->watch_id = 0;
-	k->until_ms = 0;
+	kapi_watch_free(s->dec);
+	s->dec = NULL;
+	s->watch_id = 0;
+	s->until_ms = 0;
 	if (res != REFL_OK) {
-		k->watch_errors++;
+		s->watch_errors++;
 	}
-	refl_watch_end(k->refl, res, clock_now(k->in));
+	refl_watch_end(s->refl, res, clock_now(s->in));
 }
 
 static const enum cache_event cache_ev[] = {
@@ -438,8 +753,31 @@ static const enum cache_event cache_ev[] = {
 	[KAPI_WATCH_BOOKMARK] = CACHE_EV_BOOKMARK,
 };
 
+/* The filter bits of the cached object the event is about (before it is
+ * applied). */
+static uint64_t
+bits_before(struct src *s, struct kapi_watch_event *ev)
+{
+	const char *ns = jx_get_str(ev->object, "metadata.namespace");
+	const char *name = jx_get_str(ev->object, "metadata.name");
+	struct cache_item it;
+	char *key;
+	uint64_t bits = 0;
+
+	if (!s->filtered || name == NULL || ev->type == KAPI_WATCH_BOOKMARK) {
+		return (0);
+	}
+	key = ns != NULL && ns[0] != '\0' ? xasprintf("%s/%s", ns, name)
+	                                  : xstrdup(name);
+	if (cache_lookup(s->cache, key, &it) == 0) {
+		bits = seen_by(s, &it);
+	}
+	free(key);
+	return (bits);
+}
+
 static void
-apply_event(struct kind *k, struct kapi_watch_event *ev)
+apply_event(struct src *s, struct kapi_watch_event *ev)
 {
 	static const enum inf_change chg[] = {
 		[CACHE_ADD] = INF_ADD,
@@ -447,58 +785,64 @@ apply_event(struct kind *k, struct kapi_watch_event *ev)
 		[CACHE_DELETE] = INF_DELETE,
 	};
 	struct cache_result res;
+	struct cache_item it;
 	struct inf_owner oo, no;
 	enum cache_change c;
+	uint64_t ob = bits_before(s, ev), nb = 0;
 
-	refl_watch_event(k->refl, ev->rv);
-	c = cache_apply(k->cache, cache_ev[ev->type], ev->object, &res);
-	k->events++;
+	refl_watch_event(s->refl, ev->rv);
+	c = cache_apply(s->cache, cache_ev[ev->type], ev->object, &res);
+	s->events++;
 	if (c == CACHE_INVALID) {
-		log_warnx("informer: %s: %s event refused: %s", k->k.name,
+		log_warnx("informer: %s: %s event refused: %s", s->k->k.name,
 		        kapi_watch_type_name(ev->type), res.err);
 	} else if (c != CACHE_UNCHANGED) {
+		if (s->filtered && c != CACHE_DELETE
+		        && cache_lookup(s->cache, res.key, &it) == 0) {
+			nb = seen_by(s, &it);
+		}
 		owner_of_res(&res.old_owner, &oo);
 		owner_of_res(&res.new_owner, &no);
-		report(k, chg[c], res.key, &oo, &no);
+		report(s, chg[c], res.key, &oo, &no, ob, nb);
 	}
 	cache_result_fini(&res);
 }
 
 /* Handles one event; returns false when the watch is over. */
 static bool
-handle_event(struct kind *k, struct kapi_watch_event *ev)
+handle_event(struct src *s, struct kapi_watch_event *ev)
 {
 	long code = 0;
 	const char *reason = "", *msg = "";
 
 	if (ev->type != KAPI_WATCH_ERROR) {
-		apply_event(k, ev);
+		apply_event(s, ev);
 		return (true);
 	}
 	kapi_watch_error_status(ev, &code, &reason, &msg);
-	log_debug("informer: %s: watch ERROR %ld %s: %s", k->k.name, code,
+	log_debug("informer: %s: watch ERROR %ld %s: %s", s->k->k.name, code,
 	        reason, msg);
-	kapi_multi_cancel(k->in->m, k->watch_id);
-	watch_finish(k, result_of_status(code, reason));
+	kapi_multi_cancel(s->in->m, s->watch_id);
+	watch_finish(s, result_of_status(code, reason));
 	return (false);
 }
 
 static void
 watch_data(void *arg, uint64_t id, const char *data, size_t len)
 {
-	struct kind *k = arg;
+	struct src *s = arg;
 	struct kapi_watch_event ev;
 	int rc;
 
-	if (id != k->watch_id || k->dec == NULL) {
+	if (id != s->watch_id || s->dec == NULL) {
 		return;
 	}
-	k->watch_bytes += len;
-	if (kapi_watch_feed(k->dec, data, len) < 0) {
+	s->watch_bytes += len;
+	if (kapi_watch_feed(s->dec, data, len) < 0) {
 		rc = -1;
 	} else {
-		while ((rc = kapi_watch_next(k->dec, &ev)) == 1) {
-			bool go_on = handle_event(k, &ev);
+		while ((rc = kapi_watch_next(s->dec, &ev)) == 1) {
+			bool go_on = handle_event(s, &ev);
 
 			kapi_watch_event_fini(&ev);
 			if (!go_on) {
@@ -507,71 +851,71 @@ watch_data(void *arg, uint64_t id, const char *data, size_t len)
 		}
 	}
 	if (rc < 0) {
-		log_warnx("informer: %s: watch stream broken: %s", k->k.name,
-		        kapi_watch_error(k->dec));
-		kapi_multi_cancel(k->in->m, k->watch_id);
-		watch_finish(k, REFL_RETRY);
+		log_warnx("informer: %s: watch stream broken: %s",
+		        s->k->k.name, kapi_watch_error(s->dec));
+		kapi_multi_cancel(s->in->m, s->watch_id);
+		watch_finish(s, REFL_RETRY);
 	}
 }
 
 static void
 watch_done(void *arg, struct kapi_resp *resp)
 {
-	struct kind *k = arg;
+	struct src *s = arg;
 	enum refl_result res = result_of(&resp->err);
 
-	if (resp->id != k->watch_id) {
+	if (resp->id != s->watch_id) {
 		return;
 	}
-	stats_api(k->in->conf.stats, KAPI_WATCH, resp->code);
-	if (res == REFL_OK && kapi_watch_finish(k->dec) < 0) {
-		log_warnx("informer: %s: watch: %s", k->k.name,
-		        kapi_watch_error(k->dec));
+	stats_api(s->in->conf.stats, KAPI_WATCH, resp->code);
+	if (res == REFL_OK && kapi_watch_finish(s->dec) < 0) {
+		log_warnx("informer: %s: watch: %s", s->k->k.name,
+		        kapi_watch_error(s->dec));
 		res = REFL_RETRY;
 	} else if (res != REFL_OK) {
-		log_debug("informer: %s: watch ended: %s", k->k.name,
+		log_debug("informer: %s: watch ended: %s", s->k->k.name,
 		        resp->err.message != NULL ? resp->err.message : "");
 	}
-	watch_finish(k, res);
+	watch_finish(s, res);
 }
 
 static void
-send_watch(struct kind *k, const struct refl_action *act, int64_t now_ms)
+send_watch(struct src *s, const struct refl_action *act, int64_t now_ms)
 {
 	struct kapi_req req;
 
 	memset(&req, 0, sizeof(req));
 	req.verb = KAPI_WATCH;
-	req.res = &k->k.res;
-	req.ns = k->k.ns;
-	req.list.label_selector = k->k.selector;
+	req.res = &s->k->k.res;
+	req.ns = s->k->k.ns;
+	req.list.label_selector = s->k->k.selector;
 	req.list.resource_version = act->rv[0] != '\0' ? act->rv : NULL;
 	req.list.timeout_seconds = act->timeout_s;
 	req.list.allow_watch_bookmarks = true;
-	k->dec = kapi_watch_new(k->in->conf.max_event_bytes, 0);
-	k->watch_id
-	        = kapi_multi_watch(k->in->m, &req, watch_data, watch_done, k);
-	refl_watch_started(k->refl, now_ms);
+	s->dec = kapi_watch_new(s->in->conf.max_event_bytes, 0);
+	s->watch_id
+	        = kapi_multi_watch(s->in->m, &req, watch_data, watch_done, s);
+	refl_watch_started(s->refl, now_ms);
 }
 
 /* ---- timers ---- */
 
 static void
-kind_tick(struct kind *k, int64_t now_ms)
+src_tick(struct src *s, int64_t now_ms)
 {
 	struct refl_action act;
 
-	while (k->until_ms <= now_ms) {
-		refl_next(k->refl, now_ms, &act);
+	while (s->until_ms <= now_ms) {
+		refl_next(s->refl, now_ms, &act);
 		switch (act.type) {
 		case REFL_LIST:
-			send_list(k, &act);
+			send_list(s, &act);
 			break;
 		case REFL_WATCH:
-			send_watch(k, &act, now_ms);
+			send_watch(s, &act, now_ms);
 			break;
 		case REFL_NONE:
-			k->until_ms = act.until_ms;
+			s->until_ms = act.until_ms;
 			break;
 		}
 	}
@@ -580,8 +924,8 @@ kind_tick(struct kind *k, int64_t now_ms)
 void
 inf_tick(struct inf *in, int64_t now_ms)
 {
-	for (size_t i = 0; i < in->n; i++) {
-		kind_tick(&in->kinds[i], now_ms);
+	for (size_t i = 0; i < in->nsrcs; i++) {
+		src_tick(in->srcs[i], now_ms);
 	}
 }
 
@@ -590,9 +934,9 @@ inf_next_deadline(const struct inf *in, int64_t now_ms)
 {
 	int64_t t = INT64_MAX;
 
-	for (size_t i = 0; i < in->n; i++) {
-		if (in->kinds[i].until_ms < t) {
-			t = in->kinds[i].until_ms;
+	for (size_t i = 0; i < in->nsrcs; i++) {
+		if (in->srcs[i]->until_ms < t) {
+			t = in->srcs[i]->until_ms;
 		}
 	}
 	return (t < now_ms ? now_ms : t);
@@ -604,6 +948,23 @@ size_t
 inf_nkinds(const struct inf *in)
 {
 	return (in->n);
+}
+
+size_t
+inf_nsources(const struct inf *in)
+{
+	return (in->nsrcs);
+}
+
+size_t
+inf_source(const struct inf *in, size_t kind)
+{
+	for (size_t i = 0; kind < in->n && i < in->nsrcs; i++) {
+		if (in->srcs[i] == in->kinds[kind].src) {
+			return (i);
+		}
+	}
+	return (SIZE_MAX);
 }
 
 int
@@ -626,13 +987,33 @@ inf_kind(const struct inf *in, size_t kind)
 struct cache *
 inf_cache(const struct inf *in, size_t kind)
 {
-	return (kind < in->n ? in->kinds[kind].cache : NULL);
+	return (kind < in->n ? in->kinds[kind].src->cache : NULL);
+}
+
+const char *
+inf_filter(const struct inf *in, size_t kind)
+{
+	if (kind >= in->n || in->kinds[kind].filter == NULL) {
+		return (NULL);
+	}
+	return (in->kinds[kind].selector);
+}
+
+int
+inf_by_owner(const struct inf *in, size_t kind, const char *uid,
+        cache_each_fn *fn, void *arg)
+{
+	if (kind >= in->n) {
+		return (0);
+	}
+	return (cache_by_owner_sel(
+	        inf_cache(in, kind), uid, inf_filter(in, kind), fn, arg));
 }
 
 bool
 inf_synced(const struct inf *in, size_t kind)
 {
-	return (kind < in->n && in->kinds[kind].reported_sync);
+	return (kind < in->n && in->kinds[kind].src->reported_sync);
 }
 
 enum inf_origin
@@ -644,8 +1025,8 @@ inf_origin(const struct inf *in)
 bool
 inf_all_synced(const struct inf *in)
 {
-	for (size_t i = 0; i < in->n; i++) {
-		if (!in->kinds[i].reported_sync) {
+	for (size_t i = 0; i < in->nsrcs; i++) {
+		if (!in->srcs[i]->reported_sync) {
 			return (false);
 		}
 	}
@@ -655,24 +1036,24 @@ inf_all_synced(const struct inf *in)
 void
 inf_stats(const struct inf *in, size_t kind, struct inf_stats *out)
 {
-	const struct kind *k;
+	const struct src *s;
 	const struct refl_stats *rs;
 
 	memset(out, 0, sizeof(*out));
 	if (kind >= in->n) {
 		return;
 	}
-	k = &in->kinds[kind];
-	rs = refl_stats(k->refl);
+	s = in->kinds[kind].src;
+	rs = refl_stats(s->refl);
 	out->lists = rs->lists;
 	out->list_requests = rs->list_requests;
 	out->relists = rs->relists;
 	out->watches = rs->watches;
 	out->watch_restarts = rs->watch_restarts;
-	out->watch_errors = k->watch_errors;
-	out->events = k->events;
-	out->watch_bytes = k->watch_bytes;
-	out->objects = cache_count(k->cache);
-	out->bytes = cache_bytes(k->cache);
-	out->synced = k->reported_sync;
+	out->watch_errors = s->watch_errors;
+	out->events = s->events;
+	out->watch_bytes = s->watch_bytes;
+	out->objects = cache_count(s->cache);
+	out->bytes = cache_bytes(s->cache);
+	out->synced = s->reported_sync;
 }

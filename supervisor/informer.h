@@ -3,11 +3,19 @@
  * spec kube-api.md E.1).  Prefix inf_.
  *
  * For each kind of a fixed set (a name, a resource, an optional
- * equality-based label selector, one namespace or all), one reflector
- * (reflector.h) and one watch cache (cache.h) run over a shared struct
- * kapi_multi: LIST pages and WATCHes are issued as refl_next() says, watch
- * events go to cache_apply() and refl_watch_event(), a completed (re)list
- * goes to cache_replace(), and every change of a cached object is reported
+ * equality-based label selector, one namespace or all) a source: one
+ * reflector (reflector.h) and one watch cache (cache.h) over a shared
+ * struct kapi_multi.  Kinds with the same resource, namespace and selector
+ * share one source; a kind with a selector is served by the unselected
+ * source of its resource and namespace when there is one, through a
+ * filter: its changes are those of the objects its selector matches (an
+ * object whose labels stop matching is a delete for it, one that starts
+ * matching an add), and inf_by_owner() applies the filter; the cache
+ * (inf_cache) then holds more than the kind selects.  A source's LIST
+ * pages and WATCHes are issued as refl_next() says; a LIST page is decoded
+ * one item at a time into staged compact cache entries (never parsed
+ * whole), watch events go to cache_apply() and refl_watch_event(), a
+ * completed (re)list goes to cache_replace_staged(), and every change of a cached object is reported
  * to the owner with its key and its controller owner before and after, so
  * the supervisor can enqueue the object or its owner.
  *
@@ -22,8 +30,8 @@
  * resourceVersion with no LIST; an ERROR event with code 410 or an HTTP
  * 410 costs one relist (after the reflector's backoff delay).  A broken
  * stream (undecodable bytes) ends the watch as REFL_RETRY.  Every LIST and
- * WATCH carries the kind's labelSelector, so objects outside it are never
- * cached.
+ * WATCH carries the source's labelSelector, so objects outside it are
+ * never cached.
  *
  * Callbacks: on_change for every add, update and delete of a cached
  * object (a relist reports updates only for objects whose cached text
@@ -143,6 +151,20 @@ const struct inf_kind *inf_kind(const struct inf *in, size_t kind);
 /* The cache of kind number `kind` (borrowed; read it, never change it), or
  * NULL when kind is out of range. */
 struct cache *inf_cache(const struct inf *in, size_t kind);
+
+/* Number of sources (distinct reflectors and caches), and the source
+ * number of kind (SIZE_MAX when out of range): kinds with the same source
+ * share the same cache. */
+size_t inf_nsources(const struct inf *in);
+size_t inf_source(const struct inf *in, size_t kind);
+
+/* The selector kind filters its source's cache with (borrowed), or NULL
+ * when the cache holds exactly what the kind selects. */
+const char *inf_filter(const struct inf *in, size_t kind);
+
+/* cache_by_owner() on kind's cache, through its filter. */
+int inf_by_owner(const struct inf *in, size_t kind, const char *uid,
+        cache_each_fn *fn, void *arg);
 
 /* Whether kind has completed a list; whether every kind has. */
 bool inf_synced(const struct inf *in, size_t kind);

@@ -170,15 +170,24 @@ on_synced(void *arg, size_t kind)
 	if (!inf_all_synced(s->inf)) {
 		return;
 	}
+	/* each shared cache once */
 	for (size_t i = 0; i < s->nkinds; i++) {
 		struct inf_stats st;
+		size_t src = inf_source(s->inf, i), j = 0;
+		while (j < i && inf_source(s->inf, j) != src) {
+			j++;
+		}
+		if (j < i) {
+			continue;
+		}
 		inf_stats(s->inf, i, &st);
 		objs += st.objects;
 		bytes += st.bytes;
 	}
-	log_info("caches synced: %zu watches, %llu objects, %llu bytes",
+	log_info("caches synced: %zu watches, %llu objects, %llu bytes "
+	         "(%zu shared caches)",
 	        s->nkinds, (unsigned long long)objs,
-	        (unsigned long long)bytes);
+	        (unsigned long long)bytes, inf_nsources(s->inf));
 }
 
 static int
@@ -551,8 +560,11 @@ sup_run(struct sup *s)
 {
 	int64_t now = timefmt_now_ms_mono();
 
-	log_info("starting %zu controller(s), %zu watch(es), runtime %s",
-	        s->nctls, s->nkinds, s->runtime_dir);
+	/* informers: one LIST+WATCH each; watches sharing one count once
+	 * (tests/integration/test_chaos.c reads the first number) */
+	log_info("starting %zu controller(s), %zu informer(s) for %zu "
+	         "watch(es), runtime %s",
+	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);
 	log_info("health socket %s%s", s->cfg.health_socket != NULL
 	                ? s->cfg.health_socket : s->runtime_dir,
 	        s->cfg.health_socket != NULL ? "" : "/health.sock");

@@ -93,11 +93,8 @@ full_cache(struct sup *s, const struct ipc_res *res, const char *req_sel)
 static int
 add_item(void *arg, const struct cache_item *it)
 {
-	json_object *o = jx_parse(it->json, it->json_len, 0, NULL, 0);
-
-	if (o != NULL) {
-		json_object_array_add(arg, o);
-	}
+	/* serialized as cached, never parsed (cache_item_raw) */
+	json_object_array_add(arg, cache_item_raw(it));
 	return (0);
 }
 
@@ -233,10 +230,13 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 		reply(w, ticket, req.id, IPC_VS_OK, NULL, items, NULL, NULL);
 	} else if (req.what == IPC_VIEW_GET && k >= 0 &&
 	           s->kinds[k].selector == NULL) {
-		json_object *o = cache_get_obj(inf_cache(s->inf, (size_t)k),
+		const char *t = cache_get(inf_cache(s->inf, (size_t)k),
 		        req.namespace != NULL ? req.namespace : "", req.name);
-		reply(w, ticket, req.id, o != NULL ? IPC_VS_OK : IPC_VS_NOT_FOUND,
-		        o, NULL, NULL, NULL);
+		struct cache_item it = {.json = t,
+		        .json_len = t != NULL ? strlen(t) : 0};
+		reply(w, ticket, req.id, t != NULL ? IPC_VS_OK : IPC_VS_NOT_FOUND,
+		        t != NULL ? cache_item_raw(&it) : NULL, NULL, NULL,
+		        NULL);
 	} else {
 		live(s, w, ticket, &req);
 	}

@@ -3,9 +3,10 @@
  * the cache converges to the server's state for label-selected ConfigMaps
  * (unrelated ones never cached), change callbacks (adds, updates, deletes,
  * controller-owner changes), a watch closed by the server is resumed with
- * no LIST, and a forced 410 costs exactly one LIST per kind (counted in
- * kubesim's --request-log).  Our own small loop drives the multi handle.
- * Every wait is bounded (WAIT_MS).
+ * no LIST, a forced 410 costs exactly one LIST per kind (counted in
+ * kubesim's --request-log), and kinds over one resource share one source
+ * (one LIST, one cache) with per-kind filtered changes.  Our own small loop
+ * drives the multi handle. Every wait is bounded (WAIT_MS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -413,6 +414,147 @@ test_expired_relist(void **state)
 	fx_stop(&f);
 }
 
+/* ---- shared sources ---- */
+
+/* Changes seen per kind. */
+struct per_kind {
+	int adds[3], updates[3], deletes[3];
+};
+
+static void
+on_change_kind(void *arg, size_t kind, enum inf_change ch, const char *key,
+        const struct inf_owner *oo, const struct inf_owner *no)
+{
+	struct per_kind *p = arg;
+
+	(void)key;
+	(void)oo;
+	(void)no;
+	assert_true(kind < 3);
+	if (ch == INF_ADD) {
+		p->adds[kind]++;
+	} else if (ch == INF_UPDATE) {
+		p->updates[kind]++;
+	} else {
+		p->deletes[kind]++;
+	}
+}
+
+static void
+relabel(const char *ns, const char *name, const char *app)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+	json_object *o;
+
+	assert_int_equal(kapi_get(A.c, &R_CM, ns, name, &o, &e), KAPI_OK);
+	jx_setv(o, json_object_new_string(app), "metadata", "labels", "app",
+	        NULL);
+	assert_int_equal(kapi_update(A.c, &R_CM, ns, o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	kapi_err_fini(&e);
+}
+
+struct counts_goal {
+	struct per_kind *p;
+	int kind, adds, deletes;
+};
+
+static bool
+counts_reached(void *arg)
+{
+	struct counts_goal *g = arg;
+
+	return (g->p->adds[g->kind] >= g->adds
+	        && g->p->deletes[g->kind] >= g->deletes);
+}
+
+static int
+count_item(void *arg, const struct cache_item *it)
+{
+	(void)it;
+	(*(int *)arg)++;
+	return (0);
+}
+
+/* Three kinds over one resource: all, app=sym, app=sym again.  One source
+ * (one LIST, one cache); the selected kinds see only their objects, an
+ * object relabelled into or out of the selector is an add or a delete for
+ * them, and inf_by_owner() filters. */
+static void
+test_shared(void **state)
+{
+	struct inf_kind k[] = {
+		{ "configmaps", R_CM, NULL, "inf4" },
+		{ "sym", R_CM, "app=sym", "inf4" },
+		{ "sym2", R_CM, "app=sym", "inf4" },
+	};
+	struct inf_conf conf = { 0 };
+	struct per_kind p = { 0 };
+	struct fx f;
+	struct kapi_err e = KAPI_ERR_INIT;
+	json_object *o;
+	int n = 0;
+
+	(void)state;
+	make_ns("inf4");
+	make_obj(&R_CM, "inf4", "a", "sym");
+	make_obj(&R_CM, "inf4", "b", "else");
+	/* text that a naive scanner would trip on */
+	o = testutil_json("{\"metadata\":{\"name\":\"tricky\",\"labels\":"
+	                  "{\"app\":\"sym\"}},\"data\":{\"k\":"
+	                  "\"}]{[\\\"\\\\,\\u00e9\"}}",
+	        0);
+	assert_int_equal(
+	        kapi_create(A.c, &R_CM, "inf4", o, NULL, &e), KAPI_OK);
+	json_object_put(o);
+	memset(&f, 0, sizeof(f));
+	conf.on_change = on_change_kind;
+	conf.arg = &p;
+	f.m = kapi_multi_new(A.c);
+	f.in = inf_new(f.m, k, 3, &conf);
+	assert_non_null(f.in);
+	assert_int_equal(inf_nsources(f.in), 1);
+	assert_true(inf_source(f.in, 2) == 0);
+	assert_ptr_equal(inf_cache(f.in, 0), inf_cache(f.in, 1));
+	assert_null(inf_filter(f.in, 0));
+	assert_string_equal(inf_filter(f.in, 1), "app=sym");
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	assert_int_equal(count_lists("/namespaces/inf4/configmaps"), 1);
+	assert_int_equal(cache_count(inf_cache(f.in, 0)), 3);
+	assert_non_null(strstr(cache_get(inf_cache(f.in, 0), "inf4", "tricky"),
+	        "\"kind\":\"ConfigMap\""));
+	assert_int_equal(p.adds[0], 3);
+	assert_int_equal(p.adds[1], 2);
+	assert_int_equal(p.adds[2], 2);
+
+	relabel("inf4", "b", "sym"); /* enters the selector */
+	struct counts_goal g = { &p, 1, 3, 0 };
+	assert_true(pump(f.m, f.in, counts_reached, &g));
+	assert_int_equal(p.adds[2], 3);
+	assert_int_equal(p.updates[0], 1);
+	assert_int_equal(p.updates[1], 0);
+
+	relabel("inf4", "a", "else"); /* leaves it */
+	g = (struct counts_goal) { &p, 1, 3, 1 };
+	assert_true(pump(f.m, f.in, counts_reached, &g));
+	assert_int_equal(p.deletes[2], 1);
+	assert_int_equal(p.updates[0], 2);
+
+	del_obj(&R_CM, "inf4", "a"); /* outside the selector: kind 0 only */
+	g = (struct counts_goal) { &p, 0, 3, 1 };
+	assert_true(pump(f.m, f.in, counts_reached, &g));
+	assert_int_equal(p.deletes[1], 1);
+
+	/* owners: nothing owned, and a filtered walk of nothing is 0 */
+	assert_int_equal(inf_by_owner(f.in, 1, "none", count_item, &n), 0);
+	assert_int_equal(n, 0);
+	cache_list(inf_cache(f.in, 1), "inf4", inf_filter(f.in, 1), count_item,
+	        &n);
+	assert_int_equal(n, 2);
+	kapi_err_fini(&e);
+	fx_stop(&f);
+}
+
 static void
 test_bad_kind(void **state)
 {
@@ -443,6 +585,7 @@ main(void)
 		cmocka_unit_test(test_converge),
 		cmocka_unit_test(test_close_watches),
 		cmocka_unit_test(test_expired_relist),
+		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_bad_kind),
 	};
 

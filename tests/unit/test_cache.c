@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/xmalloc.h"
 #include "supervisor/cache.h"
 
 /* A Pod-like object; owner NULL for none, labels a JSON object text. */
@@ -491,6 +492,130 @@ test_synced_flag_name(void **state)
 	cache_free(c);
 }
 
+/* Selected listings in a namespace come from a label index, created on
+ * the first listing naming the key, kept in step with every change. */
+static void
+test_label_index(void **state)
+{
+	struct cache *c = cache_new("cm");
+	size_t before;
+
+	(void)state;
+	ap1(c, CACHE_EV_ADDED, obj("a", "r3", "1", NULL, "{\"inst\":\"x\"}"));
+	ap1(c, CACHE_EV_ADDED,
+	        obj("a", "r1", "2", NULL, "{\"inst\":\"x\",\"app\":\"z\"}"));
+	ap1(c, CACHE_EV_ADDED, obj("a", "r2", "3", NULL, "{\"inst\":\"y\"}"));
+	ap1(c, CACHE_EV_ADDED, obj("b", "r4", "4", NULL, "{\"inst\":\"x\"}"));
+	before = cache_bytes(c);
+	assert_listed(c, "a", "inst=x", "a/r1 a/r3");
+	assert_true(cache_bytes(c) > before);
+	assert_listed(c, "a", " inst == x , app=z", "a/r1");
+	assert_listed(c, "b", "inst=x", "b/r4");
+	assert_listed(c, "c", "inst=x", "");
+	assert_listed(c, "a", "inst=none", "");
+	assert_listed(c, "a", "inst!=x", "a/r2");
+	/* index kept up to date: relabel, add, delete */
+	ap1(c, CACHE_EV_MODIFIED,
+	        obj("a", "r3", "5", NULL, "{\"inst\":\"y\"}"));
+	ap1(c, CACHE_EV_ADDED, obj("a", "r5", "6", NULL, "{\"inst\":\"x\"}"));
+	ap1(c, CACHE_EV_DELETED, obj("a", "r1", "7", NULL, NULL));
+	assert_listed(c, "a", "inst=x", "a/r5");
+	assert_listed(c, "a", "inst=y", "a/r2 a/r3");
+	/* more keys than indexes: the namespace walk answers the same */
+	assert_listed(c, "a", "k1=v", "");
+	assert_listed(c, "a", "k2=v", "");
+	assert_listed(c, "a", "k3=v", "");
+	assert_listed(c, "a", "k4=v,inst=y", "");
+	assert_listed(c, "a", "app=z", "");
+	/* a relist keeps the index in step */
+	json_object *items[] = {
+		obj("a", "r2", "8", NULL, "{\"inst\":\"x\"}"),
+		obj("b", "r4", "9", NULL, "{\"inst\":\"x\"}"),
+	};
+	cache_replace(c, items, 2, "9", NULL, NULL);
+	json_object_put(items[0]);
+	json_object_put(items[1]);
+	assert_listed(c, "a", "inst=x", "a/r2");
+	assert_listed(c, "a", "inst=y", "");
+	cache_free(c);
+}
+
+static int
+count_adds(void *arg, const struct cache_item *it)
+{
+	(void)it;
+	(*(int *)arg)++;
+	return (0);
+}
+
+static void
+h_add(void *arg, const struct cache_item *it)
+{
+	count_adds(arg, it);
+}
+
+/* Staged lists, item labels, filtered owner walks, raw serialization. */
+static void
+test_stage_raw(void **state)
+{
+	struct cache *c = cache_new("cm");
+	struct cache_stage *st = cache_stage_new();
+	struct cache_handlers h = { .on_add = h_add };
+	struct cache_item it;
+	json_object *o, *arr;
+	int adds = 0;
+	char *got;
+
+	(void)state;
+	o = obj("a", "p1", "1", "u1", "{\"sel\":\"yes\"}");
+	assert_int_equal(cache_stage_add(st, o), 0);
+	json_object_put(o);
+	o = obj("a", "p2", "2", "u1", NULL);
+	assert_int_equal(cache_stage_add(st, o), 0);
+	json_object_put(o);
+	o = json_object_new_string("not an object");
+	assert_int_equal(cache_stage_add(st, o), -1);
+	json_object_put(o);
+	assert_int_equal(cache_stage_count(st), 2);
+	assert_int_equal(cache_replace_staged(c, st, "5", &h, &adds), 1);
+	assert_int_equal(cache_stage_count(st), 0);
+	assert_int_equal(adds, 2);
+	assert_string_equal(cache_rv(c), "5");
+	assert_int_equal(cache_count(c), 2);
+	/* a cleared stage installs nothing: the relist empties the cache */
+	o = obj("a", "p3", "3", NULL, NULL);
+	cache_stage_add(st, o);
+	json_object_put(o);
+	cache_stage_clear(st);
+	assert_int_equal(cache_stage_count(st), 0);
+
+	assert_int_equal(cache_lookup(c, "a/p1", &it), 0);
+	assert_string_equal(cache_item_label(&it, "sel"), "yes");
+	assert_null(cache_item_label(&it, "other"));
+	adds = 0;
+	assert_int_equal(
+	        cache_by_owner_sel(c, "u1", "sel=yes", count_adds, &adds), 0);
+	assert_int_equal(adds, 1);
+	adds = 0;
+	assert_int_equal(
+	        cache_by_owner_sel(c, "u1", NULL, count_adds, &adds), 0);
+	assert_int_equal(adds, 2);
+	assert_int_equal(
+	        cache_by_owner_sel(c, "u1", "a in (b)", count_adds, &adds),
+	        -1);
+
+	arr = json_object_new_array();
+	json_object_array_add(arr, cache_item_raw(&it));
+	got = xasprintf("[%s]", it.json);
+	assert_string_equal(
+	        json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN),
+	        got);
+	free(got);
+	json_object_put(arr);
+	cache_stage_free(st);
+	cache_free(c);
+}
+
 int
 main(void)
 {
@@ -504,6 +629,8 @@ main(void)
 		cmocka_unit_test(test_rejects_bad_objects),
 		cmocka_unit_test(test_many_objects_bytes),
 		cmocka_unit_test(test_synced_flag_name),
+		cmocka_unit_test(test_label_index),
+		cmocka_unit_test(test_stage_raw),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
