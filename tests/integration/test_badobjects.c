@@ -870,13 +870,63 @@ ns_of(const char *file)
 	return (ns);
 }
 
+/* Adds the "# kubelet: {rule}" lines of path to rules, each for ns. */
+static void
+kubelet_rules_of(const char *path, const char *ns, json_object *rules)
+{
+	char *text = testutil_read_file(path, NULL), *save = NULL;
+
+	assert_non_null(text);
+	for (char *l = strtok_r(text, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save)) {
+		const char *v = directive(l, "kubelet");
+		json_object *r = v != NULL ? json_tokener_parse(v) : NULL;
+		if (v != NULL && r == NULL) {
+			fail_msg("%s: bad kubelet rule %s", path, v);
+		}
+		if (r != NULL) {
+			json_object_object_add(
+			        r, "namespace", json_object_new_string(ns));
+			json_object_array_add(rules, r);
+		}
+	}
+	free(text);
+}
+
+/* PUTs kubesim's kubelet rules (they apply to pods created later). */
+static void
+put_kubelet_rules(json_object *rules)
+{
+	json_object *body = json_object_new_object();
+	struct ksim_resp *resp;
+
+	json_object_object_add(body, "rules", rules);
+	resp = ksim_request(ksim_url(F.a.k), "PUT", "/_kubesim/kubelet",
+	        "application/json", json_object_to_json_string(body), NULL, 0);
+	if (resp->code != 200) {
+		fail_msg("kubelet rules: %ld %s", resp->code, resp->body);
+	}
+	ksim_resp_free(resp);
+	json_object_put(body);
+}
+
 static void
 test_corpus(void **state)
 {
 	char **files = corpus_files();
 	size_t n = 0;
 
+	json_object *rules = json_object_new_array();
+
 	(void)state;
+	for (size_t i = 0; files[i] != NULL; i++) {
+		char *ns = ns_of(files[i]);
+		char *path = xasprintf("%s/%s", CORPUS, files[i]);
+		kubelet_rules_of(path, ns, rules);
+		free(path);
+		free(ns);
+	}
+	put_kubelet_rules(rules);
 	for (; files[n] != NULL; n++) {
 		char *ns = ns_of(files[n]);
 		char *path = xasprintf("%s/%s", CORPUS, files[n]);
