@@ -86,7 +86,8 @@ static struct {
 	struct ksim_api a;
 	char dir[64];
 	char log[128];
-	pid_t pid; /* 0 once reaped */
+	char sock[128]; /* the health socket */
+	pid_t pid;      /* 0 once reaped */
 	int status;
 	struct subject subj[MAX_SUBJ];
 	size_t nsubj;
@@ -672,7 +673,8 @@ sd_start(void)
 		(char *)"--runtime-dir", rundir, (char *)"--leader-elect",
 		(char *)"--leader-election-namespace", (char *)"default",
 		(char *)"--metrics-bind-address=0",
-		(char *)"--health-probe-bind-address=0", NULL };
+		(char *)"--health-probe-bind-address=0",
+		(char *)"--health-socket", F.sock, NULL };
 
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(bin, sizeof(bin), "%s",
@@ -682,6 +684,7 @@ sd_start(void)
 		        env != NULL && *env != '\0' ? env : "bin/sympoziumd");
 	}
 	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
+	snprintf(F.sock, sizeof(F.sock), "%s/h.sock", F.dir);
 	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
 	F.pid = fork();
 	assert_true(F.pid >= 0);
@@ -957,6 +960,65 @@ test_canary(void **state)
 	wait_subjects(from);
 }
 
+/* The worker table from bin/sympoziumctl --json workers (beside
+ * $SYMPOZIUMD, else bin/).  Caller puts. */
+static json_object *
+ctl_workers(void)
+{
+	const char *sd = getenv("SYMPOZIUMD");
+	const char *slash;
+	char *cmd;
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	FILE *p;
+	json_object *o;
+
+	if (sd == NULL || *sd == '\0' || (slash = strrchr(sd, '/')) == NULL) {
+		sd = "bin/sympoziumd";
+		slash = strrchr(sd, '/');
+	}
+	cmd = xasprintf("%.*s/sympoziumctl --socket %s --json workers",
+	        (int)(slash - sd), sd, F.sock);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0) {
+		buf_append(&b, chunk, n);
+	}
+	if (pclose(p) != 0) {
+		fail_msg("%s failed: %s", cmd, buf_str(&b));
+	}
+	o = json_tokener_parse(buf_str(&b));
+	if (o == NULL) {
+		fail_msg("%s: not JSON: %s", cmd, buf_str(&b));
+	}
+	free(cmd);
+	buf_fini(&b);
+	return (o);
+}
+
+/* Every worker ready, none restarted. */
+static void
+assert_no_restart(void)
+{
+	json_object *o = ctl_workers(), *ws = jx_get(o, "workers");
+	size_t n = ws != NULL ? json_object_array_length(ws) : 0;
+
+	assert_true(n >= 6);
+	for (size_t i = 0; i < n; i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		int64_t r = -1;
+		if (jx_get_int(w, "restarts", &r) != 0 || r != 0) {
+			fail_msg("worker %s restarted %lld time(s), last "
+			         "exit: %s",
+			        text_at(w, "name"), (long long)r,
+			        text_at(w, "lastExit"));
+		}
+	}
+	fprintf(stderr, "  %zu workers, none restarted\n", n);
+	json_object_put(o);
+}
+
 /* No worker exited, the supervisor runs, and it writes nothing but Lease
  * renewals for STEADY_MS. */
 static void
@@ -986,6 +1048,7 @@ test_nothing_broke(void **state)
 		fail_msg("a worker exited");
 	}
 	free(t);
+	assert_no_restart();
 }
 
 static void
