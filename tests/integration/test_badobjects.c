@@ -417,6 +417,27 @@ grow_array(json_object *a, size_t count)
 	return (out);
 }
 
+/* seed followed by n invalid UTF-8 sequences (a lone continuation byte,
+ * a truncated two-byte sequence, an overlong '/', 0xff). */
+static json_object *
+bad_utf8(const char *seed, size_t n)
+{
+	static const char bad[] = "\x80" "\xc3(" "\xc0\xaf" "\xff";
+	struct buf b = BUF_INIT;
+	json_object *o;
+	size_t len;
+	char *s;
+
+	buf_puts(&b, seed);
+	for (size_t i = 0; i < n; i++) {
+		buf_append(&b, bad, sizeof(bad) - 1);
+	}
+	s = buf_detach(&b, &len);
+	o = json_object_new_string_len(s, (int)len);
+	free(s);
+	return (o);
+}
+
 static json_object *
 grow_nest(size_t depth)
 {
@@ -471,6 +492,8 @@ grow(json_object *doc, const char *line)
 		v = grow_string(text_at(doc, path), n);
 	} else if (strcmp(how, "array") == 0) {
 		v = grow_array(walk(doc, path), n);
+	} else if (strcmp(how, "badutf8") == 0) {
+		v = bad_utf8(text_at(doc, path), n);
 	} else if (strcmp(how, "nest") == 0) {
 		v = grow_nest(n);
 	} else {
