@@ -529,6 +529,23 @@ rejected_code(const char *expect)
 	return (r != NULL ? strtol(r + 9, NULL, 10) : 0);
 }
 
+/* Records a subject; expect is taken. */
+static void
+record(const char *file, const char *ns, const char *name,
+        const struct kapi_res *r, char *expect)
+{
+	struct subject *s = &F.subj[F.nsubj++];
+
+	assert_true(F.nsubj < MAX_SUBJ);
+	s->file = xstrdup(file);
+	s->ns = xstrdup(ns);
+	s->name = xstrdup(name);
+	s->expect = expect;
+	s->r = r;
+	s->rejected = rejected_code(expect) != 0;
+	F.rejected += s->rejected;
+}
+
 /* Creates one document (text of one YAML document, its directives in
  * comment lines) of file in ns; records a subject. */
 static void
@@ -574,19 +591,12 @@ load_doc(const char *file, const char *ns, const char *text)
 		        text_at(o, "metadata.name"), code, want, msg);
 	}
 	if (exp.len > 0) {
-		struct subject *s = &F.subj[F.nsubj++];
-		assert_true(F.nsubj < MAX_SUBJ);
-		s->file = xstrdup(file);
-		s->ns = xstrdup(ns);
-		s->name = xstrdup(text_at(o, "metadata.name"));
-		s->expect = buf_detach(&exp, NULL);
-		s->r = r;
-		s->rejected = want != 0;
-		F.rejected += s->rejected;
-		if (want != 0) {
-			fprintf(stderr, "  %s: refused %ld: %.160s\n", file,
-			        code, msg);
-		}
+		record(file, ns, text_at(o, "metadata.name"), r,
+		        buf_detach(&exp, NULL));
+	}
+	if (want != 0) {
+		fprintf(stderr, "  %s: refused %ld: %.160s\n", file, code,
+		        msg);
 	}
 	buf_fini(&exp);
 	json_object_put(docs);
