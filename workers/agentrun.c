@@ -594,9 +594,10 @@ plan_fini(struct plan *p)
 	free(p->sc);
 }
 
-/* A timeout in seconds from a Go duration, 0 when absent or invalid. */
+/* A timeout in milliseconds from a Go duration, rounded up (a positive
+ * "1ns" is 1 ms, not none); 0 when absent, invalid or not positive. */
 static int64_t
-seconds_of(const char *d)
+ms_of(const char *d)
 {
 	int64_t ns = 0;
 
@@ -604,7 +605,17 @@ seconds_of(const char *d)
 	        || ns <= 0) {
 		return (0);
 	}
-	return (ns / 1000000000);
+	return (ns / 1000000 + (ns % 1000000 != 0));
+}
+
+/* A timeout in seconds (the Job's deadline), at least 1 when positive;
+ * 0 when absent or invalid. */
+static int64_t
+seconds_of(const char *d)
+{
+	int64_t ms = ms_of(d);
+
+	return (ms > 0 && ms < 1000 ? 1 : ms / 1000);
 }
 
 /* Skills, timeout inherited from the instance in memory (spec 1.3
@@ -1146,12 +1157,12 @@ sidecar_aware(struct ctx *c)
 static int64_t
 timeout_ms(struct ctx *c, int64_t elapsed)
 {
-	int64_t s = seconds_of(spec_str(c, "timeout"));
+	int64_t ms = ms_of(spec_str(c, "timeout"));
 	json_object *inst = NULL;
 	char err[256];
 
-	if (s > 0) {
-		return (s * 1000);
+	if (ms > 0) {
+		return (ms);
 	}
 	if (elapsed <= AGENTRUN_TIMEOUT_MS) {
 		return (AGENTRUN_TIMEOUT_MS);
@@ -1159,11 +1170,11 @@ timeout_ms(struct ctx *c, int64_t elapsed)
 	if (view_get(c->in->view, &kobj_instances, c->ns,
 	            spec_str(c, "instanceRef"), &inst, err, sizeof(err))
 	        == 0) {
-		s = seconds_of(
+		ms = ms_of(
 		        jx_get_str(inst, "spec.agents.default.runTimeout"));
 	}
 	json_object_put(inst);
-	return (s > 0 ? s * 1000 : AGENTRUN_TIMEOUT_MS);
+	return (ms > 0 ? ms : AGENTRUN_TIMEOUT_MS);
 }
 
 /* Milliseconds since status.startedAt, or -1 when unknown. */

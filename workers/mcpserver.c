@@ -147,6 +147,7 @@ read_spec(json_object *obj, struct mcp *m)
 {
 	const char *tt = jx_get_str(obj, "spec.transportType");
 	const char *image;
+	int64_t replicas = 0;
 
 	*m = (struct mcp) { .obj = obj,
 		.name = kobj_name(obj),
@@ -165,6 +166,10 @@ read_spec(json_object *obj, struct mcp *m)
 	image = jx_get_str(m->dep, "image");
 	if (image == NULL || image[0] == '\0') {
 		return ("spec.deployment.image is required");
+	}
+	if (jx_get_int(obj, "spec.replicas", &replicas) == 0 && replicas < 0) {
+		/* the schema takes any int32; the Deployment would be refused */
+		return ("spec.replicas must not be negative");
 	}
 	m->stdio = strcmp(tt, "stdio") == 0;
 	if (!m->stdio && jx_get_int(m->dep, "port", &m->port) == 0

@@ -1154,6 +1154,30 @@ test_running_timeouts(void **state)
 	free(bad);
 }
 
+/* A positive timeout under a second is a timeout, not none (it used to
+ * round down to 0 s and so to the 10 minute default). */
+static void
+test_running_subsecond_timeout(void **state)
+{
+	struct fakesup *f = *state;
+	char *half = mkrun(FIN, ",\"timeout\":\"500ms\"", RUNNING);
+	char *tiny = mkrun(FIN, ",\"timeout\":\"1ns\"", RUNNING);
+	json_object *res;
+
+	res = run(f, half, JOB("\"active\":1"), T0 + 500);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run(f, half, JOB("\"active\":1"), T0 + 501);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	res = run(f, tiny, JOB("\"active\":1"), T0 + 2);
+	assert_string_equal(jx_get_str(status_of(res), "error"), "timeout");
+	json_object_put(res);
+	free(half);
+	free(tiny);
+}
+
 /* Completed: the workspace PVC after a postRun, no finalizer patch when
  * there is none, no pruning without an instanceRef; PostRunning and
  * Serving runs (features this controller does not build) fail. */
@@ -1239,6 +1263,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_agent_container_success,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_running_timeouts,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_running_subsecond_timeout,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_completed_variants,
 		        fakesup_setup, fakesup_teardown),

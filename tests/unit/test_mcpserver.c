@@ -573,10 +573,13 @@ test_invalid_specs(void **state)
 		          "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
 		          "\"i\",\"port\":70000}}}",
 		"{" MD(1) "}",
+		"{" MD(1) ",\"spec\":{\"transportType\":\"http\","
+		          "\"toolsPrefix\":\"g\",\"replicas\":-3,"
+		          "\"deployment\":{\"image\":\"i\"}}}",
 	};
 	static const char *const msgs[] = { "spec.deployment is required",
 		"transportType", "image is required", "port must be",
-		"spec.deployment is required" };
+		"spec.deployment is required", "spec.replicas must not be" };
 	struct fakesup_run g;
 	json_object *st;
 
