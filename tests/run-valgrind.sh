@@ -27,8 +27,7 @@ VG_SKIP=${VG_SKIP-test_sandbox}
 # Run alone after the others: their timing assertions (e.g. test_kapi's
 # "five 300 ms GETs in < 1.4 s") need the CPU.
 VG_ALONE=${VG_ALONE-test_kapi}
-VG_SLOW=${VG_SLOW-test_timefmt test_kschema test_kapi_watch test_badinput \
-	test_kpatch test_eventcorr test_instance}
+VG_SLOW=${VG_SLOW-test_kapi_watch test_crds test_timefmt test_kschema test_cache}
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 if [ -z "${SHARED_DIR:-}" ] && [ -d ../shared ]; then
