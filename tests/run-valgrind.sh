@@ -134,6 +134,7 @@ alone=()
 # The slowest under valgrind start first (tens of seconds each: the
 # batch then ends together).
 for name in $VG_SLOW; do
+	[[ " $VG_SKIP $VG_ALONE " == *" $name "* ]] && continue
 	[ -x "$BIN/tests/$name" ] && units+=("$name")
 done
 for t in "$BIN"/tests/test_*; do
