@@ -5,7 +5,8 @@
 # files go to $(BUILD), programs to $(BIN).  `make asan` and `make fuzz` reuse
 # the same rules with another $(BUILD)/$(BIN) and extra flags.
 #
-# Targets: all (default), deps, test, asan, run, bench, fuzz, clean.
+# Targets: all (default), deps, test, asan, valgrind, run, bench, fuzz,
+# clean.
 
 BUILD	?= build
 BIN	?= bin
@@ -19,7 +20,7 @@ SAN	?=
 DEB_PKGS = gcc make pkg-config clang libclang-rt-14-dev \
 	libcurl4-openssl-dev libjson-c-dev libnng-dev libcmocka-dev \
 	libmicrohttpd-dev libseccomp-dev libyaml-dev libssl-dev openssl \
-	python3 python3-kubernetes
+	python3 python3-kubernetes valgrind
 
 PKGS	= libcurl json-c yaml-0.1 openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -91,7 +92,7 @@ WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
 		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
 
-.PHONY: all deps test check asan run bench fuzz clean
+.PHONY: all deps test check asan valgrind run bench fuzz clean
 .DEFAULT_GOAL := all
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
@@ -180,6 +181,16 @@ asan: deps
 	@BIN=build/asan/bin ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		tests/run-tests.sh
+
+# valgrind: memcheck over every unit test and one short operator run
+# (sympoziumd and its workers under valgrind), built without sanitizers
+# at -O1 into build/vg/.  VG_JOBS tests run at a time.  See
+# docs-valgrind.md and tests/run-valgrind.sh.
+VG_JOBS ?= 2
+valgrind: deps
+	@$(MAKE) --no-print-directory OPT="-O1 -g" \
+		BUILD=build/vg BIN=build/vg/bin all
+	@BIN=build/vg/bin VG_JOBS=$(VG_JOBS) tests/run-valgrind.sh
 
 # Fuzzing: libFuzzer targets in tests/fuzz/fuzz_*.c, built with clang and
 # ASan+UBSan, each run for FUZZ_SECONDS with the seed corpus in

@@ -6,6 +6,7 @@
  */
 #include "common/jsonx.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,21 +238,51 @@ is_number(enum json_type t)
 	return (t == json_type_int || t == json_type_double);
 }
 
-/* The exact value of a number: long double holds every int64 and uint64
- * exactly on the targets we build for (x86-64 80-bit, aarch64 128-bit). */
-static long double
-number_value(json_object *o)
+/* Two integers compared exactly: int64 when either is negative, else
+ * uint64.  No long double: valgrind, and some targets, compute it with
+ * only 64 bits. */
+static bool
+ints_equal(json_object *a, json_object *b)
 {
-	int64_t i;
+	int64_t ia = json_object_get_int64(a), ib = json_object_get_int64(b);
 
-	if (json_object_is_type(o, json_type_double)) {
-		return ((long double)json_object_get_double(o));
+	if (ia < 0 || ib < 0) {
+		return (ia == ib);
 	}
-	i = json_object_get_int64(o);
-	if (i < 0) {
-		return ((long double)i);
+	return (json_object_get_uint64(a) == json_object_get_uint64(b));
+}
+
+/* An integer and a double compared exactly: equal only when d is integral,
+ * in range, and converts to the same integer. */
+static bool
+int_double_equal(json_object *i, double d)
+{
+	int64_t v = json_object_get_int64(i);
+
+	if (isnan(d) || floor(d) != d) {
+		return (false);
 	}
-	return ((long double)json_object_get_uint64(o));
+	if (d >= 0) {
+		return (d < 18446744073709551616.0 && v >= 0
+		        && json_object_get_uint64(i) == (uint64_t)d);
+	}
+	return (d >= -9223372036854775808.0 && v == (int64_t)d);
+}
+
+static bool
+numbers_equal(
+        json_object *a, enum json_type ta, json_object *b, enum json_type tb)
+{
+	if (ta == json_type_int && tb == json_type_int) {
+		return (ints_equal(a, b));
+	}
+	if (ta == json_type_int) {
+		return (int_double_equal(a, json_object_get_double(b)));
+	}
+	if (tb == json_type_int) {
+		return (int_double_equal(b, json_object_get_double(a)));
+	}
+	return (json_object_get_double(a) == json_object_get_double(b));
 }
 
 static bool
@@ -296,7 +327,7 @@ jx_equal(json_object *a, json_object *b)
 	enum json_type tb = json_object_get_type(b);
 
 	if (is_number(ta) && is_number(tb)) {
-		return (number_value(a) == number_value(b));
+		return (numbers_equal(a, ta, b, tb));
 	}
 	if (ta != tb) {
 		return (false);

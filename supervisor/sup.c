@@ -268,6 +268,7 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 	wc.log_format = s->cfg.log_format;
 	wc.reconcile_ms = s->cfg.reconcile_ms;
 	wc.shutdown_grace_ms = s->cfg.shutdown_ms;
+	wc.handshake_ms = s->cfg.handshake_ms;
 	s->pool = wk_pool_new(&wc, &cb, s);
 	if (s->pool == NULL) {
 		snprintf(err, errlen, "workers: cannot create the pool");
