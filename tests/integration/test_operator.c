@@ -176,8 +176,9 @@ static void
 sd_start(void)
 {
 	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir", rundir,
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", NULL };
+	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
+		rundir, "--metrics-bind-address=0",
+		"--health-probe-bind-address=0", NULL };
 
 	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
 	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
