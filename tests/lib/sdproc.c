@@ -42,14 +42,33 @@ sdproc_binary(char *buf, size_t n)
 	return (buf);
 }
 
-/* The child: output to log, then exec. */
+/* In the child: applies one "NAME=value" or "NAME" of env. */
 static void
-exec_child(const char *log, const char **argv)
+apply_env(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char name[128];
+
+	if (eq == NULL) {
+		(void)unsetenv(kv);
+	} else if ((size_t)(eq - kv) < sizeof(name)) {
+		memcpy(name, kv, (size_t)(eq - kv));
+		name[eq - kv] = '\0';
+		(void)setenv(name, eq + 1, 1);
+	}
+}
+
+/* The child: output to log, environment, then exec. */
+static void
+exec_child(const char *log, const char **argv, const char *const *env)
 {
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 	if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
 		_exit(126);
+	}
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+		apply_env(env[i]);
 	}
 	execv(argv[0], (char *const *)(uintptr_t)argv);
 	_exit(127);
@@ -57,6 +76,13 @@ exec_child(const char *log, const char **argv)
 
 pid_t
 sdproc_start(const char *log, const char *const *args)
+{
+	return (sdproc_start_env(log, args, NULL));
+}
+
+pid_t
+sdproc_start_env(
+        const char *log, const char *const *args, const char *const *env)
 {
 	char bin[1024];
 	const char *argv[SDPROC_MAX_ARGS + 2];
@@ -81,7 +107,7 @@ sdproc_start(const char *log, const char *const *args)
 		return (-1);
 	}
 	if (pid == 0) {
-		exec_child(log, argv);
+		exec_child(log, argv, env);
 	}
 	return (pid);
 }

@@ -22,6 +22,11 @@ char *sdproc_binary(char *buf, size_t n);
  * child exits 126 when log cannot be opened, 127 when the exec fails.
  * Returns the child's pid, or -1. */
 pid_t sdproc_start(const char *log, const char *const *args);
+/* sdproc_start() with the child's environment changed first: env is a
+ * NULL-terminated list (may be NULL) of "NAME=value" (set) or "NAME"
+ * (unset), applied in order; names longer than 127 bytes are ignored. */
+pid_t sdproc_start_env(
+        const char *log, const char *const *args, const char *const *env);
 /* Waits up to ms for *pid to exit (nothing to wait for when *pid <= 0).
  * Once reaped (or waitpid failed), *pid is 0 and *status the wait status.
  * Returns true when the child exited (or *pid was already 0), false on
