@@ -85,13 +85,21 @@ sdproc_start_env(
         const char *log, const char *const *args, const char *const *env)
 {
 	char bin[1024];
-	const char *argv[SDPROC_MAX_ARGS + 2];
-	size_t n = 0;
-	pid_t pid;
 
 	if (sdproc_binary(bin, sizeof(bin)) == NULL) {
 		return (-1);
 	}
+	return (sdproc_start_bin(bin, log, args, env));
+}
+
+pid_t
+sdproc_start_bin(const char *bin, const char *log, const char *const *args,
+        const char *const *env)
+{
+	const char *argv[SDPROC_MAX_ARGS + 2];
+	size_t n = 0;
+	pid_t pid;
+
 	argv[n++] = bin;
 	for (size_t i = 0; args != NULL && args[i] != NULL; i++) {
 		if (n > SDPROC_MAX_ARGS) {

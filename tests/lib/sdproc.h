@@ -27,6 +27,10 @@ pid_t sdproc_start(const char *log, const char *const *args);
  * (unset), applied in order; names longer than 127 bytes are ignored. */
 pid_t sdproc_start_env(
         const char *log, const char *const *args, const char *const *env);
+/* sdproc_start_env() running bin (used as given, also as argv[0]) in
+ * place of the usual binary: for tests that resolve it their own way. */
+pid_t sdproc_start_bin(const char *bin, const char *log,
+        const char *const *args, const char *const *env);
 /* Waits up to ms for *pid to exit (nothing to wait for when *pid <= 0).
  * Once reaped (or waitpid failed), *pid is 0 and *status the wait status.
  * Returns true when the child exited (or *pid was already 0), false on
