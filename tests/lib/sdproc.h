@@ -18,9 +18,9 @@
  * does not fit. */
 char *sdproc_binary(char *buf, size_t n);
 /* Forks and execs the supervisor with args (NULL-terminated, may be NULL;
- * nothing else is added), its stdout and stderr truncated into log.  The
- * child exits 126 when log cannot be opened, 127 when the exec fails.
- * Returns the child's pid, or -1. */
+ * at most 62; nothing else is added), its stdout and stderr truncated into
+ * log.  The child exits 126 when log cannot be opened, 127 when the exec
+ * fails.  Returns the child's pid, or -1. */
 pid_t sdproc_start(const char *log, const char *const *args);
 /* sdproc_start() with the child's environment changed first: env is a
  * NULL-terminated list (may be NULL) of "NAME=value" (set) or "NAME"
