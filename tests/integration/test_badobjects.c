@@ -38,6 +38,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define CORPUS    "tests/integration/data/badobjects"
@@ -48,8 +49,6 @@
 #define UA_SD     "sympoziumd"
 #define MAX_SUBJ  256
 
-static const struct kapi_res R_CRD
-        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
 static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 
 /* The kinds a corpus file may hold. */
@@ -334,41 +333,7 @@ post(const struct kapi_res *r, const char *ns, json_object *o, char *msg,
 static void
 apply_crds(void)
 {
-	DIR *d = opendir(CRD_DIR);
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)) != NULL) {
-		char *path, *text, err[256] = "";
-		json_object *docs;
-		size_t len = 0;
-
-		if (strncmp(de->d_name, "sympozium.ai_", 13) != 0) {
-			continue;
-		}
-		path = xasprintf("%s/%s", CRD_DIR, de->d_name);
-		text = testutil_read_file(path, &len);
-		docs = yamlj_parse_all(text, len, err, sizeof(err));
-		if (docs == NULL) {
-			fail_msg("%s: %s", path, err);
-		}
-		for (size_t j = 0; j < json_object_array_length(docs); j++) {
-			char msg[256];
-			if (post(&R_CRD, NULL,
-			            json_object_array_get_idx(docs, j), msg,
-			            sizeof(msg))
-			        != 0) {
-				fail_msg("CRD %s: %s", path, msg);
-			}
-			n++;
-		}
-		json_object_put(docs);
-		free(text);
-		free(path);
-	}
-	closedir(d);
-	assert_int_equal(n, 8);
+	assert_int_equal(ksim_apply_crds(F.a.c, CRD_DIR), 8);
 }
 
 /* ---- grow: absurd sizes and deep nesting ---- */
@@ -706,64 +671,18 @@ wait_subjects(size_t from)
 static void
 sd_start(void)
 {
-	char cwd[512], bin[640], rundir[128];
-	const char *env = getenv("SYMPOZIUMD");
-	char *argv[] = { bin, (char *)"--kubeconfig", F.a.kubeconfig,
-		(char *)"--runtime-dir", rundir, (char *)"--leader-elect",
-		(char *)"--leader-election-namespace", (char *)"default",
-		(char *)"--metrics-bind-address=0",
-		(char *)"--health-probe-bind-address=0",
-		(char *)"--health-socket", F.sock, NULL };
+	char rundir[128];
+	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
+		rundir, "--leader-elect", "--leader-election-namespace",
+		"default", "--metrics-bind-address=0",
+		"--health-probe-bind-address=0", "--health-socket", F.sock,
+		NULL };
 
-	assert_non_null(getcwd(cwd, sizeof(cwd)));
-	snprintf(bin, sizeof(bin), "%s",
-	        env != NULL && *env != '\0' ? env : "bin/sympoziumd");
-	if (bin[0] != '/') {
-		snprintf(bin, sizeof(bin), "%s/%s", cwd,
-		        env != NULL && *env != '\0' ? env : "bin/sympoziumd");
-	}
 	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
 	snprintf(F.sock, sizeof(F.sock), "%s/h.sock", F.dir);
 	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = fork();
-	assert_true(F.pid >= 0);
-	if (F.pid == 0) {
-		int fd = open(F.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-}
-
-static bool
-sd_reap(int ms)
-{
-	int64_t end = ksim_now_ms() + ms;
-
-	while (F.pid > 0) {
-		pid_t r = waitpid(F.pid, &F.status, WNOHANG);
-		if (r == F.pid || (r < 0 && errno != EINTR)) {
-			F.pid = 0;
-			return (r > 0);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(20);
-	}
-	return (true);
-}
-
-static void
-dump_sd_log(void)
-{
-	char *t = testutil_read_file(F.log, NULL);
-
-	fprintf(stderr, "---- sympoziumd log (%s) ----\n%s----\n", F.log,
-	        t != NULL ? t : "");
-	free(t);
+	F.pid = sdproc_start(F.log, args);
+	assert_true(F.pid > 0);
 }
 
 /* ---- the request log ---- */
@@ -876,9 +795,9 @@ teardown(void **state)
 	(void)state;
 	if (F.pid > 0) {
 		(void)kill(F.pid, SIGTERM);
-		if (!sd_reap(15000)) {
+		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
 			(void)kill(F.pid, SIGKILL);
-			(void)sd_reap(5000);
+			(void)sdproc_reap(&F.pid, &F.status, 5000);
 		}
 	}
 	rc = ksim_api_stop(&F.a);
@@ -1083,7 +1002,7 @@ test_nothing_broke(void **state)
 	t = testutil_read_file(F.log, NULL);
 	assert_non_null(t);
 	if (strstr(t, "exited:") != NULL) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("a worker exited");
 	}
 	free(t);
@@ -1096,9 +1015,9 @@ test_sigterm(void **state)
 	(void)state;
 	assert_true(F.pid > 0);
 	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sd_reap(15000));
+	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
 	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
 	}
 }

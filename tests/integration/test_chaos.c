@@ -57,6 +57,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define NS       "default"
@@ -164,8 +165,6 @@ struct item {
 	json_object *obj;
 };
 
-static const struct kapi_res R_CRD
-        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SECRET = { "", "v1", "secrets", true };
 static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
@@ -258,14 +257,6 @@ say(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static const char *
-env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return (v != NULL && *v != '\0' ? v : dflt);
 }
 
 static json_object *
@@ -416,7 +407,6 @@ sd_start(void)
 {
 	struct sd *s;
 	const char *argv[32];
-	char *av[32];
 	char rundir[128];
 	int n = 0, i = C.nsd;
 
@@ -425,7 +415,6 @@ sd_start(void)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->log, sizeof(s->log), "%s/sd%d.log", C.dir, i);
 	snprintf(rundir, sizeof(rundir), "%s/run%d", C.dir, i);
-	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
 	argv[n++] = "--kubeconfig";
 	argv[n++] = C.kc;
 	argv[n++] = "--runtime-dir";
@@ -437,17 +426,8 @@ sd_start(void)
 	}
 	argv[n] = NULL;
 	s->started_ms = ksim_now_ms();
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		memcpy(av, argv, sizeof(av));
-		execv(av[0], av);
-		_exit(127);
-	}
+	s->pid = sdproc_start(s->log, argv);
+	assert_true(s->pid > 0);
 	say("started supervisor %d (pid %d)", i, (int)s->pid);
 }
 
@@ -1962,36 +1942,10 @@ static void
 apply_crds(void)
 {
 	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	const char *files[] = { "agentruns", "mcpservers", "personapacks",
-		"skillpacks", "sympoziumconfigs", "sympoziuminstances",
-		"sympoziumpolicies", "sympoziumschedules" };
+	int n = ksim_apply_crds(C.c, dir);
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *path
-		        = xasprintf("%s/sympozium.ai_%s.yaml", dir, files[i]);
-		size_t len = 0;
-		char *text = testutil_read_file(path, &len), err[256] = "";
-		json_object *docs
-		        = yamlj_parse_all(text, len, err, sizeof(err));
-
-		if (docs == NULL) {
-			fail_msg("%s: %s", path, err);
-		}
-		for (size_t j = 0; j < json_object_array_length(docs); j++) {
-			struct kapi_err e = KAPI_ERR_INIT;
-			if (kapi_create(C.c, &R_CRD, NULL,
-			            json_object_array_get_idx(docs, j), NULL,
-			            &e)
-			        != KAPI_OK) {
-				fail_msg("CRD %s: %s", files[i], e.message);
-			}
-			kapi_err_fini(&e);
-		}
-		json_object_put(docs);
-		free(text);
-		free(path);
-	}
 	free(dir);
+	assert_int_equal(n, 8);
 }
 
 /* Waits until every sympozium.ai resource is served. */

@@ -42,6 +42,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define WAIT_MS  20000
@@ -51,8 +52,6 @@
 #define GROUP    "sympozium.ai"
 #define VERSION  "v1alpha1"
 
-static const struct kapi_res R_CRD
-        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
 static const struct kapi_res R_EV = { "", "v1", "events", true };
 static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
 static const struct kapi_res R_INST
@@ -73,37 +72,10 @@ static void
 apply_crds(void)
 {
 	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	const char *files[] = { "sympozium.ai_agentruns.yaml",
-		"sympozium.ai_mcpservers.yaml",
-		"sympozium.ai_personapacks.yaml",
-		"sympozium.ai_skillpacks.yaml",
-		"sympozium.ai_sympoziumconfigs.yaml",
-		"sympozium.ai_sympoziuminstances.yaml",
-		"sympozium.ai_sympoziumpolicies.yaml",
-		"sympozium.ai_sympoziumschedules.yaml" };
+	int n = ksim_apply_crds(F.a.c, dir);
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *path = xasprintf("%s/%s", dir, files[i]);
-		size_t len = 0;
-		char *text = testutil_read_file(path, &len);
-		json_object *docs = yamlj_parse_all(text, len, NULL, 0);
-
-		assert_non_null(docs);
-		for (size_t j = 0; j < json_object_array_length(docs); j++) {
-			struct kapi_err e = KAPI_ERR_INIT;
-			if (kapi_create(F.a.c, &R_CRD, NULL,
-			            json_object_array_get_idx(docs, j), NULL,
-			            &e)
-			        != KAPI_OK) {
-				fail_msg("CRD %s: %s", files[i], e.message);
-			}
-			kapi_err_fini(&e);
-		}
-		json_object_put(docs);
-		free(text);
-		free(path);
-	}
 	free(dir);
+	assert_int_equal(n, 8);
 }
 
 /* The agent pods: ok-run succeeds with a result, bad-run exits 1. */
@@ -131,64 +103,15 @@ kubelet_rules(void)
 static void
 sd_start(void)
 {
-	const char *env = getenv("SYMPOZIUMD");
-	char cwd[512], bin[640], rundir[128];
-	char *argv[8];
+	char rundir[128];
+	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
+		rundir, "--metrics-bind-address=0",
+		"--health-probe-bind-address=0", NULL };
 
-	assert_non_null(getcwd(cwd, sizeof(cwd)));
-	if (env != NULL && *env != '\0') {
-		snprintf(bin, sizeof(bin), "%s", env);
-	} else {
-		snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
-	}
 	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
 	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	argv[0] = bin;
-	argv[1] = (char *)"--kubeconfig";
-	argv[2] = F.a.kubeconfig;
-	argv[3] = (char *)"--runtime-dir";
-	argv[4] = rundir;
-	argv[5] = (char *)"--metrics-bind-address=0";
-	argv[6] = (char *)"--health-probe-bind-address=0";
-	argv[7] = NULL;
-	F.pid = fork();
-	assert_true(F.pid >= 0);
-	if (F.pid == 0) {
-		int fd = open(F.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-}
-
-static bool
-sd_reap(int ms)
-{
-	int64_t end = ksim_now_ms() + ms;
-
-	while (F.pid > 0) {
-		pid_t r = waitpid(F.pid, &F.status, WNOHANG);
-		if (r == F.pid || (r < 0 && errno != EINTR)) {
-			F.pid = 0;
-			return (r > 0);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(20);
-	}
-	return (true);
-}
-
-static void
-dump_sd_log(void)
-{
-	char *t = testutil_read_file(F.log, NULL);
-
-	fprintf(stderr, "---- sympoziumd log (%s) ----\n%s----\n", F.log, t);
-	free(t);
+	F.pid = sdproc_start(F.log, args);
+	assert_true(F.pid > 0);
 }
 
 static int
@@ -218,9 +141,9 @@ teardown(void **state)
 	(void)state;
 	if (F.pid > 0) {
 		(void)kill(F.pid, SIGTERM);
-		if (!sd_reap(15000)) {
+		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
 			(void)kill(F.pid, SIGKILL);
-			(void)sd_reap(5000);
+			(void)sdproc_reap(&F.pid, &F.status, 5000);
 		}
 	}
 	rc = ksim_api_stop(&F.a);
@@ -324,7 +247,7 @@ wait_event(const char *name, const char *reason, int64_t min)
 	}
 	if (json_object_array_length(evs) != 1
 	        || count_of(json_object_array_get_idx(evs, 0)) < min) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("%s %s: want 1 Event with count >= %lld, got %s",
 		        name, reason, (long long)min,
 		        json_object_to_json_string(evs));
@@ -515,7 +438,7 @@ test_quiet(void **state)
 	before = event_writes();
 	ksim_sleep_ms(QUIET_MS);
 	if (event_writes() != before) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("%d Event write(s) in %d ms of steady state",
 		        event_writes() - before, QUIET_MS);
 	}
@@ -531,9 +454,9 @@ test_sigterm(void **state)
 	(void)state;
 	assert_true(F.pid > 0);
 	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sd_reap(15000));
+	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
 	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
 	}
 }

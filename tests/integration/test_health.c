@@ -39,6 +39,7 @@
 #include "common/xmalloc.h"
 #include "ctl/ctl.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 
 #define ACTION  "testctl.sympozium.ai/action"
 #define ENABLED "testctl.sympozium.ai/enabled"
@@ -179,12 +180,10 @@ static void
 sd_start(struct fx *f, const char *const *extra)
 {
 	const char *argv[32];
-	char *av[32];
 	char rundir[128];
 	int n = 0;
 
 	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
-	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
 	argv[n++] = "--metrics-bind-address=0";
@@ -200,21 +199,12 @@ sd_start(struct fx *f, const char *const *extra)
 	argv[n++] = f->sock;
 	argv[n++] = "--shutdown-grace";
 	argv[n++] = "1s";
-	for (int j = 0; extra != NULL && extra[j] != NULL && n < 30; j++) {
+	for (int j = 0; extra != NULL && extra[j] != NULL && n < 29; j++) {
 		argv[n++] = extra[j];
 	}
 	argv[n] = NULL;
-	f->sd = fork();
-	assert_true(f->sd >= 0);
-	if (f->sd == 0) {
-		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		memcpy(av, argv, sizeof(av));
-		execv(av[0], av);
-		_exit(127);
-	}
+	f->sd = sdproc_start(f->log, argv);
+	assert_true(f->sd > 0);
 	assert_true(log_wait(f, "leading (epoch", WAIT_MS));
 	/* a worker in its handshake at SIGTERM trips a known leak of a
 	 * queued nng message (see docs-health.md): start from ready */
@@ -478,12 +468,7 @@ teardown(void **state)
 	}
 	if (f->sd > 0) {
 		kill(f->sd, SIGTERM);
-		int64_t end = ksim_now_ms() + 15000;
-		while (waitpid(f->sd, &st, WNOHANG) == 0
-		        && ksim_now_ms() < end) {
-			ksim_sleep_ms(20);
-		}
-		if (ksim_now_ms() >= end) {
+		if (!sdproc_reap(&f->sd, &st, 15000) && f->sd > 0) {
 			kill(f->sd, SIGKILL);
 			waitpid(f->sd, &st, 0);
 			rc = -1;

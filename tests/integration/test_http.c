@@ -35,6 +35,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 
 #define ENABLED   "testctl.sympozium.ai/enabled"
 #define CM_PATH   "/api/v1/namespaces/default/configmaps"
@@ -111,7 +112,6 @@ sd_start(struct fx *f, const char *maddr, const char *paddr)
 
 	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
 	snprintf(sock, sizeof(sock), "%s/h.sock", f->dir);
-	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
 	argv[n++] = "--controllers";
@@ -130,16 +130,8 @@ sd_start(struct fx *f, const char *maddr, const char *paddr)
 	argv[n++] = "--health-probe-bind-address";
 	argv[n++] = paddr;
 	argv[n] = NULL;
-	f->sd = fork();
-	assert_true(f->sd >= 0);
-	if (f->sd == 0) {
-		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		execv(argv[0], (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
+	f->sd = sdproc_start(f->log, argv);
+	assert_true(f->sd > 0);
 }
 
 /* The supervisor's children now (its workers). */
@@ -320,12 +312,7 @@ teardown(void **state)
 	}
 	if (f->sd > 0) {
 		kill(f->sd, SIGTERM);
-		int64_t end = ksim_now_ms() + 15000;
-		while (waitpid(f->sd, &st, WNOHANG) == 0
-		        && ksim_now_ms() < end) {
-			ksim_sleep_ms(20);
-		}
-		if (ksim_now_ms() >= end) {
+		if (!sdproc_reap(&f->sd, &st, 15000) && f->sd > 0) {
 			kill(f->sd, SIGKILL);
 			waitpid(f->sd, &st, 0);
 			rc = -1;

@@ -45,6 +45,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define WAIT_MS 15000
@@ -54,8 +55,6 @@
 #define GROUP   "sympozium.ai"
 #define VERSION "v1alpha1"
 
-static const struct kapi_res R_CRD
-        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SECRET = { "", "v1", "secrets", true };
 static const struct kapi_res R_LEASE
@@ -153,56 +152,31 @@ read_yaml(const char *path)
 static void
 sd_start(struct sd *sd, const char *name)
 {
-	const char *env = getenv("SYMPOZIUMD");
-	char cwd[512], bin[640], rundir[160];
+	char rundir[160], home[96], host[96], port[64], sa[192];
+	const char *args[] = { "--leader-elect",
+		"--leader-election-namespace=" SYS_NS,
+		"--leader-elect-lease-duration=3s",
+		"--leader-elect-renew-deadline=2s",
+		"--leader-elect-retry-period=500ms",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--runtime-dir", rundir, NULL };
+	/* no KUBECONFIG and no ~/.kube/config */
+	const char *env[] = { "KUBECONFIG", home, host, port, sa, NULL };
 
-	assert_non_null(getcwd(cwd, sizeof(cwd)));
-	snprintf(bin, sizeof(bin), "%s",
-	        env != NULL && *env != '\0' ? env : "bin/sympoziumd");
 	snprintf(sd->log, sizeof(sd->log), "%s/%s.log", F.dir, name);
 	snprintf(rundir, sizeof(rundir), "%s/run-%s", F.dir, name);
-	char *argv[] = { bin, (char *)"--leader-elect",
-		(char *)"--leader-election-namespace=" SYS_NS,
-		(char *)"--leader-elect-lease-duration=3s",
-		(char *)"--leader-elect-renew-deadline=2s",
-		(char *)"--leader-elect-retry-period=500ms",
-		(char *)"--metrics-bind-address=0",
-		(char *)"--health-probe-bind-address=0",
-		(char *)"--runtime-dir", rundir, NULL };
-	sd->pid = fork();
-	assert_true(sd->pid >= 0);
-	if (sd->pid == 0) {
-		int fd = open(sd->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		unsetenv("KUBECONFIG");
-		setenv("HOME", F.dir, 1); /* no ~/.kube/config */
-		setenv("KUBERNETES_SERVICE_HOST", F.host, 1);
-		setenv("KUBERNETES_SERVICE_PORT", F.port, 1);
-		setenv("SYMPOZIUM_SERVICEACCOUNT_DIR", sd->sa, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
+	snprintf(home, sizeof(home), "HOME=%s", F.dir);
+	snprintf(host, sizeof(host), "KUBERNETES_SERVICE_HOST=%s", F.host);
+	snprintf(port, sizeof(port), "KUBERNETES_SERVICE_PORT=%s", F.port);
+	snprintf(sa, sizeof(sa), "SYMPOZIUM_SERVICEACCOUNT_DIR=%s", sd->sa);
+	sd->pid = sdproc_start_env(sd->log, args, env);
+	assert_true(sd->pid > 0);
 }
 
 static bool
 sd_reap(struct sd *sd, int ms)
 {
-	int64_t end = ksim_now_ms() + ms;
-
-	while (sd->pid > 0) {
-		pid_t r = waitpid(sd->pid, &sd->status, WNOHANG);
-		if (r == sd->pid || (r < 0 && errno != EINTR)) {
-			sd->pid = 0;
-			return (r > 0);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(20);
-	}
-	return (true);
+	return (sdproc_reap(&sd->pid, &sd->status, ms));
 }
 
 static void
@@ -215,15 +189,6 @@ sd_stop(struct sd *sd)
 			(void)sd_reap(sd, 5000);
 		}
 	}
-}
-
-static void
-dump_log(const struct sd *sd)
-{
-	char *t = testutil_read_file(sd->log, NULL);
-
-	fprintf(stderr, "---- %s ----\n%s----\n", sd->log, t);
-	free(t);
 }
 
 /* ---- group setup / teardown ---- */
@@ -246,24 +211,10 @@ static void
 apply_crds(void)
 {
 	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
+	int n = ksim_apply_crds(F.a.c, dir);
 
-	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++) {
-		char *path = xasprintf(
-		        "%s/sympozium.ai_%s.yaml", dir, KINDS[i].plural);
-		json_object *docs = read_yaml(path);
-		struct kapi_err e = KAPI_ERR_INIT;
-
-		assert_non_null(docs);
-		if (kapi_create(F.a.c, &R_CRD, NULL,
-		            json_object_array_get_idx(docs, 0), NULL, &e)
-		        != KAPI_OK) {
-			fail_msg("CRD %s: %s", KINDS[i].plural, e.message);
-		}
-		kapi_err_fini(&e);
-		json_object_put(docs);
-		free(path);
-	}
 	free(dir);
+	assert_int_equal(n, 8);
 }
 
 static int
@@ -440,7 +391,7 @@ test_reconciles_through_incluster(void **state)
 	(void)state;
 	if (!wait_for(&R_SKP, "default", "demo-skills", ready)
 	        || !wait_for(&R_CM, "default", "demo-skills", exists)) {
-		dump_log(&F.good);
+		sdproc_dump_log(F.good.log);
 		fail_msg("SkillPack demo-skills not reconciled");
 	}
 }
@@ -450,7 +401,7 @@ test_lease_in_system_namespace(void **state)
 {
 	(void)state;
 	if (!wait_for(&R_LEASE, SYS_NS, LEASE, held)) {
-		dump_log(&F.good);
+		sdproc_dump_log(F.good.log);
 		fail_msg("no Lease %s/%s held", SYS_NS, LEASE);
 	}
 }
@@ -702,7 +653,7 @@ test_wrong_token_refused(void **state)
 	}
 	sd_stop(&F.bad);
 	if (refused == 0) {
-		dump_log(&F.bad);
+		sdproc_dump_log(F.bad.log);
 	}
 	assert_true(refused > 0);
 }
@@ -715,7 +666,7 @@ test_sigterm_exit0(void **state)
 	assert_int_equal(kill(F.good.pid, SIGTERM), 0);
 	assert_true(sd_reap(&F.good, 20000));
 	if (!WIFEXITED(F.good.status) || WEXITSTATUS(F.good.status) != 0) {
-		dump_log(&F.good);
+		sdproc_dump_log(F.good.log);
 		fail_msg("exit status 0x%x", F.good.status);
 	}
 }

@@ -47,6 +47,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define WAIT_MS   12000
@@ -69,8 +70,6 @@
 static const char *const NAMESPACES[] = { NS_RESULT, NS_FAIL, NS_TIMEOUT,
 	NS_GC, NS_FIN, NS_CHANGE, NS_SCHED, NS_PACK };
 
-static const struct kapi_res R_CRD
-        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
 static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SVC = { "", "v1", "services", true };
@@ -262,41 +261,10 @@ static void
 apply_crds(void)
 {
 	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	const char *files[] = { "sympozium.ai_agentruns.yaml",
-		"sympozium.ai_mcpservers.yaml",
-		"sympozium.ai_personapacks.yaml",
-		"sympozium.ai_skillpacks.yaml",
-		"sympozium.ai_sympoziumconfigs.yaml",
-		"sympozium.ai_sympoziuminstances.yaml",
-		"sympozium.ai_sympoziumpolicies.yaml",
-		"sympozium.ai_sympoziumschedules.yaml" };
+	int n = ksim_apply_crds(F.a.c, dir);
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *path = xasprintf("%s/%s", dir, files[i]);
-		size_t len = 0;
-		char *text = testutil_read_file(path, &len);
-		char err[256] = "";
-		json_object *docs
-		        = yamlj_parse_all(text, len, err, sizeof(err));
-
-		if (docs == NULL) {
-			fail_msg("%s: %s", path, err);
-		}
-		for (size_t j = 0; j < json_object_array_length(docs); j++) {
-			struct kapi_err e = KAPI_ERR_INIT;
-			if (kapi_create(F.a.c, &R_CRD, NULL,
-			            json_object_array_get_idx(docs, j), NULL,
-			            &e)
-			        != KAPI_OK) {
-				fail_msg("CRD %s: %s", files[i], e.message);
-			}
-			kapi_err_fini(&e);
-		}
-		json_object_put(docs);
-		free(text);
-		free(path);
-	}
 	free(dir);
+	assert_int_equal(n, 8);
 }
 
 /* Starts $SYMPOZIUMD (default $PWD/bin/sympoziumd) with leader election
@@ -304,69 +272,16 @@ apply_crds(void)
 static void
 sd_start(void)
 {
-	const char *env = getenv("SYMPOZIUMD");
-	char cwd[512], bin[640], rundir[128];
-	char *argv[11];
+	char rundir[128];
+	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
+		rundir, "--leader-elect", "--leader-election-namespace",
+		"default", "--metrics-bind-address=0",
+		"--health-probe-bind-address=0", NULL };
 
-	assert_non_null(getcwd(cwd, sizeof(cwd)));
-	if (env != NULL && *env != '\0') {
-		snprintf(bin, sizeof(bin), "%s", env);
-	} else {
-		snprintf(bin, sizeof(bin), "%s/bin/sympoziumd", cwd);
-	}
 	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
 	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	argv[0] = bin;
-	argv[1] = (char *)"--kubeconfig";
-	argv[2] = F.a.kubeconfig;
-	argv[3] = (char *)"--runtime-dir";
-	argv[4] = rundir;
-	argv[5] = (char *)"--leader-elect";
-	argv[6] = (char *)"--leader-election-namespace";
-	argv[7] = (char *)"default";
-	argv[8] = (char *)"--metrics-bind-address=0";
-	argv[9] = (char *)"--health-probe-bind-address=0";
-	argv[10] = NULL;
-	F.pid = fork();
-	assert_true(F.pid >= 0);
-	if (F.pid == 0) {
-		int fd = open(F.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-}
-
-/* Waits up to ms for the supervisor to exit; true when it did. */
-static bool
-sd_reap(int ms)
-{
-	int64_t end = ksim_now_ms() + ms;
-
-	while (F.pid > 0) {
-		pid_t r = waitpid(F.pid, &F.status, WNOHANG);
-		if (r == F.pid || (r < 0 && errno != EINTR)) {
-			F.pid = 0;
-			return (r > 0);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(20);
-	}
-	return (true);
-}
-
-static void
-dump_sd_log(void)
-{
-	char *t = testutil_read_file(F.log, NULL);
-
-	fprintf(stderr, "---- sympoziumd log (%s) ----\n%s----\n", F.log,
-	        t != NULL ? t : "");
-	free(t);
+	F.pid = sdproc_start(F.log, args);
+	assert_true(F.pid > 0);
 }
 
 /* The kubelet rules of every test, installed once (a PUT replaces the
@@ -681,9 +596,9 @@ teardown(void **state)
 	(void)state;
 	if (F.pid > 0) {
 		(void)kill(F.pid, SIGTERM);
-		if (!sd_reap(15000)) {
+		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
 			(void)kill(F.pid, SIGKILL);
-			(void)sd_reap(5000);
+			(void)sdproc_reap(&F.pid, &F.status, 5000);
 		}
 	}
 	rc = ksim_api_stop(&F.a);
@@ -1480,9 +1395,9 @@ test_sigterm(void **state)
 	(void)state;
 	assert_true(F.pid > 0);
 	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sd_reap(15000));
+	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
 	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		dump_sd_log();
+		sdproc_dump_log(F.log);
 		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
 	}
 }

@@ -38,6 +38,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 #include "workers/sandbox.h"
 
 #define ACTION  "testctl.sympozium.ai/action"
@@ -132,7 +133,6 @@ sd_start(struct fx *f, const char *extra)
 {
 	char rundir[128], sd[256], wk[256];
 	const char *argv[16];
-	char *av[16];
 	int n = 0;
 
 	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
@@ -140,7 +140,6 @@ sd_start(struct fx *f, const char *extra)
 	snprintf(sd, sizeof(sd), "%s/sympoziumd", env_or("BIN", "bin"));
 	snprintf(wk, sizeof(wk), "%s/tests/sympozium-worker-test",
 	        env_or("BIN", "bin"));
-	argv[n++] = env_or("SYMPOZIUMD", sd);
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
 	argv[n++] = "--metrics-bind-address=0";
@@ -155,17 +154,8 @@ sd_start(struct fx *f, const char *extra)
 		argv[n++] = extra;
 	}
 	argv[n] = NULL;
-	f->pid = fork();
-	assert_true(f->pid >= 0);
-	if (f->pid == 0) {
-		int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		memcpy(av, argv, sizeof(av)); /* execv's prototype */
-		execv(av[0], av);
-		_exit(127);
-	}
+	f->pid = sdproc_start_bin(env_or("SYMPOZIUMD", sd), f->log, argv, NULL);
+	assert_true(f->pid > 0);
 }
 
 /* ---- the supervisor's log ---- */
@@ -347,12 +337,7 @@ teardown(void **state)
 	note_workers(f);
 	if (f->pid > 0) {
 		kill(f->pid, SIGTERM);
-		int64_t end = ksim_now_ms() + 10000;
-		while (waitpid(f->pid, &st, WNOHANG) == 0
-		        && ksim_now_ms() < end) {
-			ksim_sleep_ms(10);
-		}
-		if (ksim_now_ms() >= end) {
+		if (!sdproc_reap(&f->pid, &st, 10000) && f->pid > 0) {
 			kill(f->pid, SIGKILL);
 			(void)waitpid(f->pid, &st, 0);
 		}

@@ -38,6 +38,7 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/sdproc.h"
 
 #define ACTION  "testctl.sympozium.ai/action"
 #define ENABLED "testctl.sympozium.ai/enabled"
@@ -222,14 +223,12 @@ sd_start(struct fx *f, int i, const char *const *extra,
 {
 	struct sd *s = &f->sd[i];
 	const char *argv[48];
-	char *av[48];
 	char rundir[128], log[128];
 	int n = 0;
 
 	snprintf(log, sizeof(log), "%s/sd%d.log", f->dir, i);
 	memcpy(s->log, log, sizeof(log));
 	snprintf(rundir, sizeof(rundir), "%s/run%d", f->dir, i);
-	argv[n++] = env_or("SYMPOZIUMD", "bin/sympoziumd");
 	argv[n++] = "--kubeconfig";
 	argv[n++] = f->kc;
 	argv[n++] = "--metrics-bind-address=0";
@@ -241,44 +240,22 @@ sd_start(struct fx *f, int i, const char *const *extra,
 	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
 	argv[n++] = "--runtime-dir";
 	argv[n++] = rundir;
-	for (int j = 0; extra != NULL && extra[j] != NULL && n < 40; j++) {
+	for (int j = 0; extra != NULL && extra[j] != NULL && n < 39; j++) {
 		argv[n++] = extra[j];
 	}
-	for (int j = 0; extra2 != NULL && extra2[j] != NULL && n < 46; j++) {
+	for (int j = 0; extra2 != NULL && extra2[j] != NULL && n < 45; j++) {
 		argv[n++] = extra2[j];
 	}
 	argv[n] = NULL;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
-			_exit(126);
-		}
-		memcpy(av, argv, sizeof(av)); /* execv's prototype */
-		execv(av[0], av);
-		_exit(127);
-	}
+	s->pid = sdproc_start(s->log, argv);
+	assert_true(s->pid > 0);
 }
 
 /* Waits up to ms for s to exit; true when it did (status in s->status). */
 static bool
 sd_reap(struct sd *s, int ms)
 {
-	int64_t end = ksim_now_ms() + ms;
-
-	while (s->pid > 0) {
-		pid_t r = waitpid(s->pid, &s->status, WNOHANG);
-		if (r == s->pid || (r < 0 && errno != EINTR)) {
-			s->pid = 0;
-			return (r > 0);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(10);
-	}
-	return (true);
+	return (sdproc_reap(&s->pid, &s->status, ms));
 }
 
 /* The supervisor's log so far.  Caller frees with free(). */
@@ -345,15 +322,6 @@ sd_identity(const struct sd *s, char *id, size_t len)
 	}
 	free(t);
 	return (ok);
-}
-
-static void
-dump_log(const struct sd *s)
-{
-	char *t = sd_text(s);
-
-	print_message("---- %s ----\n%s---- end ----\n", s->log, t);
-	free(t);
 }
 
 /* ---- fixture ---- */
@@ -829,7 +797,7 @@ test_poison_quarantined(void **state)
 		cm_create(f, name, true, NULL);
 	}
 	if (!sd_wait(s, "default/poison quarantined", 1, 20000)) {
-		dump_log(s);
+		sdproc_dump_log(s->log);
 		fail_msg("default/poison was not quarantined");
 	}
 	assert_int_equal(

@@ -5,10 +5,11 @@
  * watch running a curl easy transfer whose write callback fills a
  * mutex-protected buffer and signals a condition variable), the ksim_api
  * fixture (temporary directory, kubeconfig, request log, kapi client) and
- * request-log counting.
+ * request-log counting, and loading CRD files into a running kubesim.
  */
 #include "tests/lib/ksim.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +33,8 @@
 #include "common/kapi_conf.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "common/yamlj.h"
+#include "tests/lib/testutil.h"
 
 #define START_TIMEOUT_MS 10000
 #define STOP_TIMEOUT_MS  5000
@@ -965,4 +968,78 @@ ksim_api_create(struct ksim_api *a, const struct kapi_res *r, const char *ns,
 	json_object_put(o);
 	kapi_err_fini(&e);
 	return (rc);
+}
+
+static int
+yaml_file(const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	return (de->d_name[0] != '.' && n > 5
+	        && strcmp(de->d_name + n - 5, ".yaml") == 0);
+}
+
+/* Creates every CustomResourceDefinition of one YAML file; the number
+ * created, or -1. */
+static int
+apply_crd_file(struct kapi_client *c, const char *path)
+{
+	static const struct kapi_res crd = { "apiextensions.k8s.io", "v1",
+		"customresourcedefinitions", false };
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len);
+	char err[256] = "";
+	json_object *docs = text != NULL
+	        ? yamlj_parse_all(text, len, err, sizeof(err))
+	        : NULL;
+	int n = 0;
+
+	if (docs == NULL) {
+		fprintf(stderr, "ksim: %s: %s\n", path,
+		        text != NULL ? err : "cannot read");
+		n = -1;
+	}
+	for (size_t j = 0; n >= 0 && j < json_object_array_length(docs); j++) {
+		json_object *d = json_object_array_get_idx(docs, j);
+		const char *kind = jx_get_str(d, "kind");
+		struct kapi_err e = KAPI_ERR_INIT;
+
+		if (kind != NULL
+		        && strcmp(kind, "CustomResourceDefinition") == 0) {
+			n = kapi_create(c, &crd, NULL, d, NULL, &e) == KAPI_OK
+			        ? n + 1
+			        : -1;
+		}
+		if (n < 0) {
+			fprintf(stderr, "ksim: CRD %s: %s\n", path,
+			        e.message != NULL ? e.message : "");
+		}
+		kapi_err_fini(&e);
+	}
+	json_object_put(docs);
+	free(text);
+	return (n);
+}
+
+int
+ksim_apply_crds(struct kapi_client *c, const char *dir)
+{
+	struct dirent **list = NULL;
+	int nf = scandir(dir, &list, yaml_file, alphasort);
+	int n = 0;
+
+	if (nf < 0) {
+		fprintf(stderr, "ksim: %s: %s\n", dir, strerror(errno));
+		return (-1);
+	}
+	for (int i = 0; i < nf; i++) {
+		char *path = xasprintf("%s/%s", dir, list[i]->d_name);
+		int k = n >= 0 ? apply_crd_file(c, path) : 0;
+
+		n = k < 0 ? -1 : n + k;
+		free(path);
+		free(list[i]);
+	}
+	free(list);
+	return (n);
 }

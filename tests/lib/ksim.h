@@ -159,4 +159,10 @@ int ksim_api_teardown(void **state);
 int ksim_count_log(const char *request_log, const char *verb,
         const char *path_fragment, const char *user_agent_fragment);
 
+/* Creates, through c, every CustomResourceDefinition document of every
+ * "*.yaml" file of dir (in name order; other documents are skipped).
+ * Stops at the first failure.  Returns the number of CRDs created, or -1
+ * with the reason on stderr. */
+int ksim_apply_crds(struct kapi_client *c, const char *dir);
+
 #endif
