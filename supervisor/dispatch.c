@@ -120,7 +120,6 @@ add_child(void *arg, const struct cache_item *it)
 	return (0);
 }
 
-/* The WORK body for key of controller c. */
 /* Whether a child kind of c is not fresh (inf_fresh()): the children sent
  * may then lack objects the server has (WORK "childrenStale"). */
 static bool
@@ -135,6 +134,7 @@ children_stale(const struct sup *s, const struct sup_ctl *c)
 	return (false);
 }
 
+/* The WORK body for key of controller c. */
 static json_object *
 work_body(struct sup *s, struct sup_ctl *c, const char *key)
 {
