@@ -131,12 +131,13 @@ field_int(struct chk *c, json_object *o, const char *key, unsigned flags,
 }
 
 static int
-field_bool(struct chk *c, json_object *o, const char *key, bool *out)
+field_bool(struct chk *c, json_object *o, const char *key, unsigned flags,
+        bool *out)
 {
 	json_object *v;
 
 	if (!lookup(o, key, &v)) {
-		return (absent(c, key, 0));
+		return (absent(c, key, flags));
 	}
 	if (!json_object_is_type(v, json_type_boolean)) {
 		return (bad(c, key, "must be a boolean"));
@@ -249,8 +250,10 @@ parse_work(struct chk *c, json_object *b, struct ipc_work *w)
 	        || field_int(c, b, "deadlineMs", 0, 0, &w->deadline_ms)
 	        || field_typed(
 	                c, b, "object", F_OPT, json_type_object, &w->object)
-	        || field_typed(c, b, "children", F_OPT, json_type_array,
-	                &w->children)) {
+	        || field_typed(
+	                c, b, "children", F_OPT, json_type_array, &w->children)
+	        || field_bool(
+	                c, b, "childrenStale", F_OPT, &w->children_stale)) {
 		return (-1);
 	}
 	if (w->children != NULL) {
@@ -267,7 +270,7 @@ parse_res(struct chk *c, json_object *r, struct ipc_res *res)
 	                &res->version)
 	        || field_str(
 	                c, r, "plural", F_NONEMPTY, IPC_NAME_MAX, &res->plural)
-	        || field_bool(c, r, "namespaced", &res->namespaced));
+	        || field_bool(c, r, "namespaced", 0, &res->namespaced));
 }
 
 /* The object-valued "resource" of o, parsed with where + ".resource". */
@@ -917,6 +920,10 @@ ipc_work_new(const struct ipc_work *w)
 	json_object_object_add(o, "children",
 	        w->children != NULL ? w->children : json_object_new_array());
 	add_int(o, "deadlineMs", w->deadline_ms);
+	if (w->children_stale) {
+		json_object_object_add(
+		        o, "childrenStale", json_object_new_boolean(true));
+	}
 	return (o);
 }
 

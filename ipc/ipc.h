@@ -20,7 +20,11 @@
  *	READY      s->w {"epoch":n, ...configuration keys}
  *	WORK       s->w {"key":s,"epoch":n,"attempt":n,"now":n (unix ms),
  *	                 "object"?:obj|null,"children"?:[obj...],
- *	                 "deadlineMs":n}
+ *	                 "deadlineMs":n,"childrenStale"?:b}
+ *	           childrenStale (default false): the supervisor's caches of
+ *	           the child kinds may lag the server (a kind not synced, or
+ *	           its watch not established); absent children then prove
+ *	           nothing.
  *	RESULT     w->s {"key":s,"epoch":n,"verdict":{"kind":k,"afterMs"?:n,
  *	                 "message"?:s},"writes"?:[W...]}
  *	           k = done|requeue|requeue_after|error|terminal;
@@ -230,6 +234,7 @@ struct ipc_work {
 	json_object *object;   /* NULL when absent/null */
 	json_object *children; /* array of objects; never NULL after read */
 	int64_t deadline_ms;
+	bool children_stale; /* "childrenStale": children may be missing */
 };
 
 /* Builds a WORK body from w: object and children are taken (children NULL

@@ -120,6 +120,20 @@ add_child(void *arg, const struct cache_item *it)
 	return (0);
 }
 
+/* Whether a child kind of c is not fresh (inf_fresh()): the children sent
+ * may then lack objects the server has (WORK "childrenStale"). */
+static bool
+children_stale(const struct sup *s, const struct sup_ctl *c)
+{
+	for (size_t i = 1; i < c->spec->nwatches; i++) {
+		if (c->spec->watches[i].role == CTRL_CHILD
+		        && !inf_fresh(s->inf, c->first_kind + i)) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
 /* The WORK body for key of controller c. */
 static json_object *
 work_body(struct sup *s, struct sup_ctl *c, const char *key)
@@ -144,6 +158,7 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 		free(uid);
 	}
 	w.children = ch.arr;
+	w.children_stale = children_stale(s, c);
 	return (ipc_work_new(&w));
 }
 

@@ -1016,6 +1016,18 @@ inf_synced(const struct inf *in, size_t kind)
 	return (kind < in->n && in->kinds[kind].src->reported_sync);
 }
 
+bool
+inf_fresh(const struct inf *in, size_t kind)
+{
+	int64_t since;
+
+	if (kind >= in->n || !in->kinds[kind].src->reported_sync
+	        || !refl_watching(in->kinds[kind].src->refl, &since)) {
+		return (false);
+	}
+	return (clock_now(in) - since >= INF_FRESH_MS);
+}
+
 enum inf_origin
 inf_origin(const struct inf *in)
 {

@@ -174,6 +174,14 @@ bool inf_all_synced(const struct inf *in);
  * lane (queue.h, docs-perfqueue.md). */
 enum inf_origin inf_origin(const struct inf *in);
 
+/* Whether kind's cache follows the server now: it is synced and its watch
+ * has been open for INF_FRESH_MS at least (so the events a re-watch
+ * replays are in).  False while it lists, relists, or waits (backoff) to
+ * re-watch: objects created meanwhile may be missing.  Uses the
+ * informer's clock (struct inf_conf). */
+#define INF_FRESH_MS 1000
+bool inf_fresh(const struct inf *in, size_t kind);
+
 /* Fills *out with the counters of kind (zeroed when out of range). */
 void inf_stats(const struct inf *in, size_t kind, struct inf_stats *out);
 

@@ -350,6 +350,18 @@ refl_watch_end(struct refl *r, enum refl_result res, int64_t now_ms)
 	}
 }
 
+bool
+refl_watching(const struct refl *r, int64_t *since_ms)
+{
+	if (r->st != ST_WATCHING) {
+		return (false);
+	}
+	if (since_ms != NULL) {
+		*since_ms = r->watch_start_ms;
+	}
+	return (true);
+}
+
 const char *
 refl_rv(const struct refl *r)
 {

@@ -158,6 +158,10 @@ const char *refl_list_rv(const struct refl *r);
 /* True once a list has completed (the cache may be marked synced). */
 bool refl_synced(const struct refl *r);
 
+/* True while a watch is open (asked for and not ended); *since_ms (may be
+ * NULL) is then the time given to refl_watch_started(). */
+bool refl_watching(const struct refl *r, int64_t *since_ms);
+
 /* Counters.  Borrowed. */
 const struct refl_stats *refl_stats(const struct refl *r);
 

@@ -21,6 +21,9 @@
 #define AGENTRUN_HISTORY_ENV "SYMPOZIUM_MAX_RUN_HISTORY"
 /* How long after startedAt a missing Job is taken for a cache lag. */
 #define AGENTRUN_JOB_GRACE_MS 30000
+/* Requeue delay of a run whose Job is missing while the supervisor marks
+ * the children stale (rec_in.children_stale): no grace applies then. */
+#define AGENTRUN_STALE_MS 3000
 /* A finished Job whose pod is not in the cache yet (the pods' watch can
  * trail the Job's, e.g. while it relists) is waited for this long after
  * its completion before the run completes without a log. */

@@ -9,6 +9,7 @@
 #ifndef RECONCILE_H
 #define RECONCILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,10 @@ struct rec_in {
 	int64_t now_ms;        /* unix milliseconds, from the supervisor */
 	int64_t attempt;       /* 0 first time, +1 per requeue */
 	struct view *view;     /* reads of other objects */
+	/* The supervisor's caches of the child kinds may lag the server
+	 * (WORK "childrenStale"): a child absent from children may exist.
+	 * Never conclude anything from an absence then. */
+	bool children_stale;
 };
 
 /* What it answers.  Set by the reconciler with the helpers below. */

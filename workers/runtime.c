@@ -57,7 +57,8 @@ wrt_reconcile(const struct reconciler *r, const struct ipc_msg *work,
 	}
 	in = (struct rec_in){.key = w.key, .object = w.object,
 	        .children = w.children, .now_ms = w.now_ms,
-	        .attempt = w.attempt, .view = view};
+	        .attempt = w.attempt, .view = view,
+	        .children_stale = w.children_stale};
 	memset(&out, 0, sizeof(out));
 	out.result = ipc_result_new(w.key, w.epoch, IPC_V_DONE, 0, NULL);
 	out.verdict = IPC_V_DONE;

@@ -74,7 +74,10 @@
 /* Leader election timing (ms), passed to every supervisor. */
 #define LEASE_MS 3000
 #define RENEW_MS 2000
-#define RETRY_MS 500
+/* A resumed frozen leader's writes refused within this time of its
+ * SIGCONT were in flight at the freeze (fence_line()). */
+#define INFLIGHT_MS 500
+#define RETRY_MS    500
 
 static const char *const le_args[] = { "--leader-elect",
 	"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline",
@@ -139,11 +142,14 @@ struct sd {
 	int nseen;
 };
 
-/* A window of a deposed leader in which it must not write. */
+/* A window of a deposed leader in which it must not write, unless it
+ * took the Lease again (reacquire; fence_line()). */
 struct fence {
 	char id[160];
 	int64_t from_us, to_us; /* real time */
 	const char *why;
+	bool reacquire;  /* a frozen leader, resumed: it may win the Lease */
+	int64_t cont_us; /* real time of its SIGCONT; 0: not resumed */
 };
 
 /* A stopped worker and when to resume it. */
@@ -519,11 +525,12 @@ struct rl {
 
 typedef void rl_fn(const struct rl *e, void *arg);
 
-/* Calls fn for every line of the request log with ts >= after_us. */
+/* Calls fn for every line of t (request-log JSON lines; t is cut up)
+ * with ts >= after_us. */
 static void
-rl_scan(int64_t after_us, rl_fn *fn, void *arg)
+rl_scan_text(char *t, int64_t after_us, rl_fn *fn, void *arg)
 {
-	char *t = file_text(C.reqlog), *save = NULL;
+	char *save = NULL;
 
 	for (char *l = strtok_r(t, "\n", &save); l != NULL;
 	        l = strtok_r(NULL, "\n", &save)) {
@@ -546,6 +553,15 @@ rl_scan(int64_t after_us, rl_fn *fn, void *arg)
 		fn(&e, arg);
 		json_object_put(o);
 	}
+}
+
+/* Calls fn for every line of the request log with ts >= after_us. */
+static void
+rl_scan(int64_t after_us, rl_fn *fn, void *arg)
+{
+	char *t = file_text(C.reqlog);
+
+	rl_scan_text(t, after_us, fn, arg);
 	free(t);
 }
 
@@ -1603,7 +1619,8 @@ fault_compact(void)
 }
 
 static void
-add_fence(const struct sd *s, int64_t from_us, int64_t to_us, const char *why)
+add_fence(const struct sd *s, int64_t from_us, int64_t to_us, const char *why,
+        bool reacquire)
 {
 	struct fence *f;
 
@@ -1615,6 +1632,21 @@ add_fence(const struct sd *s, int64_t from_us, int64_t to_us, const char *why)
 	f->from_us = from_us;
 	f->to_us = to_us;
 	f->why = why;
+	f->reacquire = reacquire;
+}
+
+/* Notes the SIGCONT of frozen supervisor s in its open fence. */
+static void
+fence_resumed(const struct sd *s)
+{
+	for (int i = C.nfences - 1; i >= 0; i--) {
+		struct fence *f = &C.fences[i];
+		if (f->reacquire && f->cont_us == 0
+		        && strcmp(f->id, s->id) == 0) {
+			f->cont_us = timefmt_now_us_real();
+			return;
+		}
+	}
 }
 
 static bool
@@ -1636,7 +1668,7 @@ fault_leader(enum fk k, int64_t now)
 		/* fenced from its renew deadline to well after it resumes */
 		add_fence(s, t_us + RENEW_MS * 1000LL,
 		        t_us + (s->cont_at - now + 4000) * 1000LL,
-		        "SIGSTOPped leader");
+		        "SIGSTOPped leader", true);
 		C.leader_quiet_until = s->cont_at + 10000;
 	} else {
 		s->expect_end = true;
@@ -1648,7 +1680,8 @@ fault_leader(enum fk k, int64_t now)
 		                        * 1000LL,
 		        INT64_MAX,
 		        k == F_LEADER_TERM ? "terminated leader"
-		                           : "killed leader");
+		                           : "killed leader",
+		        false);
 		C.leader_quiet_until = now + 12000;
 	}
 	say("%s: supervisor %d", FK_NAMES[k], l);
@@ -1732,6 +1765,7 @@ service(int64_t now, bool all)
 		if (s->stopped && s->pid > 0 && (all || now >= s->cont_at)) {
 			kill(s->pid, SIGCONT);
 			s->stopped = false;
+			fence_resumed(s);
 		}
 	}
 	sd_poll_all();
@@ -1882,18 +1916,93 @@ measured_relist(const char *when, bool need_all, int window_ms)
 struct fence_scan {
 	const struct fence *f;
 	char ua[200];
-	int n;
+	int n;            /* writes in the fence: violations */
+	int legit;        /* writes under a re-acquired Lease */
+	int inflight;     /* in flight at the freeze (in_flight()) */
+	int64_t other_us; /* another supervisor's last 2xx Lease write */
+	int64_t lease_us; /* its last 2xx Lease write in the fence; 0: none */
 	char first[512];
 };
+
+/*
+ * One line of the request log against a fence (pure: test_fence_windows
+ * feeds it synthetic lines, in log order).  A write (not GET) by the
+ * fenced supervisor inside the window is a violation, with one exception
+ * for a frozen leader (f->reacquire): once resumed it may legitimately
+ * win the Lease again when the standby has not taken it yet.  A 2xx Lease
+ * PUT or POST by it proves that (the PUT carries the resourceVersion it
+ * read: kubesim refuses it with 409 when another holder wrote the Lease
+ * since; a release, the only write that gives the Lease up, comes only on
+ * SIGTERM, never sent to a frozen leader's window).  Its writes are then
+ * legitimate while its last such Lease write is at most LEASE_MS old;
+ * before the first one (between the renew deadline and the re-acquisition)
+ * and after a gap they remain violations.
+ *
+ * One more exception for a frozen leader: the requests it had handed to
+ * its HTTP engine before SIGSTOP (decided while it led) reach the server
+ * as soon as it resumes, in the few milliseconds before its loop sees the
+ * lost lease (sup.c performs them before sup_elect() runs).  Such a write
+ * within INFLIGHT_MS of the SIGCONT is counted apart when it was refused
+ * (it changed nothing: resourceVersion preconditions, 409) or when no
+ * other supervisor held the Lease then (no 2xx Lease write by another one
+ * in the LEASE_MS before it: no split brain).  A successful one while
+ * another supervisor leads is still a violation.
+ */
+static bool
+is_2xx_write(const struct rl *e)
+{
+	return (e->code >= 200 && e->code < 300
+	        && (strcmp(e->method, "PUT") == 0
+	                || strcmp(e->method, "POST") == 0));
+}
+
+/* A request of the in-flight exception: within INFLIGHT_MS of the SIGCONT,
+ * and refused or sent while no other supervisor held the Lease. */
+static bool
+in_flight(const struct fence_scan *fs, const struct rl *e)
+{
+	int64_t cont = fs->f->cont_us;
+
+	if (cont == 0 || e->ts_us < cont
+	        || e->ts_us - cont > INFLIGHT_MS * 1000LL) {
+		return (false);
+	}
+	return (e->code < 200 || e->code >= 300 || fs->other_us == 0
+	        || e->ts_us - fs->other_us > LEASE_MS * 1000LL);
+}
 
 static void
 fence_line(const struct rl *e, void *arg)
 {
 	struct fence_scan *fs = arg;
+	bool mine = strstr(e->ua, fs->ua) == e->ua;
 
-	if (strstr(e->ua, fs->ua) != e->ua || e->ts_us < fs->f->from_us
-	        || e->ts_us > fs->f->to_us || strcmp(e->method, "GET") == 0
-	        || strstr(e->path, "/leases") != NULL) {
+	if (strcmp(e->method, "GET") == 0) {
+		return;
+	}
+	if (strstr(e->path, "/leases") != NULL) {
+		if (!is_2xx_write(e)) {
+			return;
+		}
+		if (!mine && strncmp(e->ua, UA_SD, strlen(UA_SD)) == 0) {
+			fs->other_us = e->ts_us;
+		} else if (mine && fs->f->reacquire
+		        && e->ts_us >= fs->f->from_us
+		        && e->ts_us <= fs->f->to_us) {
+			fs->lease_us = e->ts_us;
+		}
+		return;
+	}
+	if (!mine || e->ts_us < fs->f->from_us || e->ts_us > fs->f->to_us) {
+		return;
+	}
+	if (fs->lease_us != 0 && e->ts_us >= fs->lease_us
+	        && e->ts_us - fs->lease_us <= LEASE_MS * 1000LL) {
+		fs->legit++;
+		return;
+	}
+	if (in_flight(fs, e)) {
+		fs->inflight++;
 		return;
 	}
 	if (fs->n++ == 0) {
@@ -1908,7 +2017,17 @@ check_fences(void)
 	for (int i = 0; i < C.nfences; i++) {
 		struct fence_scan fs = { .f = &C.fences[i] };
 		snprintf(fs.ua, sizeof(fs.ua), "%s%s ", UA_SD, fs.f->id);
-		rl_scan(fs.f->from_us, fence_line, &fs);
+		rl_scan(fs.f->from_us - LEASE_MS * 1000LL, fence_line, &fs);
+		if (fs.inflight > 0) {
+			say("%s (%s): %d write(s) in flight at the freeze, "
+			    "sent on its resumption with no other leader",
+			        fs.f->why, fs.f->id, fs.inflight);
+		}
+		if (fs.legit > 0) {
+			say("%s (%s): %d write(s) after it re-acquired the "
+			    "Lease",
+			        fs.f->why, fs.f->id, fs.legit);
+		}
 		if (fs.n > 0) {
 			violation("%d write(s) by a %s (%s) after its renew "
 			          "deadline; first: %s",
@@ -2264,10 +2383,110 @@ test_chaos(void **state)
 	}
 }
 
+/* ---- self-test of the fence check ---- */
+
+/* A request-log line at second sec (2026-01-01T00:00:<sec>Z) by "sd-a"
+ * or "sd-b". */
+static void
+rl_line(struct buf *b, const char *sec, const char *method, const char *path,
+        int code, const char *id)
+{
+	buf_printf(b,
+	        "{\"ts\":\"2026-01-01T00:00:%sZ\",\"verb\":\"x\","
+	        "\"method\":\"%s\",\"path\":\"%s\",\"query\":\"\","
+	        "\"code\":%d,\"userAgent\":\"" UA_SD "%s (chaos)\"}\n",
+	        sec, method, path, code, id);
+}
+
+/* Judges the synthetic log b against a fence of "sd-a" from 10 s to 40 s
+ * (reacquire as given; resumed at second cont, NULL: not resumed);
+ * returns violations, *legit the writes under a re-acquired Lease. */
+static int
+judge(struct buf *b, bool reacquire, const char *cont, int *legit)
+{
+	struct fence f = { "sd-a", 0, 0, "test", reacquire, 0 };
+	struct fence_scan fs = { .f = &f };
+	int64_t base;
+	char *t = xstrdup(buf_str(b));
+
+	assert_int_equal(timefmt_parse("2026-01-01T00:00:00Z", &base), 0);
+	f.from_us = base + 10000000;
+	f.to_us = base + 40000000;
+	if (cont != NULL) {
+		char ts[64];
+		snprintf(ts, sizeof(ts), "2026-01-01T00:00:%sZ", cont);
+		assert_int_equal(timefmt_parse(ts, &f.cont_us), 0);
+	}
+	snprintf(fs.ua, sizeof(fs.ua), "%s%s ", UA_SD, f.id);
+	rl_scan_text(t, 0, fence_line, &fs);
+	free(t);
+	*legit = fs.legit;
+	return (fs.n);
+}
+
+#define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l"
+#define CM_PATH    "/api/v1/namespaces/ns/configmaps"
+
+static void
+test_fence_windows(void **state)
+{
+	struct buf b = BUF_INIT;
+	int legit;
+
+	(void)state;
+	rl_line(&b, "05", "POST", CM_PATH, 201, "sd-a");   /* before: fine */
+	rl_line(&b, "12", "POST", CM_PATH, 201, "sd-a");   /* violation */
+	rl_line(&b, "12", "POST", CM_PATH, 201, "sd-b");   /* another: fine */
+	rl_line(&b, "13", "GET", CM_PATH, 200, "sd-a");    /* a read: fine */
+	rl_line(&b, "14", "PUT", LEASE_PATH, 409, "sd-a"); /* lost race */
+	rl_line(&b, "15", "POST", CM_PATH, 201, "sd-a");   /* violation */
+	assert_int_equal(judge(&b, true, NULL, &legit), 2);
+	assert_int_equal(legit, 0);
+
+	/* re-acquired at 16 s: writes within LEASE_MS of a Lease write are
+	 * legitimate, then a gap without renewal makes them violations */
+	rl_line(&b, "16", "PUT", LEASE_PATH, 200, "sd-a");
+	rl_line(&b, "17", "POST", CM_PATH, 201, "sd-a");
+	rl_line(&b, "18", "PUT", LEASE_PATH, 200, "sd-a");
+	rl_line(&b, "20", "DELETE", CM_PATH "/x", 200, "sd-a");
+	rl_line(&b, "25", "POST", CM_PATH, 201, "sd-a"); /* 7 s: violation */
+	rl_line(&b, "45", "POST", CM_PATH, 201, "sd-a"); /* after: fine */
+	assert_int_equal(judge(&b, true, NULL, &legit), 3);
+	assert_int_equal(legit, 2);
+	/* killed or terminated leaders never re-acquire: all count */
+	assert_int_equal(judge(&b, false, NULL, &legit), 5);
+	assert_int_equal(legit, 0);
+	/* resumed at 11.1 s: writes within INFLIGHT_MS were in flight at the
+	 * freeze: excused while no other supervisor holds the Lease; a
+	 * later one, or one before the SIGCONT, counts */
+	buf_reset(&b);
+	rl_line(&b, "11.200000", "PUT", CM_PATH "/x", 409, "sd-a");
+	rl_line(&b, "11.300000", "POST", CM_PATH, 201, "sd-a");
+	rl_line(&b, "11.900000", "PUT", CM_PATH "/y", 409, "sd-a");
+	rl_line(&b, "10.500000", "PUT", CM_PATH "/z", 409, "sd-a");
+	assert_int_equal(judge(&b, true, NULL, &legit), 4);
+	assert_int_equal(judge(&b, true, "11.100000", &legit), 2);
+	assert_int_equal(legit, 0);
+	/* the standby took the Lease at 11 s: the successful in-flight write
+	 * is a split brain, the refused one still changed nothing */
+	buf_reset(&b);
+	rl_line(&b, "11.000000", "PUT", LEASE_PATH, 200, "sd-b");
+	rl_line(&b, "11.200000", "PUT", CM_PATH "/x", 409, "sd-a");
+	rl_line(&b, "11.300000", "POST", CM_PATH, 201, "sd-a");
+	assert_int_equal(judge(&b, true, "11.100000", &legit), 1);
+	/* another supervisor's Lease write excuses nothing */
+	buf_reset(&b);
+	rl_line(&b, "16", "PUT", LEASE_PATH, 200, "sd-b");
+	rl_line(&b, "17", "POST", CM_PATH, 201, "sd-a");
+	assert_int_equal(judge(&b, true, NULL, &legit), 1);
+	buf_fini(&b);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fence_windows),
 		cmocka_unit_test(test_chaos),
 	};
 	const char *lm = getenv("CHAOS_LONG");

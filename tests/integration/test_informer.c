@@ -343,6 +343,61 @@ test_close_watches(void **state)
 }
 
 static bool
+fresh0(void *arg)
+{
+	struct fx *f = arg;
+
+	return (inf_fresh(f->in, 0));
+}
+
+static bool
+watch_failed(void *arg)
+{
+	struct fx *f = arg;
+	struct inf_stats st;
+
+	inf_stats(f->in, 0, &st);
+	return (st.watch_errors >= 1);
+}
+
+/* inf_fresh(): false before the sync, while the watch is new, and while a
+ * failed watch backs off; true once a watch has been open INF_FRESH_MS. */
+static void
+test_fresh(void **state)
+{
+	struct inf_kind k = { "configmaps", R_CM, "app=sym", "inf5" };
+	struct fx f;
+	struct ksim_resp *r;
+	const char *hdr[] = { "Authorization: Bearer " TOKEN, NULL };
+
+	(void)state;
+	make_ns("inf5");
+	fx_start(&f, &k, 1);
+	assert_false(inf_fresh(f.in, 0));
+	assert_false(inf_fresh(f.in, 1)); /* out of range */
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	assert_true(pump(f.m, f.in, fresh0, &f));
+	/* every watch answers 503: the watch ends, the reflector backs off
+	 * (0.8 s at least) and the cache may lag */
+	r = ksim_request(ksim_url(A.k), "POST", "/_kubesim/faults",
+	        "application/json",
+	        "{\"verbs\":[\"watch\"],\"resource\":\"configmaps\","
+	        "\"code\":503}",
+	        hdr, 0);
+	assert_int_equal(r->code, 201);
+	ksim_resp_free(r);
+	admin("/_kubesim/close-watches");
+	assert_true(pump(f.m, f.in, watch_failed, &f));
+	assert_false(inf_fresh(f.in, 0));
+	r = ksim_request(ksim_url(A.k), "DELETE", "/_kubesim/faults", NULL,
+	        NULL, hdr, 0);
+	assert_int_equal(r->code, 200);
+	ksim_resp_free(r);
+	assert_true(pump(f.m, f.in, fresh0, &f));
+	fx_stop(&f);
+}
+
+static bool
 relisted(void *arg)
 {
 	struct fx *f = arg;
@@ -586,6 +641,7 @@ main(void)
 		cmocka_unit_test(test_close_watches),
 		cmocka_unit_test(test_expired_relist),
 		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_bad_kind),
 	};
 

@@ -941,6 +941,64 @@ test_poll_timeout_missing_job(void **state)
 	free(r);
 }
 
+/* Runs the reconciler on a run object with no children, the WORK saying
+ * whether the children are stale; returns the RESULT body (caller puts). */
+static json_object *
+run_stale(const char *obj, bool stale, int64_t now, struct rec_out *ro)
+{
+	json_object *o = json_tokener_parse(obj);
+	json_object *ch = json_object_new_array();
+	struct rec_in in = { .key = "ns/r",
+		.object = o,
+		.children = ch,
+		.now_ms = now,
+		.children_stale = stale };
+
+	memset(ro, 0, sizeof(*ro));
+	ro->result = ipc_result_new("ns/r", 1, IPC_V_DONE, 0, NULL);
+	agentrun_reconciler.reconcile(&in, ro);
+	json_object_put(o);
+	json_object_put(ch);
+	return (ro->result);
+}
+
+/* A Job missing while the supervisor's child caches lag the server (chaos
+ * suite: a Job watch in backoff for a minute) is never "not found": the
+ * run is requeued, with no write, however long since its start. */
+static void
+test_missing_job_children_stale(void **state)
+{
+	char *r = mkrun(FIN, "", RUNNING ",\"podName\":\"p\"");
+	struct rec_out ro;
+	json_object *res;
+
+	(void)state;
+	res = run_stale(r, true, T0 + 60000, &ro);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(ro.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(ro.after_ms, AGENTRUN_STALE_MS);
+	assert_non_null(strstr(ro.message, "may lag"));
+	json_object_put(res);
+	/* within the grace too, and long after it */
+	res = run_stale(r, true, T0 + 1000, &ro);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(ro.verdict, IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	res = run_stale(r, true, T0 + 3600000, &ro);
+	assert_int_equal(nwrites(res), 0);
+	assert_int_equal(ro.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(ro.after_ms, AGENTRUN_STALE_MS);
+	json_object_put(res);
+	/* fresh children: past the grace the run fails, as before */
+	res = run_stale(r, false, T0 + 60000, &ro);
+	assert_string_equal(
+	        jx_get_str(status_of(res), "error"), "Job not found");
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Failed");
+	assert_int_equal(ro.verdict, IPC_V_DONE);
+	json_object_put(res);
+	free(r);
+}
+
 static void
 test_completed(void **state)
 {
@@ -1252,6 +1310,7 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_container_exit,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test(test_missing_job_children_stale),
 		cmocka_unit_test_setup_teardown(test_poll_timeout_missing_job,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(

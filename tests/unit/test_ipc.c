@@ -206,11 +206,43 @@ test_rt_small(void **state)
 	ipc_msg_fini(NULL);
 }
 
+/* "childrenStale": optional boolean, written only when true. */
+static void
+test_work_children_stale(void **state)
+{
+	struct ipc_work w = { "ns1/run-a", 3, 0, 1, NULL, NULL, 0, true };
+	struct ipc_msg m;
+	struct ipc_work r;
+	json_object *body;
+
+	(void)state;
+	roundtrip(IPC_WORK, 12, ipc_work_new(&w), &m);
+	assert_int_equal(ipc_work_read(&m, &r), 0);
+	assert_true(r.children_stale);
+	ipc_msg_fini(&m);
+
+	w.children_stale = false;
+	body = ipc_work_new(&w);
+	assert_null(jx_get(body, "childrenStale"));
+	roundtrip(IPC_WORK, 13, body, &m);
+	assert_int_equal(ipc_work_read(&m, &r), 0);
+	assert_false(r.children_stale);
+	ipc_msg_fini(&m);
+
+	expect_ok(IPC_WORK,
+	        "{\"key\":\"k\",\"epoch\":0,\"attempt\":0,"
+	        "\"now\":0,\"deadlineMs\":0,\"childrenStale\":false}");
+	expect_err(IPC_WORK,
+	        "{\"key\":\"k\",\"epoch\":0,\"attempt\":0,"
+	        "\"now\":0,\"deadlineMs\":0,\"childrenStale\":1}",
+	        "\"childrenStale\" must be a boolean");
+}
+
 static void
 test_rt_work(void **state)
 {
-	struct ipc_work w
-	        = { "ns1/run-a", 3, 2, 1700000000123, NULL, NULL, 30000 };
+	struct ipc_work w = { "ns1/run-a", 3, 2, 1700000000123, NULL, NULL,
+		30000, false };
 	struct ipc_msg m;
 	struct ipc_work r;
 
@@ -1033,6 +1065,7 @@ main(void)
 		cmocka_unit_test(test_rt_hello_ready),
 		cmocka_unit_test(test_rt_small),
 		cmocka_unit_test(test_rt_work),
+		cmocka_unit_test(test_work_children_stale),
 		cmocka_unit_test(test_rt_result),
 		cmocka_unit_test(test_rt_view),
 		cmocka_unit_test(test_rt_zoneinfo),

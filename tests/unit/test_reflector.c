@@ -315,6 +315,35 @@ test_watch_errors(void **state)
 	refl_free(r);
 }
 
+/* refl_watching(): only while a watch is open, with its start time. */
+static void
+test_watching(void **state)
+{
+	struct refl *r = refl_new(3);
+	int64_t since = -1, d;
+
+	(void)state;
+	assert_false(refl_watching(r, &since));
+	want_list(r, 0, "0", 500, NULL, NULL);
+	assert_false(refl_watching(r, NULL)); /* listing */
+	assert_int_equal(
+	        refl_list_page(r, REFL_OK, NULL, "100", 10), REFL_LIST_DONE);
+	want_watch(r, 10, "100");
+	refl_watch_started(r, 20);
+	assert_true(refl_watching(r, &since));
+	assert_int_equal(since, 20);
+	refl_watch_end(r, REFL_RETRY, 5000);
+	assert_false(refl_watching(r, &since)); /* backing off */
+	d = want_wait(r, 5000);
+	want_watch(r, 5000 + d, "100");
+	refl_watch_started(r, 5000 + d);
+	assert_true(refl_watching(r, &since));
+	assert_int_equal(since, 5000 + d);
+	refl_watch_end(r, REFL_EXPIRED, 9000);
+	assert_false(refl_watching(r, NULL)); /* relist due */
+	refl_free(r);
+}
+
 static void
 test_very_short_watch(void **state)
 {
@@ -408,6 +437,7 @@ main(void)
 		cmocka_unit_test(test_list_expired_retries_consistent),
 		cmocka_unit_test(test_list_failure_backoff),
 		cmocka_unit_test(test_watch_errors),
+		cmocka_unit_test(test_watching),
 		cmocka_unit_test(test_very_short_watch),
 		cmocka_unit_test(test_opaque_rvs),
 		cmocka_unit_test(test_list_without_rv),
