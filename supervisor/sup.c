@@ -545,6 +545,17 @@ poll_once(struct sup *s, int64_t now)
 		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, pf[i].events, 0};
 	}
 	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
+	now = timefmt_now_ms_mono();
+	if (s->leading && !sup_leading(s, now)) {
+		/* the renew deadline passed while we waited (or were
+		 * stopped): writes submitted before must not go out now */
+		size_t c = wr_fence_inflight(s->wr);
+		if (c > 0) {
+			log_warnx("leadership lost: %zu write(s) in flight "
+			          "cancelled",
+			        c);
+		}
+	}
 	kapi_multi_perform(s->m);
 	now = timefmt_now_ms_mono();
 	if (fds[0].revents != 0) {

@@ -614,6 +614,27 @@ wr_run(struct wr *w)
 	return (w->njobs);
 }
 
+size_t
+wr_fence_inflight(struct wr *w)
+{
+	size_t n = 0;
+	struct job *j = w->head, *next;
+
+	for (; j != NULL; j = next) {
+		next = j->next;
+		if (j->req_id == 0 || j->answered
+		        || kapi_multi_cancel(w->m, j->req_id) != 0) {
+			continue;
+		}
+		j->req_id = 0;
+		j->rep.outcome = WR_FENCED;
+		j->rep.failed = j->i;
+		n++;
+		finish(w, j);
+	}
+	return (n);
+}
+
 bool
 wr_has_ready(const struct wr *w)
 {

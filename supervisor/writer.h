@@ -135,6 +135,13 @@ bool wr_has_ready(const struct wr *w);
 /* Results not finished. */
 size_t wr_pending(const struct wr *w);
 
+/* Fencing at the last moment: cancels every request submitted but not
+ * yet answered (libcurl may not have sent it: a process stopped right
+ * after submitting sends it when resumed) and finishes its job as
+ * WR_FENCED through on_done.  Called when leadership is found lost before
+ * the transfers run again.  Returns how many were cancelled. */
+size_t wr_fence_inflight(struct wr *w);
+
 /* Counters since creation. */
 struct wr_stats {
 	uint64_t results; /* finished results */

@@ -117,17 +117,15 @@ fx_stop(struct fx *f)
 	kapi_multi_free(f->m);
 }
 
-/* Submits the writes (taken) as one result and runs until n results are
- * done. */
+/* Submits the writes (taken) as one result. */
 static void
-run(struct fx *f, json_object *writes, uint64_t token, int n)
+submit(struct fx *f, json_object *writes, uint64_t token)
 {
 	json_object *res = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
 	struct ipc_result r;
 	struct ipc_msg msg;
 	struct buf b = BUF_INIT;
 	char err[128];
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
 
 	for (size_t i = 0; i < json_object_array_length(writes); i++) {
 		ipc_result_add_write(res,
@@ -142,6 +140,16 @@ run(struct fx *f, json_object *writes, uint64_t token, int n)
 	ipc_msg_fini(&msg);
 	json_object_put(res);
 	buf_fini(&b);
+}
+
+/* Submits the writes (taken) as one result and runs until n results are
+ * done. */
+static void
+run(struct fx *f, json_object *writes, uint64_t token, int n)
+{
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+
+	submit(f, writes, token);
 	while (f->done < n && timefmt_now_ms_mono() < end) {
 		wr_run(f->w);
 		if (f->done >= n) {
@@ -358,6 +366,44 @@ test_noop_and_fence(void **state)
 	fx_stop(&f);
 }
 
+/* Leadership lost between submitting a write and running the transfers
+ * (a supervisor stopped right after wr_run, resumed after its renew
+ * deadline): wr_fence_inflight() cancels the request before libcurl sends
+ * it, and the job ends WR_FENCED. */
+static void
+test_fence_inflight(void **state)
+{
+	struct fx f;
+	json_object *ws;
+	int posts;
+	int64_t end;
+
+	(void)state;
+	make_ns("wr5");
+	fx_start(&f);
+	posts = count_method("POST", "/namespaces/wr5/");
+	ws = json_object_new_array();
+	json_object_array_add(ws,
+	        W(IPC_OP_CREATE, &I_CM, "wr5", NULL, cm("wr5", "late", "1"),
+	                0));
+	submit(&f, ws, 7);
+	wr_run(f.w); /* the request is submitted, not yet sent */
+	assert_int_equal(f.done, 0);
+	assert_int_equal(wr_fence_inflight(f.w), 1);
+	assert_int_equal(f.done, 1);
+	assert_int_equal(f.rep.outcome, WR_FENCED);
+	assert_int_equal(wr_pending(f.w), 0);
+	assert_int_equal(wr_fence_inflight(f.w), 0);
+	end = timefmt_now_ms_mono() + 300;
+	while (timefmt_now_ms_mono() < end) {
+		kapi_multi_poll(f.m, NULL, 0, 50);
+		kapi_multi_perform(f.m);
+	}
+	assert_int_equal(count_method("POST", "/namespaces/wr5/"), posts);
+	assert_string_equal(data_k("wr5", "late"), "<NotFound>");
+	fx_stop(&f);
+}
+
 static void
 test_event_and_order(void **state)
 {
@@ -425,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_tolerate_and_stop),
 		cmocka_unit_test(test_noop_and_fence),
+		cmocka_unit_test(test_fence_inflight),
 		cmocka_unit_test(test_event_and_order),
 	};
 
