@@ -550,7 +550,9 @@ wait_quiet(void)
 	int last = sd_writes();
 	int64_t since = ksim_now_ms();
 
-	while (ksim_now_ms() < end && ksim_now_ms() - since < 1500) {
+	/* quiet for longer than the 5 s polls (running AgentRuns, MCPServer
+	 * readiness), so a slow build (ASan) has really converged */
+	while (ksim_now_ms() < end && ksim_now_ms() - since < 6000) {
 		int n;
 		ksim_sleep_ms(100);
 		if ((n = sd_writes()) != last) {
