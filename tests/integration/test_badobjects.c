@@ -687,85 +687,10 @@ sd_start(void)
 
 /* ---- the request log ---- */
 
-static const char *const WRITES[] = { "POST", "PUT", "PATCH", "DELETE", NULL };
 
-/* Counts (and, when show, prints) the supervisor's writes other than
- * Lease renewals in the complete lines of the request log after the
- * first skip; one read of the file, so the count never goes back. */
-static int
-writes_after(int skip, bool show)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	char *save = NULL, *end = t != NULL ? strrchr(t, '\n') : NULL;
-	int line = 0, n = 0;
 
-	if (end == NULL) {
-		free(t);
-		return (0);
-	}
-	end[1] = '\0'; /* a line being written is left for later */
-	for (char *l = strtok_r(t, "\n", &save); l != NULL;
-	        l = strtok_r(NULL, "\n", &save), line++) {
-		json_object *o = line >= skip ? json_tokener_parse(l) : NULL;
-		const char *m = jx_get_str(o, "method");
-		const char *ua = jx_get_str(o, "userAgent");
-		const char *p = jx_get_str(o, "path");
-		bool w = false;
 
-		for (int i = 0; m != NULL && WRITES[i] != NULL; i++) {
-			w = w || strcmp(WRITES[i], m) == 0;
-		}
-		if (w && ua != NULL && strstr(ua, UA_SD) != NULL && p != NULL
-		        && strstr(p, "/leases") == NULL) {
-			n++;
-			if (show) {
-				fprintf(stderr, "unexpected write: %.300s\n",
-				        l);
-			}
-		}
-		json_object_put(o);
-	}
-	free(t);
-	return (n);
-}
 
-static int
-sd_writes(void)
-{
-	return (writes_after(0, false));
-}
-
-/* The number of complete lines of the request log. */
-static int
-log_lines(void)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	int n = 0;
-
-	for (const char *p = t; p != NULL && *p != '\0'; p++) {
-		n += *p == '\n';
-	}
-	free(t);
-	return (n);
-}
-
-/* Waits (bounded) until the supervisor's writes stop for 1.5 s. */
-static void
-wait_quiet(void)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	int last = sd_writes();
-	int64_t since = ksim_now_ms();
-
-	while (ksim_now_ms() < end && ksim_now_ms() - since < 1500) {
-		int n;
-		ksim_sleep_ms(100);
-		if ((n = sd_writes()) != last) {
-			last = n;
-			since = ksim_now_ms();
-		}
-	}
-}
 
 /* ---- group setup / teardown ---- */
 
@@ -988,11 +913,11 @@ test_nothing_broke(void **state)
 	char *t;
 
 	(void)state;
-	wait_quiet();
-	skip = log_lines();
+	ksim_wait_quiet(F.a.request_log, UA_SD, 1500, WAIT_MS);
+	skip = ksim_log_lines(F.a.request_log);
 	ksim_sleep_ms(STEADY_MS);
-	if ((n = writes_after(skip, false)) != 0) {
-		(void)writes_after(skip, true);
+	if ((n = ksim_writes_after(F.a.request_log, UA_SD, skip, false)) != 0) {
+		(void)ksim_writes_after(F.a.request_log, UA_SD, skip, true);
 		fail_msg("%d write(s) by the supervisor in %d ms of steady "
 		         "state; want 0",
 		        n, STEADY_MS);

@@ -320,63 +320,9 @@ uid_of(const struct kapi_res *r, const char *name)
 
 /* ---- the request log ---- */
 
-static const char *const WRITES[] = { "POST", "PUT", "PATCH", "DELETE", NULL };
 
-/* Writes by the supervisor in the request log, leases excepted. */
-static int
-sd_writes(void)
-{
-	int n = 0;
 
-	for (int i = 0; WRITES[i] != NULL; i++) {
-		int all = ksim_count_log(
-		        F.a.request_log, WRITES[i], NULL, UA_SD);
-		int leases = ksim_count_log(
-		        F.a.request_log, WRITES[i], "/leases", UA_SD);
-		assert_true(all >= 0 && leases >= 0);
-		n += all - leases;
-	}
-	return (n);
-}
 
-/* Prints the supervisor's non-lease writes after the first skip lines of
- * the request log. */
-static void
-print_writes_after(int skip)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	char *save = NULL;
-	int line = 0;
-
-	for (char *l = strtok_r(t, "\n", &save); l != NULL;
-	        l = strtok_r(NULL, "\n", &save), line++) {
-		json_object *o = line >= skip ? json_tokener_parse(l) : NULL;
-		const char *m = jx_get_str(o, "method");
-		const char *ua = jx_get_str(o, "userAgent");
-		const char *p = jx_get_str(o, "path");
-
-		if (m != NULL && in_list(WRITES, m) && ua != NULL
-		        && strstr(ua, UA_SD) != NULL && p != NULL
-		        && strstr(p, "/leases") == NULL) {
-			fprintf(stderr, "unexpected write: %s\n", l);
-		}
-		json_object_put(o);
-	}
-	free(t);
-}
-
-static int
-log_lines(void)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	int n = 0;
-
-	for (const char *p = t; *p != '\0'; p++) {
-		n += *p == '\n';
-	}
-	free(t);
-	return (n);
-}
 
 /* ---- group setup / teardown ---- */
 
@@ -681,23 +627,6 @@ owned_names(const struct kapi_res *r, struct buf *out)
 	json_object_put(items);
 }
 
-/* Waits (bounded) until the supervisor's writes stop for 1 s. */
-static void
-wait_quiet(void)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	int last = sd_writes();
-	int64_t since = ksim_now_ms();
-
-	while (ksim_now_ms() < end && ksim_now_ms() - since < 1000) {
-		int n;
-		ksim_sleep_ms(100);
-		if ((n = sd_writes()) != last) {
-			last = n;
-			since = ksim_now_ms();
-		}
-	}
-}
 
 static int
 cmp_str(const void *a, const void *b)
@@ -768,7 +697,7 @@ test_no_other_children(void **state)
 	json_object *runs = NULL;
 
 	(void)state;
-	wait_quiet();
+	ksim_wait_quiet(F.a.request_log, UA_SD, 1000, WAIT_MS);
 	want_cm[ncm++] = strdup("code-review-sample");
 	want_cm[ncm++] = strdup("my-github-agent-memory");
 	want_cm[ncm++] = strdup("secure-alice-memory");
@@ -835,13 +764,13 @@ test_steady_state(void **state)
 	int before, after, skip;
 
 	(void)state;
-	wait_quiet();
-	skip = log_lines();
-	before = sd_writes();
+	ksim_wait_quiet(F.a.request_log, UA_SD, 1000, WAIT_MS);
+	skip = ksim_log_lines(F.a.request_log);
+	before = ksim_writes_after(F.a.request_log, UA_SD, 0, false);
 	ksim_sleep_ms(QUIET_MS);
-	after = sd_writes();
+	after = ksim_writes_after(F.a.request_log, UA_SD, 0, false);
 	if (after != before) {
-		print_writes_after(skip);
+		(void)ksim_writes_after(F.a.request_log, UA_SD, skip, true);
 		fail_msg("%d write(s) by the supervisor in %d ms of steady "
 		         "state; want 0",
 		        after - before, QUIET_MS);

@@ -51,6 +51,9 @@
 #include "tests/lib/testutil.h"
 
 #define WAIT_MS   12000
+/* quiet for longer than the 5 s polls (running AgentRuns, MCPServer
+ * readiness), so a slow build (ASan) has really converged */
+#define QUIET_MS  6000
 #define STEADY_MS 10000
 #define UA_SD     "sympoziumd"
 #define GROUP     "sympozium.ai"
@@ -485,24 +488,7 @@ sd_writes_to(const char *frag)
 	return (n);
 }
 
-static int
-sd_writes(void)
-{
-	return (sd_writes_to(NULL));
-}
 
-static int
-log_lines(void)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	int n = 0;
-
-	for (const char *p = t; p != NULL && *p != '\0'; p++) {
-		n += *p == '\n';
-	}
-	free(t);
-	return (n);
-}
 
 static int
 sd_deletes(const char *frag)
@@ -513,54 +499,7 @@ sd_deletes(const char *frag)
 	return (n);
 }
 
-/* Prints the supervisor's non-lease writes after the first skip lines of
- * the request log. */
-static void
-print_writes_after(int skip)
-{
-	char *t = testutil_read_file(F.a.request_log, NULL);
-	char *save = NULL;
-	int line = 0;
 
-	for (char *l = strtok_r(t, "\n", &save); l != NULL;
-	        l = strtok_r(NULL, "\n", &save), line++) {
-		json_object *o = line >= skip ? json_tokener_parse(l) : NULL;
-		const char *m = jx_get_str(o, "method");
-		const char *ua = jx_get_str(o, "userAgent");
-		const char *p = jx_get_str(o, "path");
-		bool w = false;
-
-		for (int i = 0; m != NULL && WRITES[i] != NULL; i++) {
-			w = w || strcmp(WRITES[i], m) == 0;
-		}
-		if (w && ua != NULL && strstr(ua, UA_SD) != NULL && p != NULL
-		        && strstr(p, "/leases") == NULL) {
-			fprintf(stderr, "unexpected write: %s\n", l);
-		}
-		json_object_put(o);
-	}
-	free(t);
-}
-
-/* Waits (bounded) until the supervisor's writes stop for 1.5 s. */
-static void
-wait_quiet(void)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	int last = sd_writes();
-	int64_t since = ksim_now_ms();
-
-	/* quiet for longer than the 5 s polls (running AgentRuns, MCPServer
-	 * readiness), so a slow build (ASan) has really converged */
-	while (ksim_now_ms() < end && ksim_now_ms() - since < 6000) {
-		int n;
-		ksim_sleep_ms(100);
-		if ((n = sd_writes()) != last) {
-			last = n;
-			since = ksim_now_ms();
-		}
-	}
-}
 
 /* ---- group setup / teardown ---- */
 
@@ -1008,7 +947,7 @@ check_pack(json_object *o, const void *arg)
 static void
 assert_only_changed(char **rv, size_t changed)
 {
-	wait_quiet();
+	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	for (size_t i = 0; i < NKIDS; i++) {
 		char *now = rv_of(KIDS[i].r, NS_CHANGE, KIDS[i].name);
 		bool same = strcmp(now, rv[i]) == 0;
@@ -1018,7 +957,7 @@ assert_only_changed(char **rv, size_t changed)
 			        KIDS[i].name);
 		}
 		if (i != changed && !same) {
-			print_writes_after(0);
+			(void)ksim_writes_after(F.a.request_log, UA_SD, 0, true);
 			fail_msg("%s %s changed (rv %s -> %s)",
 			        KIDS[i].r->plural, KIDS[i].name, rv[i], now);
 		}
@@ -1082,7 +1021,7 @@ test_spec_change(void **state)
 
 	(void)state;
 	change_fixture();
-	wait_quiet();
+	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	for (size_t i = 0; i < NKIDS; i++) {
 		rv[i] = rv_of(KIDS[i].r, NS_CHANGE, KIDS[i].name);
 	}
@@ -1173,7 +1112,7 @@ test_schedule_run(void **state)
 	/* The run completes on the emulated kubelet (empty log: no result);
 	 * the schedule makes no second run. */
 	wait_field(&R_RUN, NS_SCHED, "nightly-1", "status.phase", "Succeeded");
-	wait_quiet();
+	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
 	                         "sympozium.ai/schedule=nightly"),
 	        1);
@@ -1230,7 +1169,7 @@ test_schedule_suspend_invalid(void **state)
 	create_schedule("broken", "61 * * * *", "false");
 	wait_field(&R_SCHED, NS_SCHED, "paused", "status.phase", "Suspended");
 	wait_obj(&R_SCHED, NS_SCHED, "broken", check_invalid, NULL);
-	wait_quiet();
+	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
 	                         "sympozium.ai/schedule=paused"),
 	        0);
@@ -1374,14 +1313,14 @@ test_steady_state(void **state)
 	int before, after, skip, leases;
 
 	(void)state;
-	wait_quiet();
-	skip = log_lines();
-	before = sd_writes();
+	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
+	skip = ksim_log_lines(F.a.request_log);
+	before = sd_writes_to(NULL);
 	leases = ksim_count_log(F.a.request_log, "PUT", "/leases", UA_SD);
 	ksim_sleep_ms(STEADY_MS);
-	after = sd_writes();
+	after = sd_writes_to(NULL);
 	if (after != before) {
-		print_writes_after(skip);
+		(void)ksim_writes_after(F.a.request_log, UA_SD, skip, true);
 		fail_msg("%d write(s) by the supervisor in %d ms of steady "
 		         "state; want 0",
 		        after - before, STEADY_MS);

@@ -1043,3 +1043,87 @@ ksim_apply_crds(struct kapi_client *c, const char *dir)
 	free(list);
 	return (n);
 }
+
+/* ---- writes in the request log ---- */
+
+static const char *const write_methods[] = { "POST", "PUT", "PATCH",
+	"DELETE", NULL };
+
+static bool
+is_write(const char *m)
+{
+	for (int i = 0; m != NULL && write_methods[i] != NULL; i++) {
+		if (strcmp(write_methods[i], m) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+int
+ksim_writes_after(const char *request_log, const char *user_agent_fragment,
+        int skip, bool show)
+{
+	char *t = testutil_read_file(request_log, NULL);
+	char *save = NULL, *end = t != NULL ? strrchr(t, '\n') : NULL;
+	int line = 0, n = 0;
+
+	if (end == NULL) {
+		free(t);
+		return (0);
+	}
+	end[1] = '\0'; /* a line being written is left for later */
+	for (char *l = strtok_r(t, "\n", &save); l != NULL;
+	        l = strtok_r(NULL, "\n", &save), line++) {
+		json_object *o = line >= skip ? json_tokener_parse(l) : NULL;
+		const char *ua = jx_get_str(o, "userAgent");
+		const char *p = jx_get_str(o, "path");
+
+		if (is_write(jx_get_str(o, "method")) && ua != NULL
+		        && strstr(ua, user_agent_fragment) != NULL && p != NULL
+		        && strstr(p, "/leases") == NULL) {
+			n++;
+			if (show) {
+				fprintf(stderr, "unexpected write: %.300s\n",
+				        l);
+			}
+		}
+		json_object_put(o);
+	}
+	free(t);
+	return (n);
+}
+
+int
+ksim_log_lines(const char *request_log)
+{
+	char *t = testutil_read_file(request_log, NULL);
+	int n = 0;
+
+	for (const char *p = t; p != NULL && *p != '\0'; p++) {
+		n += *p == '\n';
+	}
+	free(t);
+	return (n);
+}
+
+void
+ksim_wait_quiet(const char *request_log, const char *user_agent_fragment,
+        int quiet_ms, int max_ms)
+{
+	int64_t end = ksim_now_ms() + max_ms;
+	int last = ksim_writes_after(request_log, user_agent_fragment, 0,
+	        false);
+	int64_t since = ksim_now_ms();
+
+	while (ksim_now_ms() < end && ksim_now_ms() - since < quiet_ms) {
+		int n;
+		ksim_sleep_ms(100);
+		n = ksim_writes_after(request_log, user_agent_fragment, 0,
+		        false);
+		if (n != last) {
+			last = n;
+			since = ksim_now_ms();
+		}
+	}
+}

@@ -159,6 +159,22 @@ int ksim_api_teardown(void **state);
 int ksim_count_log(const char *request_log, const char *verb,
         const char *path_fragment, const char *user_agent_fragment);
 
+/* Counts the write requests (POST, PUT, PATCH, DELETE) whose "userAgent"
+ * contains user_agent_fragment, Lease requests excepted, in the complete
+ * lines of the request log after its first skip lines (one read, so the
+ * count never goes back); each is printed on stderr when show.  0 when
+ * the file cannot be read. */
+int ksim_writes_after(const char *request_log, const char *user_agent_fragment,
+        int skip, bool show);
+
+/* The number of complete lines of the request log. */
+int ksim_log_lines(const char *request_log);
+
+/* Waits until those writes (ksim_writes_after) stop for quiet_ms, or
+ * max_ms passed. */
+void ksim_wait_quiet(const char *request_log, const char *user_agent_fragment,
+        int quiet_ms, int max_ms);
+
 /* Creates, through c, every CustomResourceDefinition document of every
  * "*.yaml" file of dir (in name order; other documents are skipped).
  * Stops at the first failure.  Returns the number of CRDs created, or -1
