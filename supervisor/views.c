@@ -2,7 +2,9 @@
  * views.c: answers workers' view requests (design.md step 4).  get and
  * list come from the caches of the kinds the controllers watch (a list
  * also from a label-selected cache when the request's selector implies
- * the cache's); what no cache holds (an object of another kind, a list
+ * the cache's; a get the cache misses is confirmed live, as the cache
+ * may lag behind a watch that is down, so "not found" always comes from
+ * the API server); what no cache holds (an object of another kind, a list
  * across other labels, a Secret's metadata, a pod's log) is read from the
  * API server asynchronously, on the loop's multi handle, and answered
  * when it arrives.  Secret values never leave the
@@ -234,9 +236,15 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 		        req.namespace != NULL ? req.namespace : "", req.name);
 		struct cache_item it = {.json = t,
 		        .json_len = t != NULL ? strlen(t) : 0};
-		reply(w, ticket, req.id, t != NULL ? IPC_VS_OK : IPC_VS_NOT_FOUND,
-		        t != NULL ? cache_item_raw(&it) : NULL, NULL, NULL,
-		        NULL);
+		if (t == NULL) {
+			/* a miss may be a watch that is down or behind, and a
+			 * reconciler acts on "not found" (a run fails for
+			 * good): only the API server may say it */
+			live(s, w, ticket, &req);
+			return;
+		}
+		reply(w, ticket, req.id, IPC_VS_OK, cache_item_raw(&it), NULL,
+		        NULL, NULL);
 	} else {
 		live(s, w, ticket, &req);
 	}

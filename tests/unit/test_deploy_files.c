@@ -11,9 +11,10 @@
  *     kobj_merge_patch, kobj_update_status, ipc_write_new/_patch_new, the
  *     reconcilers' own wrappers delete_with, put_child, delete_child,
  *     update, and the view reads view_get, view_list, get, vget, fetch,
- *     locate) and the &kobj_<resource> each call names; a read needs "get"
- *     (or "list") only when no unselected cache holds that kind (views.c
- *     reads those live);
+ *     locate) and the &kobj_<resource> each call names; a get needs "get"
+ *     always (views.c confirms a cache miss live), a list needs "list"
+ *     only when no unselected cache holds that kind (views.c reads those
+ *     live);
  *   - secrets get (view_secret_meta), pods/log get (view_pod_log), events
  *     create and patch (the event recorder), <primary>/finalizers update
  *     for every controller that owns children (blockOwnerDeletion), and
@@ -200,8 +201,9 @@ res_named(const char *name, size_t len)
 	return (NULL);
 }
 
-/* Calls that emit requests, and what they need.  "read" is get (or list)
- * only for kinds no unselected cache holds. */
+/* Calls that emit requests, and what they need.  A get always needs
+ * "get" (views.c confirms a cache miss live); a list needs "list" only
+ * for kinds no unselected cache holds. */
 enum need {
 	N_CREATE,
 	N_UPDATE,
@@ -273,7 +275,7 @@ need(struct perms *s, enum need n, const struct ipc_res *r)
 	} else if (n == N_PUT) {
 		perm_add(s, r->group, r->plural, "create");
 		perm_add(s, r->group, r->plural, "update");
-	} else if ((n != N_GET && n != N_LIST) || !unselected_cache(r)) {
+	} else if (n != N_LIST || !unselected_cache(r)) {
 		perm_add(s, r->group, r->plural, verbs[n]);
 	}
 }
