@@ -2323,6 +2323,10 @@ chaos_phase(void)
 		int64_t now = ksim_now_ms();
 		create_due(t0, now);
 		service(now, false);
+		/* creating can take seconds through injected faults: a fault
+		 * timed from a stale clock would end at once (a leader frozen
+		 * for 20 ms, its fence window still open) */
+		now = ksim_now_ms();
 		if (during < C.m->relists_during && now >= next_relist) {
 			measured_relist("during the faults", false, 30000);
 			during++;
