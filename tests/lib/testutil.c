@@ -6,9 +6,11 @@
  */
 #include "tests/lib/testutil.h"
 
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,4 +58,23 @@ testutil_shared_path(const char *rel)
 		        dir);
 	}
 	return (xasprintf("%s/%s", dir, rel));
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
+int
+testutil_rmtree(const char *dir)
+{
+	if (getenv("KEEP_TEST_DIR") != NULL) {
+		fprintf(stderr, "KEEP_TEST_DIR: %s kept\n", dir);
+		return (0);
+	}
+	return (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1);
 }

@@ -1,6 +1,7 @@
 /*
  * testutil.h: small helpers shared by the cmocka tests.  Each fails the
- * running test (cmocka fail_msg) instead of returning an error.
+ * running test (cmocka fail_msg) instead of returning an error, except
+ * testutil_rmtree() (a cleanup: best effort).
  */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
@@ -17,5 +18,9 @@ char *testutil_read_file(const char *path, size_t *lenp);
 /* The path of rel inside the shared reference tree (../shared of the
  * repository, or $SHARED_DIR); caller frees with free(). */
 char *testutil_shared_path(const char *rel);
+/* Removes dir and everything below it (best effort, links not followed),
+ * unless $KEEP_TEST_DIR is set: then it says on stderr that dir is kept.
+ * Returns 0, or -1 when something could not be removed. */
+int testutil_rmtree(const char *dir);
 
 #endif
