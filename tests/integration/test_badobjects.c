@@ -80,9 +80,8 @@ struct subject {
 
 static struct optest F;
 
-/* The corpus's subjects, and the supervisor's health socket. */
+/* The corpus's subjects. */
 static struct {
-	char sock[128];
 	struct subject subj[MAX_SUBJ];
 	size_t nsubj;
 	size_t rejected;
@@ -640,14 +639,13 @@ static int
 setup(void **state)
 {
 	const char *args[] = { "--leader-elect", "--leader-election-namespace",
-		"default", "--health-socket", C.sock, NULL };
+		"default", "--health-socket", F.sock, NULL };
 
 	*state = &F;
 	if (optest_start(&F, "test-badobjects", NULL, 20000, WAIT_MS) != 0) {
 		return (-1);
 	}
 	assert_int_equal(ksim_apply_crds(F.a.c, CRD_DIR), 8);
-	snprintf(C.sock, sizeof(C.sock), "%s/h.sock", F.dir);
 	optest_sd_start(&F, 0, 0, args);
 	return (0);
 }
@@ -782,7 +780,7 @@ ctl_workers(void)
 		slash = strrchr(sd, '/');
 	}
 	cmd = xasprintf("%.*s/sympoziumctl --socket %s --json workers",
-	        (int)(slash - sd), sd, C.sock);
+	        (int)(slash - sd), sd, F.sock);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0) {

@@ -2,7 +2,8 @@
  * optest.c: the sympoziumd-against-kubesim fixture of optest.h.  Owns the
  * fixture's directory (made and removed here), the supervisors' command
  * lines, creating objects while their CRDs come up, the object polling
- * loop and its common checks.
+ * loop and its common checks, and the testctl ConfigMap protocol (the
+ * enabled label, the action annotation, the <name>-out output).
  */
 #include "tests/lib/optest.h"
 
@@ -24,11 +25,15 @@
 #include "common/xmalloc.h"
 #include "tests/lib/testutil.h"
 
-#define STOP_MS   15000
-#define MAX_ARGS  62
-#define POLL_MS   100
-#define CREATE_MS 50
-#define OWNER_API "sympozium.ai/v1alpha1"
+#define STOP_MS     15000
+#define TERM_MS     10000
+#define MAX_ARGS    62
+#define POLL_MS     100
+#define CREATE_MS   50
+#define TESTCTL_ON  "testctl.sympozium.ai/enabled"
+#define TESTCTL_ACT "testctl.sympozium.ai/action"
+#define CM_PATH     "/api/v1/namespaces/default/configmaps"
+#define OWNER_API   "sympozium.ai/v1alpha1"
 
 /* ---- the fixture ---- */
 
@@ -47,6 +52,7 @@ optest_start(struct optest *o, const char *name, const char *const *ksim_args,
 		o->dir[0] = '\0';
 		return (-1);
 	}
+	snprintf(o->sock, sizeof(o->sock), "%s/h.sock", o->dir);
 	snprintf(ua, sizeof(ua), "%s/0.1", name);
 	if (ksim_api_start(&o->a, ksim_args, ua, client_timeout_ms) != 0) {
 		(void)rmdir(o->dir);
@@ -87,6 +93,78 @@ int
 optest_teardown(void **state)
 {
 	return (optest_stop(*state));
+}
+
+/* ---- the test controller's fixture ---- */
+
+struct optest *
+optest_testctl_new(const char *name, const char *const *ksim_args, int wait_ms)
+{
+	const char *args[16] = { "--controllers", "none" };
+	struct optest *o = xcalloc(1, sizeof(*o));
+	int n = 2;
+
+	for (; ksim_args != NULL && *ksim_args != NULL && n < 15;
+	        ksim_args++) {
+		args[n++] = *ksim_args;
+	}
+	args[n] = NULL;
+	if (optest_start(o, name, args, 10000, wait_ms) != 0) {
+		free(o);
+		return (NULL);
+	}
+	return (o);
+}
+
+/* Checks s's log for sanitizer reports and prints it when there is one,
+ * when bad, or with $KEEP_TEST_DIR.  -1 when there was a report. */
+static int
+log_clean(const struct sdproc *s, bool segv_ok, bool bad)
+{
+	int n = sdproc_check_sanitizers(s->log, segv_ok);
+
+	if (n > 0 || bad || getenv("KEEP_TEST_DIR") != NULL) {
+		sdproc_dump_log(s->log);
+	}
+	return (n > 0 ? -1 : 0);
+}
+
+int
+optest_finish(struct optest *o, enum optest_how how, bool segv_ok)
+{
+	int rc = 0;
+
+	for (int i = 0; i < OPTEST_MAX_SD; i++) {
+		struct sdproc *s = &o->sd[i];
+		bool bad = false;
+		if (how == OPTEST_KILL) {
+			sdproc_kill(s);
+		} else if (how == OPTEST_TERM) {
+			(void)sdproc_stop(s, TERM_MS);
+		} else {
+			bad = sdproc_stop(s, STOP_MS) != 0;
+		}
+		if (s->log[0] != '\0' && log_clean(s, segv_ok, bad) != 0) {
+			bad = true;
+		}
+		rc = bad ? -1 : rc;
+	}
+	(void)optest_stop(o);
+	free(o);
+	return (rc);
+}
+
+int
+optest_testctl_setup(void **state)
+{
+	*state = optest_testctl_new("test-testctl", NULL, STOP_MS);
+	return (*state != NULL ? 0 : -1);
+}
+
+int
+optest_testctl_teardown(void **state)
+{
+	return (optest_finish(*state, OPTEST_TERM_EXIT0, false));
 }
 
 /* ---- supervisors ---- */
@@ -385,4 +463,81 @@ optest_check_owner(json_object *obj, const void *arg)
 		return ("controller ownerReference names another owner");
 	}
 	return (NULL);
+}
+
+/* ---- the test controller ---- */
+
+void
+optest_testctl_create(
+        struct optest *o, const char *name, bool enabled, const char *action)
+{
+	json_object *obj = json_object_new_object();
+	struct ksim_resp *r;
+
+	jx_set_path(obj, "metadata.name", json_object_new_string(name));
+	if (enabled) {
+		jx_setv(obj, json_object_new_string("yes"), "metadata",
+		        "labels", TESTCTL_ON, NULL);
+	}
+	if (action != NULL) {
+		jx_setv(obj, json_object_new_string(action), "metadata",
+		        "annotations", TESTCTL_ACT, NULL);
+	}
+	r = ksim_request(ksim_url(o->a.k), "POST", CM_PATH, "application/json",
+	        json_object_to_json_string(obj), NULL, 0);
+	json_object_put(obj);
+	if (r->code != 201) {
+		print_error("create %s: %ld %s\n", name, r->code, r->body);
+	}
+	assert_int_equal(r->code, 201);
+	ksim_resp_free(r);
+}
+
+json_object *
+optest_testctl_out(struct optest *o, const char *name)
+{
+	char path[256];
+	struct ksim_resp *r;
+	json_object *d = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s-out", CM_PATH, name);
+	r = ksim_request(ksim_url(o->a.k), "GET", path, NULL, NULL, NULL, 0);
+	if (r->code == 200 && r->json != NULL) {
+		d = json_object_get(json_object_object_get(r->json, "data"));
+		if (d == NULL) {
+			d = json_object_new_object();
+		}
+	}
+	ksim_resp_free(r);
+	return (d);
+}
+
+bool
+optest_testctl_has_out(struct optest *o, const char *name)
+{
+	json_object *d = optest_testctl_out(o, name);
+
+	json_object_put(d);
+	return (d != NULL);
+}
+
+bool
+optest_testctl_wait_out(
+        struct optest *o, const char *name, int ms, json_object **data)
+{
+	int64_t end = ksim_now_ms() + ms;
+	json_object *d;
+
+	do {
+		if ((d = optest_testctl_out(o, name)) != NULL) {
+			if (data != NULL) {
+				*data = d;
+			} else {
+				json_object_put(d);
+			}
+			return (true);
+		}
+		ksim_sleep_ms(25);
+	} while (ksim_now_ms() < end);
+	return (false);
 }

@@ -6,8 +6,8 @@
  * (sdproc), either with the production worker (the whole operator) or
  * with the test controller "testctl" of bin/tests/sympozium-worker-test.
  * Also what those tests share to drive and observe it: creating objects
- * while the CRDs come up, polling an object until a check passes,
- * kubesim's kubelet rules, a clean SIGTERM.
+ * while the CRDs come up, polling an object until a check passes, the
+ * testctl ConfigMaps, kubesim's kubelet rules, a clean SIGTERM.
  *
  * optest_start() and optest_stop() return 0 / -1 (for cmocka fixtures);
  * every other function fails the running test (cmocka) on an error.
@@ -30,6 +30,7 @@
 struct optest {
 	struct ksim_api a; /* kubesim, its kubeconfig and request log */
 	char dir[64];      /* fresh /tmp/<name>-XXXXXX */
+	char sock[128];    /* <dir>/h.sock, for --health-socket */
 	int wait_ms;       /* the bound of each wait below */
 	struct sdproc sd[OPTEST_MAX_SD]; /* started by optest_sd_start() */
 };
@@ -55,6 +56,32 @@ int optest_stop(struct optest *o);
 /* A cmocka group teardown: optest_stop() of the struct optest *state
  * points to (the group setup sets it). */
 int optest_teardown(void **state);
+
+/* How optest_finish() ends the supervisors. */
+enum optest_how {
+	OPTEST_TERM_EXIT0, /* SIGTERM: each must exit 0 within 15 s */
+	OPTEST_TERM,       /* SIGTERM: any exit within 10 s */
+	OPTEST_KILL,       /* SIGKILL at once */
+};
+
+/* A new fixture (optest_start()) for the tests of the supervisor with the
+ * test controller: kubesim runs without its emulated controllers
+ * (--controllers none) and with ksim_args (may be NULL; at most 12).
+ * Returns it (caller ends it with optest_finish()), or NULL with the
+ * reason on stderr. */
+struct optest *optest_testctl_new(
+        const char *name, const char *const *ksim_args, int wait_ms);
+/* Ends a fixture of optest_testctl_new(): stops the supervisors as how
+ * says (sdproc_stop() or sdproc_kill()), checks each log for sanitizer
+ * reports (segv_ok as for sdproc_sanitizer_line()) and prints it when
+ * something was wrong or $KEEP_TEST_DIR is set, then optest_stop() and
+ * frees o.  Returns 0 when all was clean (with OPTEST_TERM_EXIT0, each
+ * exited 0), else -1. */
+int optest_finish(struct optest *o, enum optest_how how, bool segv_ok);
+/* cmocka per-test fixtures: *state = optest_testctl_new("test-testctl",
+ * NULL, 15000); optest_finish(*state, OPTEST_TERM_EXIT0, false). */
+int optest_testctl_setup(void **state);
+int optest_testctl_teardown(void **state);
 
 /* What optest_sd_start() adds to the flags. */
 enum optest_sd_opts {
@@ -136,5 +163,21 @@ struct optest_owner {
  * ownerReference, with blockOwnerDeletion, naming that sympozium.ai
  * owner. */
 const char *optest_check_owner(json_object *obj, const void *arg);
+
+/* ---- the test controller's ConfigMaps ---- */
+
+/* Creates ConfigMap default/name, labelled for testctl when enabled and
+ * annotated with action when not NULL; asserts 201. */
+void optest_testctl_create(
+        struct optest *o, const char *name, bool enabled, const char *action);
+/* The data of ConfigMap default/<name>-out, testctl's output for name
+ * ({} when it has none), or NULL when absent.  Caller puts. */
+json_object *optest_testctl_out(struct optest *o, const char *name);
+/* True when testctl's output for name exists (optest_testctl_out()). */
+bool optest_testctl_has_out(struct optest *o, const char *name);
+/* Waits up to ms for testctl's output for name; true when it came, its
+ * data in *data when not NULL (caller puts). */
+bool optest_testctl_wait_out(
+        struct optest *o, const char *name, int ms, json_object **data);
 
 #endif
