@@ -761,40 +761,23 @@ test_canary(void **state)
 	wait_subjects(from);
 }
 
-/* The worker table from bin/sympoziumctl --json workers (beside
- * $SYMPOZIUMD, else bin/).  Caller puts. */
+/* The worker table from sympoziumctl --json workers.  Caller puts. */
 static json_object *
 ctl_workers(void)
 {
-	const char *sd = getenv("SYMPOZIUMD");
-	const char *slash;
-	char *cmd;
-	struct buf b = BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *p;
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        F.dir, NULL, "--socket", F.sock, "--json", "workers", NULL);
 	json_object *o;
 
-	if (sd == NULL || *sd == '\0' || (slash = strrchr(sd, '/')) == NULL) {
-		sd = "bin/sympoziumd";
-		slash = strrchr(sd, '/');
+	if (r.rc != 0) {
+		fail_msg("sympoziumctl --json workers: exit %d: %s%s", r.rc,
+		        r.out, r.err);
 	}
-	cmd = xasprintf("%.*s/sympoziumctl --socket %s --json workers",
-	        (int)(slash - sd), sd, F.sock);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0) {
-		buf_append(&b, chunk, n);
-	}
-	if (pclose(p) != 0) {
-		fail_msg("%s failed: %s", cmd, buf_str(&b));
-	}
-	o = json_tokener_parse(buf_str(&b));
+	o = json_tokener_parse(r.out);
 	if (o == NULL) {
-		fail_msg("%s: not JSON: %s", cmd, buf_str(&b));
+		fail_msg("sympoziumctl --json workers: not JSON: %s", r.out);
 	}
-	free(cmd);
-	buf_fini(&b);
+	sdproc_ctl_free(&r);
 	return (o);
 }
 

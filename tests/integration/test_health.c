@@ -46,30 +46,6 @@
 
 /* ---- processes ---- */
 
-static const char *
-env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return (v != NULL && *v != '\0' ? v : dflt);
-}
-
-/* bin/sympoziumctl: $SYMPOZIUMCTL, else beside $SYMPOZIUMD. */
-static const char *
-ctl_bin(void)
-{
-	static char path[4200];
-	const char *sd = env_or("SYMPOZIUMD", "bin/sympoziumd");
-	const char *sl = strrchr(sd, '/');
-
-	if (getenv("SYMPOZIUMCTL") != NULL) {
-		return (getenv("SYMPOZIUMCTL"));
-	}
-	snprintf(path, sizeof(path), "%.*ssympoziumctl",
-	        sl != NULL ? (int)(sl - sd + 1) : 0, sd);
-	return (path);
-}
-
 static bool wait_state(struct optest *f, const char *state, int ms);
 
 /* Waits up to ms for needle in the supervisor's log. */
@@ -94,83 +70,7 @@ sd_start(struct optest *f)
 	assert_true(wait_state(f, "ready", WAIT_MS));
 }
 
-/* ---- sympoziumctl ---- */
-
-struct run {
-	int rc; /* exit status, or -1 (killed, timed out) */
-	int64_t ms;
-	char *out, *err;
-};
-
-static void
-run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static char *
-slurp(const char *path)
-{
-	struct buf b = BUF_INIT;
-
-	(void)buf_read_file(&b, path, 16 << 20);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
-}
-
-/* Runs bin/sympoziumctl with args (NULL-ended) and env (NULL: inherit
- * with SYMPOZIUM_HEALTH_SOCKET unset), bounded by 20 s. */
-static struct run
-ctl_run(struct optest *f, const char *envsock, ...)
-{
-	const char *argv[16];
-	char out[160], err[160];
-	struct run r = { -1, 0, NULL, NULL };
-	va_list ap;
-	int n = 0, st;
-	int64_t t0 = ksim_now_ms();
-	pid_t pid;
-
-	argv[n++] = ctl_bin();
-	va_start(ap, envsock);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL) {
-		n++;
-	}
-	va_end(ap);
-	argv[n] = NULL;
-	snprintf(out, sizeof(out), "%s/ctl.out", f->dir);
-	snprintf(err, sizeof(err), "%s/ctl.err", f->dir);
-	if ((pid = fork()) == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) {
-			_exit(126);
-		}
-		if (envsock != NULL) {
-			setenv("SYMPOZIUM_HEALTH_SOCKET", envsock, 1);
-		} else {
-			unsetenv("SYMPOZIUM_HEALTH_SOCKET");
-		}
-		execv(argv[0], (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	while (waitpid(pid, &st, WNOHANG) == 0) {
-		if (ksim_now_ms() - t0 > 20000) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			st = -1;
-			break;
-		}
-		ksim_sleep_ms(2);
-	}
-	r.ms = ksim_now_ms() - t0;
-	r.rc = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r.out = slurp(out);
-	r.err = slurp(err);
-	return (r);
-}
+/* ---- the health socket ---- */
 
 /* One request through ctl_call() (the client module, in process);
  * asserts an answer within ANSWER_MS.  Returns the reply (caller puts),
@@ -267,7 +167,7 @@ static void
 test_commands(void **state)
 {
 	struct optest *f = *state;
-	struct run r;
+	struct sdproc_ctl r;
 	struct stat sb;
 	json_object *o, *w;
 	char *reply, big[10000];
@@ -281,15 +181,16 @@ test_commands(void **state)
 	assert_true(optest_testctl_wait_out(f, "a", WAIT_MS, NULL));
 
 	/* status: one screen, text and JSON */
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "supervisor  pid"));
 	assert_non_null(strstr(r.out, "leader (epoch 1)"));
 	assert_non_null(strstr(r.out, "CONTROLLER"));
 	assert_non_null(strstr(r.out, "testctl-0"));
 	assert_non_null(strstr(r.out, "ready"));
-	run_free(&r);
-	r = ctl_run(f, f->sock, "status", "--json", NULL); /* env socket */
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, f->sock, "status", "--json", NULL); /* env socket */
 	assert_int_equal(r.rc, 0);
 	o = jx_parse(r.out, strlen(r.out), 0, NULL, 0);
 	assert_non_null(o);
@@ -299,18 +200,19 @@ test_commands(void **state)
 	assert_true(wnum(o, "controllers.0.reconciles.success") >= 1);
 	assert_true(wnum(o, "kinds.0.objects") >= 1);
 	json_object_put(o);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* workers and worker */
-	r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "WORKER"));
 	assert_non_null(strstr(r.out, "testctl-0"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "testctl-0", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "worker",
+	        "testctl-0", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "state       ready"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	w = worker0(f);
 	assert_true(wnum(w, "reconciles.success") >= 1);
 	assert_true(wnum(w, "latencyMs.count") >= 1);
@@ -321,28 +223,31 @@ test_commands(void **state)
 	json_object_put(w);
 
 	/* errors: unknown worker (1), usage (2), no socket (3) */
-	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "nope-3", NULL);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "worker", "nope-3", NULL);
 	assert_int_equal(r.rc, 1);
 	assert_non_null(strstr(r.err, "no worker \"nope-3\""));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "frobnicate", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "frobnicate", NULL);
 	assert_int_equal(r.rc, 2);
 	assert_non_null(strstr(r.err, "unknown command"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "restart", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "restart", NULL);
 	assert_int_equal(r.rc, 2);
-	run_free(&r);
-	r = ctl_run(
-	        f, NULL, "--socket", "/nonexistent/h.sock", "status", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", "/nonexistent/h.sock",
+	        "status", NULL);
 	assert_int_equal(r.rc, 3);
 	assert_non_null(strstr(r.err, "cannot connect"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* pause: keys accumulate; resume: they run */
-	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "testctl", NULL);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "pause", "testctl", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "testctl paused"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	optest_testctl_create(f, "p1", true, NULL);
 	optest_testctl_create(f, "p2", true, NULL);
 	ksim_sleep_ms(800);
@@ -352,25 +257,27 @@ test_commands(void **state)
 	        json_object_get_boolean(jx_get(o, "controllers.0.paused")));
 	assert_int_equal(wnum(o, "controllers.0.depth"), 2);
 	json_object_put(o);
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_non_null(strstr(r.out, "paused"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "resume", "testctl", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "resume", "testctl", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "testctl resumed"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	assert_true(optest_testctl_wait_out(f, "p1", WAIT_MS, NULL));
 	assert_true(optest_testctl_wait_out(f, "p2", WAIT_MS, NULL));
-	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "nope", NULL);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "pause", "nope", NULL);
 	assert_int_equal(r.rc, 1);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* restart: a new process, one more restart counted */
-	r = ctl_run(
-	        f, NULL, "--socket", f->sock, "restart", "testctl-0", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "restart",
+	        "testctl-0", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "restarted testctl-0"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	assert_true(log_wait(f, "restarted by sympoziumctl", 5000));
 	assert_true(wait_state(f, "ready", WAIT_MS));
 	w = worker0(f);
@@ -382,11 +289,11 @@ test_commands(void **state)
 	assert_false(sdproc_alive(pid0));
 
 	/* --watch: refreshes (two screens with --count 2) */
-	r = ctl_run(f, NULL, "--socket", f->sock, "--watch", "0.2", "--count",
-	        "2", "workers", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "--watch", "0.2",
+	        "--count", "2", "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(strstr(r.out, "WORKER") + 1, "WORKER"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* the raw protocol: garbage, bad command, oversized; still serving */
 	reply = raw_exchange(f->sock, "hello\n", 6);
@@ -416,7 +323,7 @@ test_hung_and_stopped(void **state)
 {
 	struct optest *f = *state;
 	json_object *w;
-	struct run r;
+	struct sdproc_ctl r;
 
 	sd_start(f);
 	assert_true(wait_state(f, "ready", WAIT_MS));
@@ -438,12 +345,12 @@ test_hung_and_stopped(void **state)
 		json_object_put(o);
 		ksim_sleep_ms(50);
 	}
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "default/stuck"));
 	print_message("sympoziumctl status with a stopped worker: %lld ms\n",
 	        (long long)r.ms);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	/* restart kills the stopped process; the key runs (and hangs) again */
 	w = ask(f, HP_RESTART, "testctl");
 	assert_non_null(w);
@@ -492,11 +399,12 @@ test_crash_loop(void **state)
 	assert_true(wnum(o, "controllers.0.reconciles.error") >= 6);
 	assert_true(wnum(o, "controllers.0.quarantined") >= 0);
 	json_object_put(o);
-	struct run r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "crash-loop"));
 	assert_non_null(strstr(r.out, "exit 3"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	/* restart ends the wait at once (no 30 s backoff) */
 	w = ask(f, HP_RESTART, "testctl-0");
 	assert_non_null(w);
@@ -530,6 +438,7 @@ test_other_uid_refused(void **state)
 	assert_int_equal(chmod(f->dir, 0755), 0);
 	assert_int_equal(chmod(f->sock, 0666), 0);
 	snprintf(out, sizeof(out), "%s/nobody.out", f->dir);
+	const char *ctl = sdproc_ctl_binary();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -538,13 +447,12 @@ test_other_uid_refused(void **state)
 		        || setgid(65534) != 0 || setuid(65534) != 0) {
 			_exit(126);
 		}
-		execl(ctl_bin(), ctl_bin(), "--socket", f->sock, "status",
-		        (char *)NULL);
+		execl(ctl, ctl, "--socket", f->sock, "status", (char *)NULL);
 		_exit(127);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
-	char *t = slurp(out);
+	char *t = sdproc_log_text(out);
 	print_message("as uid 65534: %s", t);
 	assert_non_null(strstr(t, "permission denied: uid 65534"));
 	free(t);

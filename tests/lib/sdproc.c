@@ -2,7 +2,7 @@
  * sdproc.c: the supervisor child of sdproc.h.  Owns resolving the
  * binaries, fork/exec with the output redirected to a log file, the reap
  * loop with a deadline, the /proc scans for its workers and stopping it
- * with them, and reading its log.
+ * with them, reading its log, and the sympoziumctl runner.
  */
 #include "tests/lib/sdproc.h"
 
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "tests/lib/ksim.h"
 
 #define SDPROC_MAX_ARGS 62
+#define CTL_MAX_ARGS    14
 #define KILL_REAP_MS    5000
 #define LOG_MAX         ((size_t)256 << 20)
 
@@ -66,6 +68,25 @@ sdproc_worker_test_binary(void)
 	snprintf(path, sizeof(path), "%s/tests/sympozium-worker-test",
 	        env_or("BIN", "bin"));
 	return (env_or("WORKER_TEST_BIN", path));
+}
+
+const char *
+sdproc_ctl_binary(void)
+{
+	static char path[1100];
+	char sd[1024];
+	const char *slash;
+
+	if (getenv("SYMPOZIUMCTL") != NULL) {
+		return (getenv("SYMPOZIUMCTL"));
+	}
+	if (sdproc_binary(sd, sizeof(sd)) == NULL
+	        || (slash = strrchr(sd, '/')) == NULL) {
+		return ("");
+	}
+	snprintf(path, sizeof(path), "%.*s/sympoziumctl", (int)(slash - sd),
+	        sd);
+	return (path);
 }
 
 /* In the child: applies one "NAME=value" or "NAME" of env. */
@@ -416,4 +437,91 @@ sdproc_check_sanitizers(const char *path, bool segv_ok)
 	}
 	free(t);
 	return (n);
+}
+
+/* ---- sympoziumctl ---- */
+
+/* The child of sdproc_ctl_run(): output to out and err, then exec. */
+static void
+ctl_child(const char **argv, const char *out, const char *err,
+        const char *envsock)
+{
+	int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) {
+		_exit(126);
+	}
+	if (envsock != NULL) {
+		setenv("SYMPOZIUM_HEALTH_SOCKET", envsock, 1);
+	} else {
+		unsetenv("SYMPOZIUM_HEALTH_SOCKET");
+	}
+	execv(argv[0], (char *const *)(uintptr_t)argv);
+	_exit(127);
+}
+
+/* Waits for pid up to SDPROC_CTL_TIMEOUT_MS, then SIGKILLs it; returns
+ * its exit status, or -1 when it did not exit by itself. */
+static int
+ctl_wait(pid_t pid, int64_t t0)
+{
+	int st = 0;
+
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (ksim_now_ms() - t0 > SDPROC_CTL_TIMEOUT_MS) {
+			fprintf(stderr,
+			        "sdproc: sympoziumctl killed after "
+			        "%d ms\n",
+			        SDPROC_CTL_TIMEOUT_MS);
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &st, 0);
+			return (-1);
+		}
+		ksim_sleep_ms(2);
+	}
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+struct sdproc_ctl
+sdproc_ctl_run(const char *dir, const char *envsock, ...)
+{
+	const char *argv[CTL_MAX_ARGS + 2];
+	char out[256], err[256];
+	struct sdproc_ctl r = { -1, 0, NULL, NULL };
+	int64_t t0 = ksim_now_ms();
+	va_list ap;
+	int n = 0;
+	pid_t pid;
+
+	argv[n++] = sdproc_ctl_binary();
+	va_start(ap, envsock);
+	while (n <= CTL_MAX_ARGS
+	        && (argv[n] = va_arg(ap, const char *)) != NULL) {
+		n++;
+	}
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), "%s/ctl.out", dir);
+	snprintf(err, sizeof(err), "%s/ctl.err", dir);
+	if ((pid = fork()) == 0) {
+		ctl_child(argv, out, err, envsock);
+	}
+	if (pid < 0) {
+		fprintf(stderr, "sdproc: fork: %s\n", strerror(errno));
+	} else {
+		r.rc = ctl_wait(pid, t0);
+	}
+	r.ms = ksim_now_ms() - t0;
+	r.out = sdproc_log_text(out);
+	r.err = sdproc_log_text(err);
+	return (r);
+}
+
+void
+sdproc_ctl_free(struct sdproc_ctl *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
 }

@@ -4,7 +4,8 @@
  * with a deadline and prints that log when a test fails; finds its
  * workers in /proc (so that a test signals only the pids it started or
  * found under them), stops it with everything it left behind, reads its
- * log (counting, waiting for a line, sanitizer reports).
+ * log (counting, waiting for a line, sanitizer reports), and runs
+ * bin/sympoziumctl with a deadline.
  *
  * The binary is $SYMPOZIUMD, else $BIN/sympoziumd ($BIN defaults to
  * "bin"); a relative path is taken from the current directory.  Functions
@@ -15,6 +16,7 @@
 #define SDPROC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Workers remembered per supervisor (restarts included). */
@@ -38,6 +40,10 @@ char *sdproc_binary(char *buf, size_t n);
  * controller): $WORKER_TEST_BIN, else $BIN/tests/sympozium-worker-test.
  * Borrowed (static storage). */
 const char *sdproc_worker_test_binary(void);
+/* bin/sympoziumctl: $SYMPOZIUMCTL, else sympoziumctl beside the binary
+ * of sdproc_binary() ("" when that fails).  Borrowed (static storage). */
+const char *sdproc_ctl_binary(void);
+
 /* Forks and execs the supervisor with args (NULL-terminated, may be NULL;
  * at most 62; nothing else is added), its stdout and stderr truncated into
  * log.  The child exits 126 when log cannot be opened, 127 when the exec
@@ -106,5 +112,27 @@ bool sdproc_sanitizer_line(const char *line, bool segv_ok);
 /* Prints "path: line" on stderr for each sanitizer report in the file at
  * path (sdproc_sanitizer_line()).  Returns how many there are. */
 int sdproc_check_sanitizers(const char *path, bool segv_ok);
+
+/* ---- sympoziumctl ---- */
+
+/* How long sdproc_ctl_run() lets sympoziumctl run. */
+#define SDPROC_CTL_TIMEOUT_MS 20000
+
+/* One run of sympoziumctl.  out and err are never NULL; free them with
+ * sdproc_ctl_free(). */
+struct sdproc_ctl {
+	int rc;          /* exit status; -1: killed, timed out, not run */
+	int64_t ms;      /* wall time of the run */
+	char *out, *err; /* its stdout and stderr */
+};
+
+/* Runs sdproc_ctl_binary() with the arguments after envsock (at most 14,
+ * ended by NULL), SYMPOZIUM_HEALTH_SOCKET set to envsock in its
+ * environment (NULL: unset), its output through the files ctl.out and
+ * ctl.err of dir; SIGKILL after SDPROC_CTL_TIMEOUT_MS. */
+struct sdproc_ctl sdproc_ctl_run(const char *dir, const char *envsock, ...)
+        __attribute__((sentinel));
+/* Frees r's output (r itself is the caller's). */
+void sdproc_ctl_free(struct sdproc_ctl *r);
 
 #endif
