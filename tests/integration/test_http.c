@@ -234,25 +234,6 @@ test_metrics(void **state)
 {
 	struct optest *f = *state;
 	char ma[32], *page;
-	static const char *const names[] = {
-		"controller_runtime_reconcile_total",
-		"controller_runtime_reconcile_errors_total",
-		"controller_runtime_reconcile_time_seconds",
-		"controller_runtime_max_concurrent_reconciles",
-		"controller_runtime_active_workers", "workqueue_depth",
-		"workqueue_adds_total", "workqueue_retries_total",
-		"workqueue_queue_duration_seconds",
-		"workqueue_work_duration_seconds",
-		"workqueue_unfinished_work_seconds",
-		"workqueue_longest_running_processor_seconds",
-		"leader_election_master_status", "rest_client_requests_total",
-		"sympozium_worker_restarts_total", "sympozium_worker_state",
-		"sympozium_worker_resident_memory_bytes",
-		"sympozium_worker_cpu_seconds_total",
-		"sympozium_worker_quarantined_keys",
-		"process_resident_memory_bytes", "process_cpu_seconds_total",
-		"process_start_time_seconds", "process_open_fds"
-	};
 	const char *ok = "controller_runtime_reconcile_total{controller="
 	                 "\"testctl\",result=\"success\"}";
 	const char *rss = "sympozium_worker_resident_memory_bytes{controller="
@@ -277,11 +258,12 @@ test_metrics(void **state)
 		}
 		break;
 	} while (ksim_now_ms() < end);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; sdproc_metric_names[i] != NULL; i++) {
 		char help[200];
-		snprintf(help, sizeof(help), "# HELP %s ", names[i]);
+		snprintf(help, sizeof(help), "# HELP %s ",
+		        sdproc_metric_names[i]);
 		if (strstr(page, help) == NULL) {
-			fail_msg("missing %s", names[i]);
+			fail_msg("missing %s", sdproc_metric_names[i]);
 		}
 	}
 	assert_true(metric(page, rss) > 100000);

@@ -2,7 +2,8 @@
  * sdproc.c: the supervisor child of sdproc.h.  Owns resolving the
  * binaries, fork/exec with the output redirected to a log file, the reap
  * loop with a deadline, the /proc scans for its workers and stopping it
- * with them, reading its log, and the sympoziumctl runner.
+ * with them, reading its log, the sympoziumctl runner, and the list of
+ * required metric families.
  */
 #include "tests/lib/sdproc.h"
 
@@ -525,3 +526,32 @@ sdproc_ctl_free(struct sdproc_ctl *r)
 	free(r->err);
 	r->out = r->err = NULL;
 }
+
+/* ---- /metrics ---- */
+
+const char *const sdproc_metric_names[] = {
+	"controller_runtime_reconcile_total",
+	"controller_runtime_reconcile_errors_total",
+	"controller_runtime_reconcile_time_seconds",
+	"controller_runtime_max_concurrent_reconciles",
+	"controller_runtime_active_workers",
+	"workqueue_depth",
+	"workqueue_adds_total",
+	"workqueue_retries_total",
+	"workqueue_queue_duration_seconds",
+	"workqueue_work_duration_seconds",
+	"workqueue_unfinished_work_seconds",
+	"workqueue_longest_running_processor_seconds",
+	"leader_election_master_status",
+	"rest_client_requests_total",
+	"sympozium_worker_restarts_total",
+	"sympozium_worker_state",
+	"sympozium_worker_resident_memory_bytes",
+	"sympozium_worker_cpu_seconds_total",
+	"sympozium_worker_quarantined_keys",
+	"process_resident_memory_bytes",
+	"process_cpu_seconds_total",
+	"process_start_time_seconds",
+	"process_open_fds",
+	NULL,
+};

@@ -5,7 +5,8 @@
  * workers in /proc (so that a test signals only the pids it started or
  * found under them), stops it with everything it left behind, reads its
  * log (counting, waiting for a line, sanitizer reports), and runs
- * bin/sympoziumctl with a deadline.
+ * bin/sympoziumctl with a deadline.  Also the metric families its
+ * /metrics must carry, for the tests of the page.
  *
  * The binary is $SYMPOZIUMD, else $BIN/sympoziumd ($BIN defaults to
  * "bin"); a relative path is taken from the current directory.  Functions
@@ -134,5 +135,11 @@ struct sdproc_ctl sdproc_ctl_run(const char *dir, const char *envsock, ...)
         __attribute__((sentinel));
 /* Frees r's output (r itself is the caller's). */
 void sdproc_ctl_free(struct sdproc_ctl *r);
+
+/* ---- /metrics ---- */
+
+/* The metric families sympoziumd's /metrics must carry (HELP and TYPE
+ * lines), NULL-terminated. */
+extern const char *const sdproc_metric_names[];
 
 #endif
