@@ -34,7 +34,6 @@
 #include "common/kapi.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"

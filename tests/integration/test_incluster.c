@@ -40,7 +40,6 @@
 #include "common/kapi.h"
 #include "common/kapi_conf.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
@@ -92,21 +91,6 @@ write_sa_dir(const char *dir, const char *token)
 	write_file(path, F.a.conf->ca_pem, F.a.conf->ca_len);
 	snprintf(path, sizeof(path), "%s/namespace", dir);
 	write_file(path, SYS_NS, strlen(SYS_NS));
-}
-
-static json_object *
-read_yaml(const char *path)
-{
-	size_t len = 0;
-	char *text = testutil_read_file(path, &len);
-	char err[256] = "";
-	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
-
-	if (docs == NULL) {
-		print_error("%s: %s\n", path, err);
-	}
-	free(text);
-	return (docs);
 }
 
 /* ---- the supervisor ---- */
@@ -199,7 +183,8 @@ create_sample(json_object *o)
 static void
 test_samples_apply(void **state)
 {
-	json_object *kust = read_yaml("deploy/samples/kustomization.yaml");
+	json_object *kust
+	        = testutil_read_yaml("deploy/samples/kustomization.yaml");
 	json_object *files
 	        = jx_get(json_object_array_get_idx(kust, 0), "resources");
 	size_t n = 0;
@@ -210,7 +195,7 @@ test_samples_apply(void **state)
 		char *path = xasprintf("deploy/samples/%s",
 		        json_object_get_string(
 		                json_object_array_get_idx(files, i)));
-		json_object *docs = read_yaml(path);
+		json_object *docs = testutil_read_yaml(path);
 
 		assert_non_null(docs);
 		for (size_t j = 0; j < json_object_array_length(docs); j++) {
@@ -374,7 +359,7 @@ load_grants(void)
 		"deploy/rbac/leader_election_role.yaml" };
 
 	for (size_t f = 0; f < 2; f++) {
-		json_object *docs = read_yaml(files[f]);
+		json_object *docs = testutil_read_yaml(files[f]);
 		assert_non_null(docs);
 		for (size_t i = 0; i < json_object_array_length(docs); i++) {
 			json_object *d = json_object_array_get_idx(docs, i);

@@ -31,7 +31,6 @@
 #include "common/jsonx.h"
 #include "common/kapi.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/optest.h"
 #include "tests/lib/testutil.h"
@@ -81,22 +80,6 @@ in_list(const char *const *list, const char *s)
 		}
 	}
 	return (false);
-}
-
-/* Every document of a YAML file, as an array; NULL on error. */
-static json_object *
-read_yaml(const char *path)
-{
-	size_t len = 0;
-	char *text = testutil_read_file(path, &len);
-	char err[256] = "";
-	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
-
-	if (docs == NULL) {
-		print_error("%s: %s\n", path, err);
-	}
-	free(text);
-	return (docs);
 }
 
 /* Creates obj (a sympozium.ai object), retrying on 404 while the CRD is
@@ -168,7 +151,7 @@ static void
 apply_file(const char *dir, const char *file)
 {
 	char *path = xasprintf("%s/%s", dir, file);
-	json_object *docs = read_yaml(path);
+	json_object *docs = testutil_read_yaml(path);
 	bool invalid = in_list(INVALID, file);
 
 	assert_non_null(docs);

@@ -40,7 +40,6 @@
 #include "common/jsonx.h"
 #include "common/kapi.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/optest.h"
 #include "tests/lib/testutil.h"
@@ -105,26 +104,6 @@ static struct optest F;
 
 /* ---- objects ---- */
 
-/* Parses the JSON text fmt formats; fails the test when it is not JSON.
- * Caller puts. */
-static json_object *
-jsonf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	json_object *o;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&s, fmt, ap) >= 0);
-	va_end(ap);
-	o = json_tokener_parse(s);
-	if (o == NULL) {
-		fail_msg("bad JSON in the test: %s", s);
-	}
-	free(s);
-	return (o);
-}
-
 /* Creates o (put here) in ns, retrying on 404 while its CRD is not served
  * yet.  Fails the test on any other error. */
 static void
@@ -167,11 +146,12 @@ static void
 create_instance(const char *ns, const char *name)
 {
 	create(&R_INST, ns,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	              "\"kind\":\"SympoziumInstance\",\"metadata\":{"
-	              "\"name\":\"%s\"},\"spec\":{\"agents\":{\"default\":{"
-	              "\"model\":\"gpt-4o\"}},\"memory\":{\"enabled\":"
-	              "true}}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                "\"kind\":\"SympoziumInstance\",\"metadata\":{"
+	                "\"name\":\"%s\"},\"spec\":{\"agents\":{\"default\":{"
+	                "\"model\":\"gpt-4o\"}},\"memory\":{\"enabled\":"
+	                "true}}}",
 	                name));
 }
 
@@ -180,7 +160,7 @@ static void
 create_run(const char *ns, const char *name, const char *inst,
         const char *timeout)
 {
-	json_object *o = jsonf(
+	json_object *o = testutil_jsonf(
 	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	        "\"AgentRun\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
 	        "\"instanceRef\":\"%s\",\"agentId\":\"e2e\",\"sessionKey\":"
@@ -227,26 +207,30 @@ kubelet_rules(void)
 	json_object *err_log = json_object_new_string(ERR_LOG);
 
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_RESULT "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-ok\",\"runDuration\":"
-	              "\"500ms\",\"logs\":{\"agent\":%s}}",
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_RESULT "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-ok\",\"runDuration\":"
+	                "\"500ms\",\"logs\":{\"agent\":%s}}",
 	                json_object_to_json_string(ok_log)));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-err\",\"runDuration\":"
-	              "\"500ms\",\"exitCode\":1,\"logs\":{\"agent\":%s}}",
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-err\",\"runDuration\":"
+	                "\"500ms\",\"exitCode\":1,\"logs\":{\"agent\":%s}}",
 	                json_object_to_json_string(err_log)));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
-	              "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
-	              "\"segfault\\n\"}}"));
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
+	                "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
+	                "\"segfault\\n\"}}"));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
-	              "\"120s\"}"));
+	        testutil_jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
+	                       "\"120s\"}"));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_TIMEOUT "\",\"runDuration\":"
-	              "\"120s\"}"));
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_TIMEOUT "\",\"runDuration\":"
+	                "\"120s\"}"));
 	json_object_object_add(body, "rules", rules);
 	optest_kubelet_rules(&F, json_object_to_json_string(body));
 	json_object_put(body);
@@ -488,10 +472,12 @@ static void
 create_mcp(const char *ns, const char *name, const char *img)
 {
 	create(&R_MCP, ns,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"MCPServer\",\"metadata\":{\"name\":\"%s\"},\"spec\":"
-	              "{\"transportType\":\"http\",\"toolsPrefix\":\"t\","
-	              "\"deployment\":{\"image\":\"%s\",\"port\":9000}}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"MCPServer\",\"metadata\":{\"name\":\"%s\"},"
+	                "\"spec\":"
+	                "{\"transportType\":\"http\",\"toolsPrefix\":\"t\","
+	                "\"deployment\":{\"image\":\"%s\",\"port\":9000}}}",
 	                name, img));
 }
 
@@ -778,11 +764,12 @@ static void
 create_tools(void)
 {
 	create(&R_SKP, NS_CHANGE,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SkillPack\",\"metadata\":{\"name\":\"tools\"},"
-	              "\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
-	              "\"Use one.\"},{\"name\":\"two\",\"content\":"
-	              "\"Use two.\"}]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SkillPack\",\"metadata\":{\"name\":\"tools\"},"
+	                "\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
+	                "\"Use one.\"},{\"name\":\"two\",\"content\":"
+	                "\"Use two.\"}]}}"));
 }
 
 /* Creates the objects of NS_CHANGE and waits for every child. */
@@ -795,9 +782,10 @@ change_fixture(void)
 	create_tools();
 	create_instance(NS_CHANGE, "solo");
 	create(&R_PACK, NS_CHANGE,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"team\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"team\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
 	patch_team("gpt-4o", "B task");
 	optest_wait_obj(&F, &R_MCP, NS_CHANGE, "mcp", check_ready, NULL);
 	wait_owned(&R_SVC, NS_CHANGE, "mcp", "MCPServer", "mcp");
@@ -881,11 +869,12 @@ test_schedule_run(void **state)
 	        optest_check_present, NULL);
 	daily_cron(cron, sizeof(cron));
 	create(&R_SCHED, NS_SCHED,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SympoziumSchedule\",\"metadata\":{\"name\":"
-	              "\"nightly\"},\"spec\":{\"instanceRef\":\"inst\","
-	              "\"schedule\":\"%s\",\"task\":\"Do the thing\","
-	              "\"type\":\"sweep\"}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SympoziumSchedule\",\"metadata\":{\"name\":"
+	                "\"nightly\"},\"spec\":{\"instanceRef\":\"inst\","
+	                "\"schedule\":\"%s\",\"task\":\"Do the thing\","
+	                "\"type\":\"sweep\"}}",
 	                cron));
 	wait_owned(
 	        &R_RUN, NS_SCHED, "nightly-1", "SympoziumSchedule", "nightly");
@@ -933,10 +922,11 @@ static void
 create_schedule(const char *name, const char *cron, const char *suspend)
 {
 	create(&R_SCHED, NS_SCHED,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SympoziumSchedule\",\"metadata\":{\"name\":\"%s\"},"
-	              "\"spec\":{\"instanceRef\":\"inst\",\"schedule\":"
-	              "\"%s\",\"task\":\"Later\",\"suspend\":%s}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SympoziumSchedule\",\"metadata\":{\"name\":\"%s\"},"
+	                "\"spec\":{\"instanceRef\":\"inst\",\"schedule\":"
+	                "\"%s\",\"task\":\"Later\",\"suspend\":%s}}",
 	                name, cron, suspend));
 }
 
@@ -1045,9 +1035,10 @@ test_personapack_teardown(void **state)
 
 	(void)state;
 	create(&R_PACK, NS_PACK,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"crew\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"crew\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
 	patch_crew("");
 	optest_wait_obj(&F, &R_PACK, NS_PACK, "crew", check_pack, &two);
 	optest_wait_obj(
@@ -1102,12 +1093,14 @@ test_personapack_delete(void **state)
 	(void)state;
 	far_cron(cron, sizeof(cron));
 	create(&R_PACK, NS_PACK,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"duo\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[{\"name\":"
-	              "\"z\",\"systemPrompt\":\"You are Z.\",\"memory\":{"
-	              "\"enabled\":true,\"seeds\":[\"zed\"]},\"schedule\":{"
-	              "\"type\":\"sweep\",\"cron\":\"%s\",\"task\":\"Z\"}}]}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"duo\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[{\"name\":"
+	                "\"z\",\"systemPrompt\":\"You are Z.\",\"memory\":{"
+	                "\"enabled\":true,\"seeds\":[\"zed\"]},\"schedule\":{"
+	                "\"type\":\"sweep\",\"cron\":\"%s\",\"task\":\"Z\"}}]}"
+	                "}",
 	                cron));
 	wait_owned(&R_INST, NS_PACK, "duo-z", "PersonaPack", "duo");
 	wait_owned(&R_SCHED, NS_PACK, "duo-z-schedule", "PersonaPack", "duo");

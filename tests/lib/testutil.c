@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "common/yamlj.h"
 
 json_object *
 testutil_json(const char *s, int max_depth)
@@ -33,6 +34,23 @@ testutil_json(const char *s, int max_depth)
 	return (o);
 }
 
+json_object *
+testutil_jsonf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	json_object *o;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0) {
+		fail_msg("vasprintf %s", fmt);
+	}
+	va_end(ap);
+	o = testutil_json(s, 0);
+	free(s);
+	return (o);
+}
+
 char *
 testutil_read_file(const char *path, size_t *lenp)
 {
@@ -42,6 +60,21 @@ testutil_read_file(const char *path, size_t *lenp)
 		fail_msg("cannot read %s", path);
 	}
 	return (buf_detach(&b, lenp));
+}
+
+json_object *
+testutil_read_yaml(const char *path)
+{
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len);
+	char err[256] = "";
+	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+
+	free(text);
+	if (docs == NULL) {
+		fail_msg("%s: %s", path, err);
+	}
+	return (docs);
 }
 
 char *
