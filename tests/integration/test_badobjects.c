@@ -12,7 +12,8 @@
  * as usual, no worker may have exited, the supervisor writes nothing but
  * Lease renewals for 5 s, and it still runs and exits 0 on SIGTERM.
  *
- * Every wait is bounded.  Only the pid this test forked is signalled.
+ * Every wait is bounded.  Only the pid this test forked, and the workers
+ * found under it in /proc, are signalled.
  */
 #include <ctype.h>
 #include <dirent.h>

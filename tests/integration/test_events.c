@@ -16,8 +16,8 @@
  *    after the PATCH's 404;
  *  - after convergence the supervisor POSTs and PATCHes no Event for 3 s;
  *  - SIGTERM stops the supervisor (exit 0).
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
 #include <setjmp.h>
 #include <stdarg.h>

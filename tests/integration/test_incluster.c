@@ -19,7 +19,8 @@
  * a wrong token in its token file is refused (401) and reconciles
  * nothing; SIGTERM exits 0.
  *
- * Every wait is bounded.  Only the pids this test forked are signalled.
+ * Every wait is bounded.  Only the pids this test forked, and the workers
+ * found under them in /proc, are signalled.
  */
 #include <fcntl.h>
 #include <setjmp.h>

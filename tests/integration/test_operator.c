@@ -13,8 +13,8 @@
  * see no write by the supervisor (other than on leases) in a 5 s window
  * after convergence; and stop the supervisor with SIGTERM (exit 0).
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -21,8 +21,8 @@
  * deletion; and no write by the operator other than Lease renewals in
  * 10 s of steady state.
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -10,8 +10,8 @@
  * filter (sbx_relaxed()): the test still runs but proves the view path
  * only in `make check`.
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
 #include <setjmp.h>
 #include <stdarg.h>

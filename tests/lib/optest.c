@@ -92,7 +92,7 @@ optest_stop(struct optest *o)
 int
 optest_teardown(void **state)
 {
-	return (optest_stop(*state));
+	return (*state != NULL ? optest_stop(*state) : -1);
 }
 
 /* ---- the test controller's fixture ---- */
@@ -134,6 +134,9 @@ optest_finish(struct optest *o, enum optest_how how, bool segv_ok)
 {
 	int rc = 0;
 
+	if (o == NULL) {
+		return (-1);
+	}
 	for (int i = 0; i < OPTEST_MAX_SD; i++) {
 		struct sdproc *s = &o->sd[i];
 		bool bad = false;
@@ -173,12 +176,13 @@ void
 optest_sd_start(
         struct optest *o, int i, unsigned opts, const char *const *args)
 {
-	struct sdproc *s = &o->sd[i];
 	const char *argv[MAX_ARGS + 1];
 	char rundir[128];
+	struct sdproc *s;
 	int n = 0;
 
 	assert_true(i >= 0 && i < OPTEST_MAX_SD);
+	s = &o->sd[i];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->log, sizeof(s->log), "%s/sd%d.log", o->dir, i);
 	snprintf(rundir, sizeof(rundir), "%s/run%d", o->dir, i);

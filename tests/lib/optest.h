@@ -9,8 +9,9 @@
  * while the CRDs come up, polling an object until a check passes, the
  * testctl ConfigMaps, kubesim's kubelet rules, a clean SIGTERM.
  *
- * optest_start() and optest_stop() return 0 / -1 (for cmocka fixtures);
- * every other function fails the running test (cmocka) on an error.
+ * The set-up and tear-down functions return 0 / -1 (for cmocka
+ * fixtures), optest_create() and optest_poll() report what they got; the
+ * others fail the running test (cmocka) on an error.
  */
 #ifndef OPTEST_H
 #define OPTEST_H
@@ -66,7 +67,7 @@ enum optest_how {
 
 /* A new fixture (optest_start()) for the tests of the supervisor with the
  * test controller: kubesim runs without its emulated controllers
- * (--controllers none) and with ksim_args (may be NULL; at most 12).
+ * (--controllers none) and with ksim_args (may be NULL; at most 13).
  * Returns it (caller ends it with optest_finish()), or NULL with the
  * reason on stderr. */
 struct optest *optest_testctl_new(
@@ -76,7 +77,7 @@ struct optest *optest_testctl_new(
  * reports (segv_ok as for sdproc_sanitizer_line()) and prints it when
  * something was wrong or $KEEP_TEST_DIR is set, then optest_stop() and
  * frees o.  Returns 0 when all was clean (with OPTEST_TERM_EXIT0, each
- * exited 0), else -1. */
+ * exited 0), else -1 (also for o NULL: a failed set-up). */
 int optest_finish(struct optest *o, enum optest_how how, bool segv_ok);
 /* cmocka per-test fixtures: *state = optest_testctl_new("test-testctl",
  * NULL, 15000); optest_finish(*state, OPTEST_TERM_EXIT0, false). */
