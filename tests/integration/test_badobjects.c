@@ -12,14 +12,12 @@
  * as usual, no worker may have exited, the supervisor writes nothing but
  * Lease renewals for 5 s, and it still runs and exits 0 on SIGTERM.
  *
- * Every wait is bounded.  Only the pid this test forked is signalled.
+ * Every wait is bounded.  Only the pid this test forked, and the workers
+ * found under it in /proc, are signalled.
  */
 #include <ctype.h>
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -38,6 +35,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
@@ -81,17 +79,14 @@ struct subject {
 	bool rejected; /* the API refused it as expected: nothing to wait */
 };
 
+static struct optest F;
+
+/* The corpus's subjects. */
 static struct {
-	struct ksim_api a;
-	char dir[64];
-	char log[128];
-	char sock[128]; /* the health socket */
-	pid_t pid;      /* 0 once reaped */
-	int status;
 	struct subject subj[MAX_SUBJ];
 	size_t nsubj;
 	size_t rejected;
-} F;
+} C;
 
 /* ---- small helpers ---- */
 
@@ -284,22 +279,6 @@ check_all(json_object *o, const char *expect)
 
 /* ---- the API ---- */
 
-/* The object (GET now), NULL when absent.  Caller puts. */
-static json_object *
-get(const struct kapi_res *r, const char *ns, const char *name)
-{
-	json_object *o = NULL;
-	struct kapi_err e = KAPI_ERR_INIT;
-	enum kapi_rc rc = kapi_get(F.a.c, r, ns, name, &o, &e);
-
-	if (rc != KAPI_OK && rc != KAPI_ENOTFOUND) {
-		fail_msg("GET %s %s/%s: %s", r->plural, ns, name,
-		        e.message ?: "");
-	}
-	kapi_err_fini(&e);
-	return (rc == KAPI_OK ? o : NULL);
-}
-
 static void
 make_ns(const char *ns)
 {
@@ -314,26 +293,13 @@ static long
 post(const struct kapi_res *r, const char *ns, json_object *o, char *msg,
         size_t n)
 {
-	int64_t end = ksim_now_ms() + WAIT_MS;
+	struct kapi_err e = KAPI_ERR_INIT;
+	enum kapi_rc rc = optest_create(&F, r, ns, o, NULL, &e);
+	long code = rc == KAPI_OK ? 0 : e.code;
 
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		enum kapi_rc rc = kapi_create(F.a.c, r, ns, o, NULL, &e);
-		long code = rc == KAPI_OK ? 0 : e.code;
-
-		snprintf(msg, n, "%s", e.message ?: "");
-		kapi_err_fini(&e);
-		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
-			return (code);
-		}
-		ksim_sleep_ms(50);
-	}
-}
-
-static void
-apply_crds(void)
-{
-	assert_int_equal(ksim_apply_crds(F.a.c, CRD_DIR), 8);
+	snprintf(msg, n, "%s", e.message ?: "");
+	kapi_err_fini(&e);
+	return (code);
 }
 
 /* ---- grow: absurd sizes and deep nesting ---- */
@@ -499,16 +465,16 @@ static void
 record(const char *file, const char *ns, const char *name,
         const struct kapi_res *r, char *expect)
 {
-	struct subject *s = &F.subj[F.nsubj++];
+	struct subject *s = &C.subj[C.nsubj++];
 
-	assert_true(F.nsubj < MAX_SUBJ);
+	assert_true(C.nsubj < MAX_SUBJ);
 	s->file = xstrdup(file);
 	s->ns = xstrdup(ns);
 	s->name = xstrdup(name);
 	s->expect = expect;
 	s->r = r;
 	s->rejected = rejected_code(expect) != 0;
-	F.rejected += s->rejected;
+	C.rejected += s->rejected;
 }
 
 /* Creates one document (text of one YAML document, its directives in
@@ -631,14 +597,14 @@ wait_subjects(size_t from)
 
 	do {
 		bad = 0;
-		for (size_t i = from; i < F.nsubj; i++) {
-			struct subject *s = &F.subj[i];
+		for (size_t i = from; i < C.nsubj; i++) {
+			struct subject *s = &C.subj[i];
 			json_object *o;
 			const char *why;
 			if (s->rejected) {
 				continue;
 			}
-			o = get(s->r, s->ns, s->name);
+			o = optest_get(&F, s->r, s->ns, s->name);
 			why = check_all(o, s->expect);
 			if (why != NULL) {
 				bad++;
@@ -666,78 +632,35 @@ wait_subjects(size_t from)
 	} while (bad > 0);
 }
 
-/* ---- the supervisor ---- */
-
-static void
-sd_start(void)
-{
-	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
-		rundir, "--leader-elect", "--leader-election-namespace",
-		"default", "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", "--health-socket", F.sock,
-		NULL };
-
-	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
-	snprintf(F.sock, sizeof(F.sock), "%s/h.sock", F.dir);
-	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = sdproc_start(F.log, args);
-	assert_true(F.pid > 0);
-}
-
-/* ---- the request log ---- */
-
-
-
-
-
-
 /* ---- group setup / teardown ---- */
 
+/* kubesim with our CRDs, then the supervisor (leader election, a health
+ * socket for sympoziumctl). */
 static int
 setup(void **state)
 {
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-badobjects-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
+	const char *args[] = { "--leader-elect", "--leader-election-namespace",
+		"default", "--health-socket", F.sock, NULL };
+
+	*state = &F;
+	if (optest_start(&F, "test-badobjects", NULL, 20000, WAIT_MS) != 0) {
 		return (-1);
 	}
-	if (ksim_api_start(&F.a, NULL, "test-badobjects/0.1", 20000) != 0) {
-		return (-1);
-	}
-	apply_crds();
-	sd_start();
+	assert_int_equal(ksim_apply_crds(F.a.c, CRD_DIR), 8);
+	optest_sd_start(&F, 0, 0, args);
 	return (0);
 }
 
 static int
 teardown(void **state)
 {
-	char path[256];
-	int rc;
-
-	(void)state;
-	if (F.pid > 0) {
-		(void)kill(F.pid, SIGTERM);
-		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
-			(void)kill(F.pid, SIGKILL);
-			(void)sdproc_reap(&F.pid, &F.status, 5000);
-		}
+	for (size_t i = 0; i < C.nsubj; i++) {
+		free(C.subj[i].file);
+		free(C.subj[i].ns);
+		free(C.subj[i].name);
+		free(C.subj[i].expect);
 	}
-	rc = ksim_api_stop(&F.a);
-	for (size_t i = 0; i < F.nsubj; i++) {
-		free(F.subj[i].file);
-		free(F.subj[i].ns);
-		free(F.subj[i].name);
-		free(F.subj[i].expect);
-	}
-	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
-	(void)unlink(path);
-	snprintf(path, sizeof(path), "%s/run", F.dir);
-	(void)rmdir(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
+	return (optest_teardown(state));
 }
 
 /* ---- the tests ---- */
@@ -786,15 +709,9 @@ static void
 put_kubelet_rules(json_object *rules)
 {
 	json_object *body = json_object_new_object();
-	struct ksim_resp *resp;
 
 	json_object_object_add(body, "rules", rules);
-	resp = ksim_request(ksim_url(F.a.k), "PUT", "/_kubesim/kubelet",
-	        "application/json", json_object_to_json_string(body), NULL, 0);
-	if (resp->code != 200) {
-		fail_msg("kubelet rules: %ld %s", resp->code, resp->body);
-	}
-	ksim_resp_free(resp);
+	optest_kubelet_rules(&F, json_object_to_json_string(body));
 	json_object_put(body);
 }
 
@@ -828,7 +745,7 @@ test_corpus(void **state)
 	fprintf(stderr,
 	        "  corpus: %zu files, %zu subjects (%zu refused by "
 	        "the API)\n",
-	        n, F.nsubj, F.rejected);
+	        n, C.nsubj, C.rejected);
 	assert_true(n >= 30);
 	wait_subjects(0);
 }
@@ -836,49 +753,32 @@ test_corpus(void **state)
 static void
 test_canary(void **state)
 {
-	size_t from = F.nsubj;
+	size_t from = C.nsubj;
 
 	(void)state;
 	make_ns("canary");
 	load_file(CANARY, "_canary.yaml", "canary");
-	assert_int_equal(F.nsubj - from, 6);
+	assert_int_equal(C.nsubj - from, 6);
 	wait_subjects(from);
 }
 
-/* The worker table from bin/sympoziumctl --json workers (beside
- * $SYMPOZIUMD, else bin/).  Caller puts. */
+/* The worker table from sympoziumctl --json workers.  Caller puts. */
 static json_object *
 ctl_workers(void)
 {
-	const char *sd = getenv("SYMPOZIUMD");
-	const char *slash;
-	char *cmd;
-	struct buf b = BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *p;
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        F.dir, NULL, "--socket", F.sock, "--json", "workers", NULL);
 	json_object *o;
 
-	if (sd == NULL || *sd == '\0' || (slash = strrchr(sd, '/')) == NULL) {
-		sd = "bin/sympoziumd";
-		slash = strrchr(sd, '/');
+	if (r.rc != 0) {
+		fail_msg("sympoziumctl --json workers: exit %d: %s%s", r.rc,
+		        r.out, r.err);
 	}
-	cmd = xasprintf("%.*s/sympoziumctl --socket %s --json workers",
-	        (int)(slash - sd), sd, F.sock);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while ((n = fread(chunk, 1, sizeof(chunk), p)) > 0) {
-		buf_append(&b, chunk, n);
-	}
-	if (pclose(p) != 0) {
-		fail_msg("%s failed: %s", cmd, buf_str(&b));
-	}
-	o = json_tokener_parse(buf_str(&b));
+	o = json_tokener_parse(r.out);
 	if (o == NULL) {
-		fail_msg("%s: not JSON: %s", cmd, buf_str(&b));
+		fail_msg("sympoziumctl --json workers: not JSON: %s", r.out);
 	}
-	free(cmd);
-	buf_fini(&b);
+	sdproc_ctl_free(&r);
 	return (o);
 }
 
@@ -916,35 +816,23 @@ test_nothing_broke(void **state)
 	ksim_wait_quiet(F.a.request_log, UA_SD, 1500, WAIT_MS);
 	skip = ksim_log_lines(F.a.request_log);
 	ksim_sleep_ms(STEADY_MS);
-	if ((n = ksim_writes_after(F.a.request_log, UA_SD, skip, false)) != 0) {
+	if ((n = ksim_writes_after(F.a.request_log, UA_SD, skip, false))
+	        != 0) {
 		(void)ksim_writes_after(F.a.request_log, UA_SD, skip, true);
 		fail_msg("%d write(s) by the supervisor in %d ms of steady "
 		         "state; want 0",
 		        n, STEADY_MS);
 	}
-	assert_true(F.pid > 0);
-	assert_int_equal(waitpid(F.pid, &F.status, WNOHANG), 0);
-	t = testutil_read_file(F.log, NULL);
+	assert_true(F.sd[0].pid > 0);
+	assert_int_equal(waitpid(F.sd[0].pid, &F.sd[0].status, WNOHANG), 0);
+	t = testutil_read_file(F.sd[0].log, NULL);
 	assert_non_null(t);
 	if (strstr(t, "exited:") != NULL) {
-		sdproc_dump_log(F.log);
+		sdproc_dump_log(F.sd[0].log);
 		fail_msg("a worker exited");
 	}
 	free(t);
 	assert_no_restart();
-}
-
-static void
-test_sigterm(void **state)
-{
-	(void)state;
-	assert_true(F.pid > 0);
-	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
-	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		sdproc_dump_log(F.log);
-		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
-	}
 }
 
 int
@@ -954,7 +842,7 @@ main(void)
 		cmocka_unit_test(test_corpus),
 		cmocka_unit_test(test_canary),
 		cmocka_unit_test(test_nothing_broke),
-		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(optest_test_sigterm),
 	};
 
 	return (cmocka_run_group_tests(tests, setup, teardown));

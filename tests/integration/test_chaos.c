@@ -28,10 +28,8 @@
  * Everything started here is stopped by pid on every path (the cmocka
  * teardown runs after a failure too).  The run is bounded in time.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -42,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -286,38 +283,6 @@ str_at(json_object *o, const char *path)
 
 /* ---- processes ---- */
 
-/* Fills *state and *ppid from /proc; -1 when the process is gone. */
-static int
-proc_stat(pid_t pid, char *state, pid_t *ppid)
-{
-	char path[64], line[1024];
-	FILE *f;
-	char *p;
-	int ok = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		return (-1);
-	}
-	if (fgets(line, sizeof(line), f) != NULL
-	        && (p = strrchr(line, ')')) != NULL) {
-		int pp = 0;
-		ok = sscanf(p + 1, " %c %d", state, &pp) == 2 ? 0 : -1;
-		*ppid = (pid_t)pp;
-	}
-	fclose(f);
-	return (ok);
-}
-
-static bool
-alive(pid_t pid)
-{
-	char st;
-	pid_t pp;
-
-	return (proc_stat(pid, &st, &pp) == 0 && st != 'Z');
-}
-
 /* The --controller argument of a worker (into out), "" if unknown. */
 static void
 worker_ctl(pid_t pid, char *out, size_t len)
@@ -346,53 +311,10 @@ worker_ctl(pid_t pid, char *out, size_t len)
 static int
 sd_workers(struct sd *s, pid_t *out, int max)
 {
-	DIR *d;
-	struct dirent *e;
-	int n = 0;
+	int n = s->pid > 0 ? sdproc_children(s->pid, out, max) : 0;
 
-	if (s->pid <= 0 || (d = opendir("/proc")) == NULL) {
-		return (0);
-	}
-	while (n < max && (e = readdir(d)) != NULL) {
-		char *end, st;
-		long pid = strtol(e->d_name, &end, 10);
-		pid_t pp;
-
-		if (*end != '\0' || pid <= 0
-		        || proc_stat((pid_t)pid, &st, &pp) != 0 || pp != s->pid
-		        || st == 'Z') {
-			continue;
-		}
-		out[n++] = (pid_t)pid;
-		bool known = false;
-		for (int j = 0; j < s->nseen && !known; j++) {
-			known = s->seen[j] == (pid_t)pid;
-		}
-		if (!known && s->nseen < MAX_SEEN) {
-			s->seen[s->nseen++] = (pid_t)pid;
-		}
-	}
-	closedir(d);
-	return (n);
-}
-
-static char *
-file_text(const char *path)
-{
-	struct buf b = BUF_INIT;
-
-	(void)buf_read_file(&b, path, 256 << 20);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
-}
-
-static int
-count_in(const char *hay, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++) {
-		n++;
+	for (int i = 0; i < n; i++) {
+		sdproc_remember(s->seen, &s->nseen, MAX_SEEN, out[i]);
 	}
 	return (n);
 }
@@ -401,8 +323,8 @@ count_in(const char *hay, const char *needle)
 static bool
 sd_leading(const struct sd *s)
 {
-	char *t = file_text(s->log);
-	bool l = count_in(t, LEADING) > count_in(t, DEPOSED);
+	char *t = sdproc_log_text(s->log);
+	bool l = sdproc_count(t, LEADING) > sdproc_count(t, DEPOSED);
 
 	free(t);
 	return (l);
@@ -559,7 +481,7 @@ rl_scan_text(char *t, int64_t after_us, rl_fn *fn, void *arg)
 static void
 rl_scan(int64_t after_us, rl_fn *fn, void *arg)
 {
-	char *t = file_text(C.reqlog);
+	char *t = sdproc_log_text(C.reqlog);
 
 	rl_scan_text(t, after_us, fn, arg);
 	free(t);
@@ -1809,7 +1731,7 @@ faults_off(void)
 static int
 sd_watches(const struct sd *s)
 {
-	char *t = file_text(s->log);
+	char *t = sdproc_log_text(s->log);
 	const char *p = strstr(t, "controller(s), ");
 	int n = p != NULL ? atoi(p + strlen("controller(s), ")) : 0;
 
@@ -2060,14 +1982,11 @@ check_fences(void)
 static void
 check_sanitizers(const struct sd *s, int idx)
 {
-	char *t = file_text(s->log), *save = NULL;
+	char *t = sdproc_log_text(s->log), *save = NULL;
 
 	for (char *l = strtok_r(t, "\n", &save); l != NULL;
 	        l = strtok_r(NULL, "\n", &save)) {
-		if ((strstr(l, "ERROR: AddressSanitizer") != NULL
-		            && strstr(l, "SEGV on unknown address") == NULL)
-		        || strstr(l, "ERROR: LeakSanitizer") != NULL
-		        || strstr(l, "runtime error:") != NULL) {
+		if (sdproc_sanitizer_line(l, true)) {
 			violation("supervisor %d log: %s", idx, l);
 		}
 	}
@@ -2103,45 +2022,6 @@ wait_served(void)
 		}
 		json_object_put(items);
 	}
-}
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return (remove(path));
-}
-
-/* True when p runs a sympozium-worker (async-signal-safe: the signal
- * handler uses it too). */
-static bool
-is_worker(pid_t p)
-{
-	char path[32] = "/proc/", buf[256];
-	int n = 6, fd;
-	ssize_t len;
-	char digits[16];
-	int nd = 0;
-
-	for (unsigned v = (unsigned)p; nd == 0 || v > 0; v /= 10) {
-		digits[nd++] = (char)('0' + v % 10);
-	}
-	while (nd > 0) {
-		path[n++] = digits[--nd];
-	}
-	memcpy(path + n, "/cmdline", 9);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		return (false);
-	}
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	for (ssize_t i = 0; i < len; i++) {
-		buf[i] = buf[i] == '\0' ? ' ' : buf[i];
-	}
-	buf[len > 0 ? len : 0] = '\0';
-	return (strstr(buf, "sympozium-worker") != NULL);
 }
 
 /* Stops every process started here, by pid: supervisors get SIGCONT and
@@ -2180,7 +2060,8 @@ stop_all(bool check)
 			s->pid = 0;
 		}
 		for (int j = 0; j < s->nseen; j++) {
-			if (alive(s->seen[j]) && is_worker(s->seen[j])) {
+			if (sdproc_alive(s->seen[j])
+			        && sdproc_is_worker(s->seen[j])) {
 				kill(s->seen[j], SIGCONT);
 				kill(s->seen[j], SIGKILL);
 			}
@@ -2198,7 +2079,7 @@ on_signal(int sig)
 			kill(C.sd[i].pid, SIGKILL);
 		}
 		for (int j = 0; j < C.sd[i].nseen; j++) {
-			if (is_worker(C.sd[i].seen[j])) {
+			if (sdproc_is_worker(C.sd[i].seen[j])) {
 				kill(C.sd[i].seen[j], SIGKILL);
 			}
 		}
@@ -2262,8 +2143,8 @@ teardown(void **state)
 	}
 	free(C.items);
 	json_object_put(C.kinds);
-	if (getenv("KEEP_TEST_DIR") == NULL && C.viol == 0) {
-		nftw(C.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (C.viol == 0) {
+		(void)testutil_rmtree(C.dir);
 	} else {
 		say("logs kept in %s", C.dir);
 	}

@@ -16,13 +16,10 @@
  *    after the PATCH's 404;
  *  - after convergence the supervisor POSTs and PATCHes no Event for 3 s;
  *  - SIGTERM stops the supervisor (exit 0).
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,9 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -40,8 +34,8 @@
 #include "common/kapi.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
@@ -58,25 +52,9 @@ static const struct kapi_res R_INST
         = { GROUP, VERSION, "sympoziuminstances", true };
 static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
 
-static struct {
-	struct ksim_api a;
-	char dir[64];
-	char log[128];
-	pid_t pid; /* 0 once reaped */
-	int status;
-} F;
+static struct optest F;
 
 /* ---- set-up helpers ---- */
-
-static void
-apply_crds(void)
-{
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(F.a.c, dir);
-
-	free(dir);
-	assert_int_equal(n, 8);
-}
 
 /* The agent pods: ok-run succeeds with a result, bad-run exits 1. */
 static void
@@ -91,68 +69,21 @@ kubelet_rules(void)
 	          "__SYMPOZIUM_END__\\n\"}},"
 	          "{\"labelSelector\":\"sympozium.ai/agent-run=bad-run\","
 	          "\"runDuration\":\"200ms\",\"exitCode\":1}]}";
-	struct ksim_resp *r = ksim_request(ksim_url(F.a.k), "PUT",
-	        "/_kubesim/kubelet", "application/json", rules, NULL, 0);
 
-	if (r->code != 200) {
-		fail_msg("kubelet rules: %ld %s", r->code, r->body);
-	}
-	ksim_resp_free(r);
+	optest_kubelet_rules(&F, rules);
 }
 
-static void
-sd_start(void)
-{
-	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
-		rundir, "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", NULL };
-
-	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
-	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = sdproc_start(F.log, args);
-	assert_true(F.pid > 0);
-}
-
+/* The operator, then the kubelet rules (for the pods of the runs the
+ * tests create). */
 static int
 setup(void **state)
 {
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-events-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
+	*state = &F;
+	if (optest_start_operator(&F, "test-events", WAIT_MS, NULL) != 0) {
 		return (-1);
 	}
-	if (ksim_api_start(&F.a, NULL, "test-events/0.1", 10000) != 0) {
-		return (-1);
-	}
-	apply_crds();
 	kubelet_rules();
-	sd_start();
 	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	char path[256];
-	int rc;
-
-	(void)state;
-	if (F.pid > 0) {
-		(void)kill(F.pid, SIGTERM);
-		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
-			(void)kill(F.pid, SIGKILL);
-			(void)sdproc_reap(&F.pid, &F.status, 5000);
-		}
-	}
-	rc = ksim_api_stop(&F.a);
-	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
-	(void)unlink(path);
-	snprintf(path, sizeof(path), "%s/run", F.dir);
-	(void)rmdir(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
 }
 
 /* ---- objects and events ---- */
@@ -163,24 +94,9 @@ static void
 create(const struct kapi_res *r, const char *json)
 {
 	json_object *o = json_tokener_parse(json);
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	enum kapi_rc rc;
 
 	assert_non_null(o);
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		rc = kapi_create(F.a.c, r, NS, o, NULL, &e);
-		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
-			if (rc != KAPI_OK) {
-				fail_msg(
-				        "create %s: %s", r->plural, e.message);
-			}
-			kapi_err_fini(&e);
-			break;
-		}
-		kapi_err_fini(&e);
-		ksim_sleep_ms(50);
-	}
+	optest_create_or_fail(&F, r, NS, o, NULL);
 	json_object_put(o);
 }
 
@@ -247,7 +163,7 @@ wait_event(const char *name, const char *reason, int64_t min)
 	}
 	if (json_object_array_length(evs) != 1
 	        || count_of(json_object_array_get_idx(evs, 0)) < min) {
-		sdproc_dump_log(F.log);
+		sdproc_dump_log(F.sd[0].log);
 		fail_msg("%s %s: want 1 Event with count >= %lld, got %s",
 		        name, reason, (long long)min,
 		        json_object_to_json_string(evs));
@@ -355,8 +271,6 @@ set_pack(const char *skill, const char *phase)
 	                        "\"content\":\"x\"}]}}",
 	        skill);
 	struct kapi_err e = KAPI_ERR_INIT;
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	json_object *o = NULL;
 
 	if (kapi_patch(F.a.c, &R_SKP, NS, "flip", KAPI_PATCH_MERGE, patch,
 	            NULL, false, NULL, &e)
@@ -365,20 +279,7 @@ set_pack(const char *skill, const char *phase)
 	}
 	kapi_err_fini(&e);
 	free(patch);
-	for (;;) {
-		kapi_get(F.a.c, &R_SKP, NS, "flip", &o, NULL);
-		const char *p = jx_get_str(o, "status.phase");
-		bool ok = p != NULL && strcmp(p, phase) == 0;
-		json_object_put(o);
-		o = NULL;
-		if (ok) {
-			return;
-		}
-		if (ksim_now_ms() >= end) {
-			fail_msg("flip never reached phase %s", phase);
-		}
-		ksim_sleep_ms(50);
-	}
+	optest_wait_field(&F, &R_SKP, NS, "flip", "status.phase", phase);
 }
 
 static void
@@ -438,7 +339,7 @@ test_quiet(void **state)
 	before = event_writes();
 	ksim_sleep_ms(QUIET_MS);
 	if (event_writes() != before) {
-		sdproc_dump_log(F.log);
+		sdproc_dump_log(F.sd[0].log);
 		fail_msg("%d Event write(s) in %d ms of steady state",
 		        event_writes() - before, QUIET_MS);
 	}
@@ -446,19 +347,6 @@ test_quiet(void **state)
 	json_object *evs = events_of("ok-run", "Started");
 	assert_int_equal(json_object_array_length(evs), 1);
 	json_object_put(evs);
-}
-
-static void
-test_sigterm(void **state)
-{
-	(void)state;
-	assert_true(F.pid > 0);
-	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
-	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		sdproc_dump_log(F.log);
-		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
-	}
 }
 
 int
@@ -469,8 +357,8 @@ main(void)
 		cmocka_unit_test(test_runs_fail),
 		cmocka_unit_test(test_dedupe_counts),
 		cmocka_unit_test(test_quiet),
-		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(optest_test_sigterm),
 	};
 
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
 }

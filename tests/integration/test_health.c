@@ -13,10 +13,7 @@
  * directory.  Every wait is bounded.  Processes are only signalled by the
  * pids this test started or found as their children in /proc.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,261 +36,47 @@
 #include "common/xmalloc.h"
 #include "ctl/ctl.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 
-#define ACTION  "testctl.sympozium.ai/action"
-#define ENABLED "testctl.sympozium.ai/enabled"
-#define CM_PATH "/api/v1/namespaces/default/configmaps"
 #define WAIT_MS 15000
-#define MAX_PID 64
 /* An answer while a worker misbehaves: well under a second even under
  * the sanitizers (it takes a few ms). */
 #define ANSWER_MS 500
 
-struct fx {
-	char dir[64];
-	char kc[128], sock[128], log[128];
-	struct ksim *k;
-	pid_t sd;
-	pid_t seen[MAX_PID];
-	int nseen;
-};
-
 /* ---- processes ---- */
 
-static const char *
-env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
+static bool wait_state(struct optest *f, const char *state, int ms);
 
-	return (v != NULL && *v != '\0' ? v : dflt);
-}
-
-/* bin/sympoziumctl: $SYMPOZIUMCTL, else beside $SYMPOZIUMD. */
-static const char *
-ctl_bin(void)
-{
-	static char path[4200];
-	const char *sd = env_or("SYMPOZIUMD", "bin/sympoziumd");
-	const char *sl = strrchr(sd, '/');
-
-	if (getenv("SYMPOZIUMCTL") != NULL) {
-		return (getenv("SYMPOZIUMCTL"));
-	}
-	snprintf(path, sizeof(path), "%.*ssympoziumctl",
-	        sl != NULL ? (int)(sl - sd + 1) : 0, sd);
-	return (path);
-}
-
-static int
-proc_stat(pid_t pid, char *state, pid_t *ppid)
-{
-	char path[64], line[1024];
-	FILE *f;
-	char *p;
-	int ok = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		return (-1);
-	}
-	if (fgets(line, sizeof(line), f) != NULL
-	        && (p = strrchr(line, ')')) != NULL) {
-		int pp = 0;
-		ok = sscanf(p + 1, " %c %d", state, &pp) == 2 ? 0 : -1;
-		*ppid = (pid_t)pp;
-	}
-	fclose(f);
-	return (ok);
-}
-
+/* Waits up to ms for needle in the supervisor's log. */
 static bool
-alive(pid_t pid)
+log_wait(struct optest *f, const char *needle, int ms)
 {
-	char st;
-	pid_t pp;
-
-	return (proc_stat(pid, &st, &pp) == 0 && st != 'Z');
+	return (sdproc_log_wait(&f->sd[0], needle, 1, ms));
 }
 
-/* Remembers the supervisor's live children for cleanup. */
+/* Starts the supervisor with testctl and the health socket, leading and
+ * its worker ready. */
 static void
-note_children(struct fx *f)
+sd_start(struct optest *f)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
+	const char *args[] = { "--health-socket", f->sock, "--shutdown-grace",
+		"1s", NULL };
 
-	while (f->sd > 0 && d != NULL && (e = readdir(d)) != NULL) {
-		char *end, st;
-		long pid = strtol(e->d_name, &end, 10);
-		pid_t pp;
-		bool known = false;
-
-		if (*end != '\0' || pid <= 0
-		        || proc_stat((pid_t)pid, &st, &pp) != 0
-		        || pp != f->sd) {
-			continue;
-		}
-		for (int j = 0; j < f->nseen; j++) {
-			known = known || f->seen[j] == (pid_t)pid;
-		}
-		if (!known && f->nseen < MAX_PID) {
-			f->seen[f->nseen++] = (pid_t)pid;
-		}
-	}
-	if (d != NULL) {
-		closedir(d);
-	}
-}
-
-static char *
-log_text(const struct fx *f)
-{
-	struct buf b = BUF_INIT;
-
-	(void)buf_read_file(&b, f->log, 64 << 20);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
-}
-
-static bool
-log_wait(const struct fx *f, const char *needle, int ms)
-{
-	int64_t end = ksim_now_ms() + ms;
-
-	do {
-		char *t = log_text(f);
-		bool found = strstr(t, needle) != NULL;
-		free(t);
-		if (found) {
-			return (true);
-		}
-		ksim_sleep_ms(20);
-	} while (ksim_now_ms() < end);
-	return (false);
-}
-
-static bool wait_state(struct fx *f, const char *state, int ms);
-
-/* Starts the supervisor with the common flags plus extra (NULL-ended). */
-static void
-sd_start(struct fx *f, const char *const *extra)
-{
-	const char *argv[32];
-	char rundir[128];
-	int n = 0;
-
-	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
-	argv[n++] = "--kubeconfig";
-	argv[n++] = f->kc;
-	argv[n++] = "--metrics-bind-address=0";
-	argv[n++] = "--health-probe-bind-address=0";
-	argv[n++] = "--controllers";
-	argv[n++] = "testctl";
-	argv[n++] = "--worker-binary";
-	argv[n++]
-	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
-	argv[n++] = "--runtime-dir";
-	argv[n++] = rundir;
-	argv[n++] = "--health-socket";
-	argv[n++] = f->sock;
-	argv[n++] = "--shutdown-grace";
-	argv[n++] = "1s";
-	for (int j = 0; extra != NULL && extra[j] != NULL && n < 29; j++) {
-		argv[n++] = extra[j];
-	}
-	argv[n] = NULL;
-	f->sd = sdproc_start(f->log, argv);
-	assert_true(f->sd > 0);
+	optest_sd_start(f, 0, OPTEST_SD_TESTCTL, args);
 	assert_true(log_wait(f, "leading (epoch", WAIT_MS));
 	/* a worker in its handshake at SIGTERM trips a known leak of a
 	 * queued nng message (see docs-health.md): start from ready */
 	assert_true(wait_state(f, "ready", WAIT_MS));
 }
 
-/* ---- sympoziumctl ---- */
-
-struct run {
-	int rc; /* exit status, or -1 (killed, timed out) */
-	int64_t ms;
-	char *out, *err;
-};
-
-static void
-run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static char *
-slurp(const char *path)
-{
-	struct buf b = BUF_INIT;
-
-	(void)buf_read_file(&b, path, 16 << 20);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
-}
-
-/* Runs bin/sympoziumctl with args (NULL-ended) and env (NULL: inherit
- * with SYMPOZIUM_HEALTH_SOCKET unset), bounded by 20 s. */
-static struct run
-ctl_run(struct fx *f, const char *envsock, ...)
-{
-	const char *argv[16];
-	char out[160], err[160];
-	struct run r = { -1, 0, NULL, NULL };
-	va_list ap;
-	int n = 0, st;
-	int64_t t0 = ksim_now_ms();
-	pid_t pid;
-
-	argv[n++] = ctl_bin();
-	va_start(ap, envsock);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL) {
-		n++;
-	}
-	va_end(ap);
-	argv[n] = NULL;
-	snprintf(out, sizeof(out), "%s/ctl.out", f->dir);
-	snprintf(err, sizeof(err), "%s/ctl.err", f->dir);
-	if ((pid = fork()) == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) {
-			_exit(126);
-		}
-		if (envsock != NULL) {
-			setenv("SYMPOZIUM_HEALTH_SOCKET", envsock, 1);
-		} else {
-			unsetenv("SYMPOZIUM_HEALTH_SOCKET");
-		}
-		execv(argv[0], (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	while (waitpid(pid, &st, WNOHANG) == 0) {
-		if (ksim_now_ms() - t0 > 20000) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			st = -1;
-			break;
-		}
-		ksim_sleep_ms(2);
-	}
-	r.ms = ksim_now_ms() - t0;
-	r.rc = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	r.out = slurp(out);
-	r.err = slurp(err);
-	return (r);
-}
+/* ---- the health socket ---- */
 
 /* One request through ctl_call() (the client module, in process);
  * asserts an answer within ANSWER_MS.  Returns the reply (caller puts),
  * NULL on an error reply. */
 static json_object *
-ask(struct fx *f, enum hp_cmd cmd, const char *name)
+ask(struct optest *f, enum hp_cmd cmd, const char *name)
 {
 	struct hp_req req = { .cmd = cmd };
 	json_object *reply = NULL;
@@ -315,7 +98,7 @@ ask(struct fx *f, enum hp_cmd cmd, const char *name)
 
 /* testctl-0's row, from the "worker" command (caller puts). */
 static json_object *
-worker0(struct fx *f)
+worker0(struct optest *f)
 {
 	json_object *r = ask(f, HP_WORKER, "testctl-0");
 	json_object *w;
@@ -327,7 +110,7 @@ worker0(struct fx *f)
 }
 
 static bool
-wait_state(struct fx *f, const char *state, int ms)
+wait_state(struct optest *f, const char *state, int ms)
 {
 	int64_t end = ksim_now_ms() + ms;
 
@@ -350,153 +133,6 @@ wnum(json_object *o, const char *path)
 
 	(void)jx_get_int(o, path, &v);
 	return (v);
-}
-
-/* ---- API helpers ---- */
-
-static void
-cm_create(struct fx *f, const char *name, const char *action)
-{
-	json_object *o = json_object_new_object();
-	struct ksim_resp *r;
-
-	jx_set_path(o, "metadata.name", json_object_new_string(name));
-	jx_setv(o, json_object_new_string("yes"), "metadata", "labels",
-	        ENABLED, NULL);
-	if (action != NULL) {
-		jx_setv(o, json_object_new_string(action), "metadata",
-		        "annotations", ACTION, NULL);
-	}
-	r = ksim_request(ksim_url(f->k), "POST", CM_PATH, "application/json",
-	        json_object_to_json_string(o), NULL, 0);
-	json_object_put(o);
-	assert_int_equal(r->code, 201);
-	ksim_resp_free(r);
-}
-
-static bool
-cm_exists(struct fx *f, const char *name)
-{
-	char path[256];
-	struct ksim_resp *r;
-	bool ok;
-
-	snprintf(path, sizeof(path), "%s/%s", CM_PATH, name);
-	r = ksim_request(ksim_url(f->k), "GET", path, NULL, NULL, NULL, 0);
-	ok = r->code == 200;
-	ksim_resp_free(r);
-	return (ok);
-}
-
-static bool
-wait_out(struct fx *f, const char *name, int ms)
-{
-	char out[200];
-	int64_t end = ksim_now_ms() + ms;
-
-	snprintf(out, sizeof(out), "%s-out", name);
-	do {
-		if (cm_exists(f, out)) {
-			return (true);
-		}
-		ksim_sleep_ms(25);
-	} while (ksim_now_ms() < end);
-	return (false);
-}
-
-/* ---- fixture ---- */
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return (remove(path));
-}
-
-static int
-setup(void **state)
-{
-	struct fx *f = xcalloc(1, sizeof(*f));
-
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_health.XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
-		free(f);
-		return (-1);
-	}
-	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
-	snprintf(f->sock, sizeof(f->sock), "%s/h.sock", f->dir);
-	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
-	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
-		"none", NULL };
-	f->k = ksim_start(args);
-	*state = f;
-	return (f->k != NULL ? 0 : -1);
-}
-
-static int
-sanitizer_clean(const struct fx *f)
-{
-	char *t = log_text(f), *line, *save = NULL;
-	int rc = 0;
-
-	for (line = strtok_r(t, "\n", &save); line != NULL && rc == 0;
-	        line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "ERROR: AddressSanitizer") != NULL
-		        || strstr(line, "ERROR: LeakSanitizer") != NULL
-		        || strstr(line, "runtime error:") != NULL) {
-			print_error("%s: %s\n", f->log, line);
-			rc = -1;
-		}
-	}
-	free(t);
-	return (rc);
-}
-
-/* SIGTERMs the supervisor (a clean exit 0 is asserted), SIGKILLs what is
- * left by pid, checks the log for sanitizer reports, removes dir. */
-static int
-teardown(void **state)
-{
-	struct fx *f = *state;
-	int rc = 0, st = 0;
-
-	note_children(f);
-	for (int j = 0; j < f->nseen; j++) {
-		kill(f->seen[j], SIGCONT);
-	}
-	if (f->sd > 0) {
-		kill(f->sd, SIGTERM);
-		if (!sdproc_reap(&f->sd, &st, 15000) && f->sd > 0) {
-			kill(f->sd, SIGKILL);
-			waitpid(f->sd, &st, 0);
-			rc = -1;
-		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			print_error("sympoziumd exit status %d\n", st);
-			rc = -1;
-		}
-	}
-	for (int j = 0; j < f->nseen; j++) {
-		if (alive(f->seen[j])) {
-			kill(f->seen[j], SIGKILL);
-		}
-	}
-	if (f->log[0] != '\0' && access(f->log, R_OK) == 0
-	        && sanitizer_clean(f) != 0) {
-		rc = -1;
-	}
-	if (rc != 0 || getenv("KEEP_TEST_DIR") != NULL) {
-		char *t = log_text(f);
-		print_message("---- %s ----\n%s---- end ----\n", f->log, t);
-		free(t);
-	}
-	ksim_stop(f->k);
-	if (getenv("KEEP_TEST_DIR") == NULL) {
-		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	}
-	free(f);
-	return (rc);
 }
 
 /* Sends len bytes of data on a fresh connection and reads the reply until
@@ -530,30 +166,31 @@ raw_exchange(const char *path, const char *data, size_t len)
 static void
 test_commands(void **state)
 {
-	struct fx *f = *state;
-	struct run r;
+	struct optest *f = *state;
+	struct sdproc_ctl r;
 	struct stat sb;
 	json_object *o, *w;
 	char *reply, big[10000];
 
-	sd_start(f, NULL);
+	sd_start(f);
 	assert_int_equal(stat(f->sock, &sb), 0);
 	assert_true(S_ISSOCK(sb.st_mode));
 	assert_int_equal(sb.st_mode & 0777, 0600);
 	assert_true(wait_state(f, "ready", WAIT_MS));
-	cm_create(f, "a", NULL);
-	assert_true(wait_out(f, "a", WAIT_MS));
+	optest_testctl_create(f, "a", true, NULL);
+	assert_true(optest_testctl_wait_out(f, "a", WAIT_MS, NULL));
 
 	/* status: one screen, text and JSON */
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "supervisor  pid"));
 	assert_non_null(strstr(r.out, "leader (epoch 1)"));
 	assert_non_null(strstr(r.out, "CONTROLLER"));
 	assert_non_null(strstr(r.out, "testctl-0"));
 	assert_non_null(strstr(r.out, "ready"));
-	run_free(&r);
-	r = ctl_run(f, f->sock, "status", "--json", NULL); /* env socket */
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, f->sock, "status", "--json", NULL); /* env socket */
 	assert_int_equal(r.rc, 0);
 	o = jx_parse(r.out, strlen(r.out), 0, NULL, 0);
 	assert_non_null(o);
@@ -563,18 +200,19 @@ test_commands(void **state)
 	assert_true(wnum(o, "controllers.0.reconciles.success") >= 1);
 	assert_true(wnum(o, "kinds.0.objects") >= 1);
 	json_object_put(o);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* workers and worker */
-	r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "WORKER"));
 	assert_non_null(strstr(r.out, "testctl-0"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "testctl-0", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "worker",
+	        "testctl-0", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "state       ready"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	w = worker0(f);
 	assert_true(wnum(w, "reconciles.success") >= 1);
 	assert_true(wnum(w, "latencyMs.count") >= 1);
@@ -585,56 +223,61 @@ test_commands(void **state)
 	json_object_put(w);
 
 	/* errors: unknown worker (1), usage (2), no socket (3) */
-	r = ctl_run(f, NULL, "--socket", f->sock, "worker", "nope-3", NULL);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "worker", "nope-3", NULL);
 	assert_int_equal(r.rc, 1);
 	assert_non_null(strstr(r.err, "no worker \"nope-3\""));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "frobnicate", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "frobnicate", NULL);
 	assert_int_equal(r.rc, 2);
 	assert_non_null(strstr(r.err, "unknown command"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "restart", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "restart", NULL);
 	assert_int_equal(r.rc, 2);
-	run_free(&r);
-	r = ctl_run(
-	        f, NULL, "--socket", "/nonexistent/h.sock", "status", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", "/nonexistent/h.sock",
+	        "status", NULL);
 	assert_int_equal(r.rc, 3);
 	assert_non_null(strstr(r.err, "cannot connect"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* pause: keys accumulate; resume: they run */
-	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "testctl", NULL);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "pause", "testctl", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "testctl paused"));
-	run_free(&r);
-	cm_create(f, "p1", NULL);
-	cm_create(f, "p2", NULL);
+	sdproc_ctl_free(&r);
+	optest_testctl_create(f, "p1", true, NULL);
+	optest_testctl_create(f, "p2", true, NULL);
 	ksim_sleep_ms(800);
-	assert_false(cm_exists(f, "p1-out"));
+	assert_false(optest_testctl_has_out(f, "p1"));
 	o = ask(f, HP_STATUS, NULL);
 	assert_true(
 	        json_object_get_boolean(jx_get(o, "controllers.0.paused")));
 	assert_int_equal(wnum(o, "controllers.0.depth"), 2);
 	json_object_put(o);
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_non_null(strstr(r.out, "paused"));
-	run_free(&r);
-	r = ctl_run(f, NULL, "--socket", f->sock, "resume", "testctl", NULL);
+	sdproc_ctl_free(&r);
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "resume", "testctl", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "testctl resumed"));
-	run_free(&r);
-	assert_true(wait_out(f, "p1", WAIT_MS));
-	assert_true(wait_out(f, "p2", WAIT_MS));
-	r = ctl_run(f, NULL, "--socket", f->sock, "pause", "nope", NULL);
+	sdproc_ctl_free(&r);
+	assert_true(optest_testctl_wait_out(f, "p1", WAIT_MS, NULL));
+	assert_true(optest_testctl_wait_out(f, "p2", WAIT_MS, NULL));
+	r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "pause", "nope", NULL);
 	assert_int_equal(r.rc, 1);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* restart: a new process, one more restart counted */
-	r = ctl_run(
-	        f, NULL, "--socket", f->sock, "restart", "testctl-0", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "restart",
+	        "testctl-0", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "restarted testctl-0"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	assert_true(log_wait(f, "restarted by sympoziumctl", 5000));
 	assert_true(wait_state(f, "ready", WAIT_MS));
 	w = worker0(f);
@@ -643,14 +286,14 @@ test_commands(void **state)
 	assert_string_equal(
 	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
 	json_object_put(w);
-	assert_false(alive(pid0));
+	assert_false(sdproc_alive(pid0));
 
 	/* --watch: refreshes (two screens with --count 2) */
-	r = ctl_run(f, NULL, "--socket", f->sock, "--watch", "0.2", "--count",
-	        "2", "workers", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "--watch", "0.2",
+	        "--count", "2", "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(strstr(r.out, "WORKER") + 1, "WORKER"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 
 	/* the raw protocol: garbage, bad command, oversized; still serving */
 	reply = raw_exchange(f->sock, "hello\n", 6);
@@ -678,13 +321,13 @@ test_commands(void **state)
 static void
 test_hung_and_stopped(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	json_object *w;
-	struct run r;
+	struct sdproc_ctl r;
 
-	sd_start(f, NULL);
+	sd_start(f);
 	assert_true(wait_state(f, "ready", WAIT_MS));
-	cm_create(f, "stuck", "hang");
+	optest_testctl_create(f, "stuck", true, "hang");
 	assert_true(wait_state(f, "busy", WAIT_MS));
 	w = worker0(f);
 	assert_string_equal(jx_get_str(w, "key"), "default/stuck");
@@ -702,12 +345,12 @@ test_hung_and_stopped(void **state)
 		json_object_put(o);
 		ksim_sleep_ms(50);
 	}
-	r = ctl_run(f, NULL, "--socket", f->sock, "status", NULL);
+	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "default/stuck"));
 	print_message("sympoziumctl status with a stopped worker: %lld ms\n",
 	        (long long)r.ms);
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	/* restart kills the stopped process; the key runs (and hangs) again */
 	w = ask(f, HP_RESTART, "testctl");
 	assert_non_null(w);
@@ -728,7 +371,7 @@ test_hung_and_stopped(void **state)
 	assert_string_equal(
 	        jx_get_str(w, "lastExit"), "restarted by sympoziumctl");
 	json_object_put(w);
-	note_children(f);
+	(void)sdproc_workers(&f->sd[0], NULL, 0);
 }
 
 /* ---- 3: a crash-looping worker ---- */
@@ -736,17 +379,17 @@ test_hung_and_stopped(void **state)
 static void
 test_crash_loop(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	json_object *w, *o;
 
-	sd_start(f, NULL);
+	sd_start(f);
 	assert_true(wait_state(f, "ready", WAIT_MS));
-	cm_create(f, "boom-a", "exit:3");
-	cm_create(f, "boom-b", "exit:3");
-	cm_create(f, "boom-c", "exit:3");
+	optest_testctl_create(f, "boom-a", true, "exit:3");
+	optest_testctl_create(f, "boom-b", true, "exit:3");
+	optest_testctl_create(f, "boom-c", true, "exit:3");
 	/* six exits in a row: 0 + 100 + 200 + 400 + 800 ms of backoff */
 	assert_true(wait_state(f, "crash-loop", WAIT_MS));
-	note_children(f);
+	(void)sdproc_workers(&f->sd[0], NULL, 0);
 	w = worker0(f);
 	assert_string_equal(jx_get_str(w, "lastExit"), "exit 3");
 	assert_true(wnum(w, "restarts") >= 6);
@@ -756,11 +399,12 @@ test_crash_loop(void **state)
 	assert_true(wnum(o, "controllers.0.reconciles.error") >= 6);
 	assert_true(wnum(o, "controllers.0.quarantined") >= 0);
 	json_object_put(o);
-	struct run r = ctl_run(f, NULL, "--socket", f->sock, "workers", NULL);
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "workers", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "crash-loop"));
 	assert_non_null(strstr(r.out, "exit 3"));
-	run_free(&r);
+	sdproc_ctl_free(&r);
 	/* restart ends the wait at once (no 30 s backoff) */
 	w = ask(f, HP_RESTART, "testctl-0");
 	assert_non_null(w);
@@ -774,7 +418,7 @@ test_crash_loop(void **state)
 		ksim_sleep_ms(20);
 	}
 	assert_true(up);
-	note_children(f);
+	(void)sdproc_workers(&f->sd[0], NULL, 0);
 }
 
 /* ---- 4: a peer with another uid is refused ---- */
@@ -782,18 +426,19 @@ test_crash_loop(void **state)
 static void
 test_other_uid_refused(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	char out[160];
 	int st;
 
 	if (geteuid() != 0) {
 		skip();
 	}
-	sd_start(f, NULL);
+	sd_start(f);
 	/* open the file system's way in, so only SO_PEERCRED can refuse */
 	assert_int_equal(chmod(f->dir, 0755), 0);
 	assert_int_equal(chmod(f->sock, 0666), 0);
 	snprintf(out, sizeof(out), "%s/nobody.out", f->dir);
+	const char *ctl = sdproc_ctl_binary();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -802,13 +447,12 @@ test_other_uid_refused(void **state)
 		        || setgid(65534) != 0 || setuid(65534) != 0) {
 			_exit(126);
 		}
-		execl(ctl_bin(), ctl_bin(), "--socket", f->sock, "status",
-		        (char *)NULL);
+		execl(ctl, ctl, "--socket", f->sock, "status", (char *)NULL);
 		_exit(127);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
-	char *t = slurp(out);
+	char *t = sdproc_log_text(out);
 	print_message("as uid 65534: %s", t);
 	assert_non_null(strstr(t, "permission denied: uid 65534"));
 	free(t);
@@ -824,14 +468,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		        test_commands, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_hung_and_stopped, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_crash_loop, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_other_uid_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commands,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_hung_and_stopped,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_loop,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_other_uid_refused,
+		        optest_testctl_setup, optest_testctl_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -12,9 +12,6 @@
  * the supervisor's children in /proc.  Every wait is bounded.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -35,28 +32,11 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 
-#define ENABLED   "testctl.sympozium.ai/enabled"
-#define CM_PATH   "/api/v1/namespaces/default/configmaps"
 #define WAIT_MS   20000
 #define ANSWER_MS 500
-
-struct fx {
-	char dir[64], kc[128], log[128];
-	struct ksim *k;
-	pid_t sd, kids[16];
-	int nkids;
-	int mport, pport;
-};
-
-static const char *
-env_or(const char *name, const char *dflt)
-{
-	const char *v = getenv(name);
-
-	return (v != NULL && *v != '\0' ? v : dflt);
-}
 
 static int
 free_port(void)
@@ -74,101 +54,33 @@ free_port(void)
 	return (port);
 }
 
+/* The log's text from needle on (caller frees), waiting up to ms; NULL
+ * when it did not come. */
 static char *
-log_text(const struct fx *f)
+log_wait(struct optest *f, const char *needle, int ms)
 {
-	struct buf b = BUF_INIT;
+	char *t, *p, *r;
 
-	(void)buf_read_file(&b, f->log, 64 << 20);
-	buf_putc(&b, '\0');
-	return (buf_detach(&b, NULL));
-}
-
-/* The log's text from needle on (caller frees), waiting up to ms. */
-static char *
-log_wait(const struct fx *f, const char *needle, int ms)
-{
-	int64_t end = ksim_now_ms() + ms;
-
-	do {
-		char *t = log_text(f), *p = strstr(t, needle);
-		if (p != NULL) {
-			char *r = xstrdup(p);
-			free(t);
-			return (r);
-		}
-		free(t);
-		ksim_sleep_ms(20);
-	} while (ksim_now_ms() < end);
-	return (NULL);
-}
-
-static void
-sd_start(struct fx *f, const char *maddr, const char *paddr)
-{
-	char rundir[128], sock[128];
-	const char *argv[24];
-	int n = 0;
-
-	snprintf(rundir, sizeof(rundir), "%s/run", f->dir);
-	snprintf(sock, sizeof(sock), "%s/h.sock", f->dir);
-	argv[n++] = "--kubeconfig";
-	argv[n++] = f->kc;
-	argv[n++] = "--controllers";
-	argv[n++] = "testctl";
-	argv[n++] = "--worker-binary";
-	argv[n++]
-	        = env_or("WORKER_TEST_BIN", "bin/tests/sympozium-worker-test");
-	argv[n++] = "--runtime-dir";
-	argv[n++] = rundir;
-	argv[n++] = "--health-socket";
-	argv[n++] = sock;
-	argv[n++] = "--shutdown-grace";
-	argv[n++] = "1s";
-	argv[n++] = "--metrics-bind-address";
-	argv[n++] = maddr;
-	argv[n++] = "--health-probe-bind-address";
-	argv[n++] = paddr;
-	argv[n] = NULL;
-	f->sd = sdproc_start(f->log, argv);
-	assert_true(f->sd > 0);
-}
-
-/* The supervisor's children now (its workers). */
-static void
-note_children(struct fx *f)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-
-	while (f->sd > 0 && d != NULL && (e = readdir(d)) != NULL) {
-		char path[300], line[512], *p;
-		int pp = 0;
-		bool known = false;
-		FILE *sf;
-		long pid = strtol(e->d_name, &p, 10);
-		if (*p != '\0' || pid <= 0) {
-			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		if ((sf = fopen(path, "re")) == NULL) {
-			continue;
-		}
-		if (fgets(line, sizeof(line), sf) != NULL
-		        && (p = strrchr(line, ')')) != NULL) {
-			(void)sscanf(p + 1, " %*c %d", &pp);
-		}
-		fclose(sf);
-		for (int j = 0; j < f->nkids; j++) {
-			known = known || f->kids[j] == (pid_t)pid;
-		}
-		if (pp == f->sd && !known && f->nkids < 16) {
-			f->kids[f->nkids++] = (pid_t)pid;
-		}
+	if (!sdproc_log_wait(&f->sd[0], needle, 1, ms)) {
+		return (NULL);
 	}
-	if (d != NULL) {
-		closedir(d);
-	}
+	t = sdproc_log_text(f->sd[0].log);
+	p = strstr(t, needle);
+	r = p != NULL ? xstrdup(p) : NULL;
+	free(t);
+	return (r);
+}
+
+/* Starts the supervisor (testctl) with its metrics and probes on maddr
+ * and paddr. */
+static void
+sd_start(struct optest *f, const char *maddr, const char *paddr)
+{
+	const char *args[] = { "--health-socket", f->sock, "--shutdown-grace",
+		"1s", "--metrics-bind-address", maddr,
+		"--health-probe-bind-address", paddr, NULL };
+
+	optest_sd_start(f, 0, OPTEST_SD_TESTCTL | OPTEST_SD_HTTP, args);
 }
 
 /* ---- HTTP ---- */
@@ -255,93 +167,17 @@ metric(const char *page, const char *series)
 	return (v);
 }
 
-static void
-cm_create(struct fx *f, const char *name)
-{
-	json_object *o = json_object_new_object();
-	struct ksim_resp *r;
-
-	jx_set_path(o, "metadata.name", json_object_new_string(name));
-	jx_setv(o, json_object_new_string("yes"), "metadata", "labels",
-	        ENABLED, NULL);
-	r = ksim_request(ksim_url(f->k), "POST", CM_PATH, "application/json",
-	        json_object_to_json_string(o), NULL, 0);
-	json_object_put(o);
-	assert_int_equal(r->code, 201);
-	ksim_resp_free(r);
-}
-
 /* ---- fixture ---- */
 
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return (remove(path));
-}
-
+/* The supervisor's caches sync late: every LIST waits 5 s. */
 static int
 setup(void **state)
 {
-	struct fx *f = xcalloc(1, sizeof(*f));
+	static const char *const args[]
+	        = { "--fault", "verb=list,delay=5s", NULL };
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/test_http.XXXXXX");
-	if (mkdtemp(f->dir) == NULL) {
-		free(f);
-		return (-1);
-	}
-	snprintf(f->kc, sizeof(f->kc), "%s/kubeconfig", f->dir);
-	snprintf(f->log, sizeof(f->log), "%s/sd.log", f->dir);
-	/* the caches sync late: every LIST waits 5 s */
-	const char *args[] = { "--write-kubeconfig", f->kc, "--controllers",
-		"none", "--fault", "verb=list,delay=5s", NULL };
-	f->k = ksim_start(args);
-	*state = f;
-	return (f->k != NULL ? 0 : -1);
-}
-
-static int
-teardown(void **state)
-{
-	struct fx *f = *state;
-	int rc = 0, st = 0;
-
-	note_children(f);
-	for (int j = 0; j < f->nkids; j++) {
-		kill(f->kids[j], SIGCONT);
-	}
-	if (f->sd > 0) {
-		kill(f->sd, SIGTERM);
-		if (!sdproc_reap(&f->sd, &st, 15000) && f->sd > 0) {
-			kill(f->sd, SIGKILL);
-			waitpid(f->sd, &st, 0);
-			rc = -1;
-		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			print_error("sympoziumd exit status %d\n", st);
-			rc = -1;
-		}
-	}
-	for (int j = 0; j < f->nkids; j++) {
-		if (kill(f->kids[j], 0) == 0) {
-			kill(f->kids[j], SIGKILL);
-		}
-	}
-	char *t = log_text(f);
-	if (strstr(t, "ERROR: AddressSanitizer") != NULL
-	        || strstr(t, "ERROR: LeakSanitizer") != NULL
-	        || strstr(t, "runtime error:") != NULL) {
-		rc = -1;
-	}
-	if (rc != 0 || getenv("KEEP_TEST_DIR") != NULL) {
-		print_message("---- %s ----\n%s---- end ----\n", f->log, t);
-	}
-	free(t);
-	ksim_stop(f->k);
-	if (getenv("KEEP_TEST_DIR") == NULL) {
-		nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	}
-	free(f);
-	return (rc);
+	*state = optest_testctl_new("test-http", args, WAIT_MS);
+	return (*state != NULL ? 0 : -1);
 }
 
 /* ---- tests ---- */
@@ -349,35 +185,34 @@ teardown(void **state)
 static void
 test_probes(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	char ma[32], pa[32], *body;
+	int mport = free_port(), pport = free_port();
 
-	f->mport = free_port();
-	f->pport = free_port();
-	snprintf(ma, sizeof(ma), "127.0.0.1:%d", f->mport);
-	snprintf(pa, sizeof(pa), "127.0.0.1:%d", f->pport);
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", mport);
+	snprintf(pa, sizeof(pa), "127.0.0.1:%d", pport);
 	sd_start(f, ma, pa);
 	/* alive at once; not ready while the LISTs wait */
-	assert_true(wait_code(f->pport, "/healthz", 200, WAIT_MS));
-	assert_int_equal(get(f->pport, "/readyz", &body, NULL), 500);
+	assert_true(wait_code(pport, "/healthz", 200, WAIT_MS));
+	assert_int_equal(get(pport, "/readyz", &body, NULL), 500);
 	assert_non_null(strstr(body,
 	        "[-]informers-synced failed: reason "
 	        "withheld\n"));
 	assert_non_null(strstr(body, "healthz check failed"));
 	free(body);
 	assert_int_equal(
-	        get(f->pport, "/readyz/informers-synced", &body, NULL), 500);
+	        get(pport, "/readyz/informers-synced", &body, NULL), 500);
 	assert_non_null(strstr(body, "caches not synced"));
 	free(body);
-	assert_int_equal(get(f->pport, "/readyz/ping", NULL, NULL), 200);
+	assert_int_equal(get(pport, "/readyz/ping", NULL, NULL), 200);
 	/* the worker is up before the LISTs answer (5 s) */
-	assert_true(wait_code(f->pport, "/readyz/workers", 200, 4000));
+	assert_true(wait_code(pport, "/readyz/workers", 200, 4000));
 	assert_int_equal(
-	        get(f->pport, "/readyz?exclude=informers-synced", NULL, NULL),
+	        get(pport, "/readyz?exclude=informers-synced", NULL, NULL),
 	        200);
 	/* ready once synced, every check named */
-	assert_true(wait_code(f->pport, "/readyz", 200, WAIT_MS));
-	assert_int_equal(get(f->pport, "/readyz?verbose", &body, NULL), 200);
+	assert_true(wait_code(pport, "/readyz", 200, WAIT_MS));
+	assert_int_equal(get(pport, "/readyz?verbose", &body, NULL), 200);
 	assert_string_equal(body,
 	        "[+]informers-synced ok\n"
 	        "[+]leader-election ok\n"
@@ -385,55 +220,36 @@ test_probes(void **state)
 	        "[+]workers ok\n"
 	        "healthz check passed\n");
 	free(body);
-	assert_int_equal(get(f->pport, "/healthz?verbose", &body, NULL), 200);
+	assert_int_equal(get(pport, "/healthz?verbose", &body, NULL), 200);
 	assert_string_equal(body, "[+]ping ok\nhealthz check passed\n");
 	free(body);
-	assert_int_equal(get(f->pport, "/healthz/ping", NULL, NULL), 200);
-	assert_int_equal(get(f->pport, "/readyz/nope", NULL, NULL), 404);
-	assert_int_equal(get(f->pport, "/metrics", NULL, NULL), 404);
-	assert_int_equal(get(f->mport, "/healthz", NULL, NULL), 404);
+	assert_int_equal(get(pport, "/healthz/ping", NULL, NULL), 200);
+	assert_int_equal(get(pport, "/readyz/nope", NULL, NULL), 404);
+	assert_int_equal(get(pport, "/metrics", NULL, NULL), 404);
+	assert_int_equal(get(mport, "/healthz", NULL, NULL), 404);
 }
 
 static void
 test_metrics(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	char ma[32], *page;
-	static const char *const names[] = {
-		"controller_runtime_reconcile_total",
-		"controller_runtime_reconcile_errors_total",
-		"controller_runtime_reconcile_time_seconds",
-		"controller_runtime_max_concurrent_reconciles",
-		"controller_runtime_active_workers", "workqueue_depth",
-		"workqueue_adds_total", "workqueue_retries_total",
-		"workqueue_queue_duration_seconds",
-		"workqueue_work_duration_seconds",
-		"workqueue_unfinished_work_seconds",
-		"workqueue_longest_running_processor_seconds",
-		"leader_election_master_status", "rest_client_requests_total",
-		"sympozium_worker_restarts_total", "sympozium_worker_state",
-		"sympozium_worker_resident_memory_bytes",
-		"sympozium_worker_cpu_seconds_total",
-		"sympozium_worker_quarantined_keys",
-		"process_resident_memory_bytes", "process_cpu_seconds_total",
-		"process_start_time_seconds", "process_open_fds"
-	};
 	const char *ok = "controller_runtime_reconcile_total{controller="
 	                 "\"testctl\",result=\"success\"}";
 	const char *rss = "sympozium_worker_resident_memory_bytes{controller="
 	                  "\"testctl\",worker=\"testctl-0\"}";
+	int mport = free_port();
 
-	f->mport = free_port();
-	snprintf(ma, sizeof(ma), "127.0.0.1:%d", f->mport);
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", mport);
 	sd_start(f, ma, "0");
 	char *l = log_wait(f, "leading (epoch", WAIT_MS);
 	assert_non_null(l);
 	free(l);
-	assert_true(wait_code(f->mport, "/metrics", 200, WAIT_MS));
+	assert_true(wait_code(mport, "/metrics", 200, WAIT_MS));
 	/* a worker's memory shows once it runs */
 	int64_t end = ksim_now_ms() + WAIT_MS;
 	do {
-		assert_int_equal(get(f->mport, "/metrics", &page, NULL), 200);
+		assert_int_equal(get(mport, "/metrics", &page, NULL), 200);
 		bool up = metric(page, rss) > 100000;
 		if (!up) {
 			free(page);
@@ -442,11 +258,12 @@ test_metrics(void **state)
 		}
 		break;
 	} while (ksim_now_ms() < end);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; sdproc_metric_names[i] != NULL; i++) {
 		char help[200];
-		snprintf(help, sizeof(help), "# HELP %s ", names[i]);
+		snprintf(help, sizeof(help), "# HELP %s ",
+		        sdproc_metric_names[i]);
 		if (strstr(page, help) == NULL) {
-			fail_msg("missing %s", names[i]);
+			fail_msg("missing %s", sdproc_metric_names[i]);
 		}
 	}
 	assert_true(metric(page, rss) > 100000);
@@ -460,13 +277,13 @@ test_metrics(void **state)
 	assert_true(before >= 0);
 	free(page);
 	/* a reconcile: reconcile_total and the queue's counters grow */
-	cm_create(f, "m1");
+	optest_testctl_create(f, "m1", true, NULL);
 	end = ksim_now_ms() + WAIT_MS;
 	double now = before;
 	page = NULL;
 	while (ksim_now_ms() < end) {
 		ksim_sleep_ms(50);
-		assert_int_equal(get(f->mport, "/metrics", &page, NULL), 200);
+		assert_int_equal(get(mport, "/metrics", &page, NULL), 200);
 		now = metric(page, ok);
 		if (now > before) {
 			break;
@@ -494,26 +311,27 @@ test_metrics(void **state)
 	free(page);
 
 	/* the worker SIGSTOPped: answers stay fast */
-	note_children(f);
-	assert_true(f->nkids >= 1);
-	for (int j = 0; j < f->nkids; j++) {
-		kill(f->kids[j], SIGSTOP);
+	pid_t kids[16];
+	int nkids = sdproc_workers(&f->sd[0], kids, 16);
+	assert_true(nkids >= 1);
+	for (int j = 0; j < nkids; j++) {
+		kill(kids[j], SIGSTOP);
 	}
 	for (int i = 0; i < 10; i++) {
 		int64_t ms;
-		assert_int_equal(get(f->mport, "/metrics", &page, &ms), 200);
+		assert_int_equal(get(mport, "/metrics", &page, &ms), 200);
 		assert_true(ms <= ANSWER_MS);
 		free(page);
 	}
-	for (int j = 0; j < f->nkids; j++) {
-		kill(f->kids[j], SIGCONT);
+	for (int j = 0; j < nkids; j++) {
+		kill(kids[j], SIGCONT);
 	}
 }
 
 static void
 test_ports(void **state)
 {
-	struct fx *f = *state;
+	struct optest *f = *state;
 	char *l, *p;
 	int st;
 
@@ -527,16 +345,16 @@ test_ports(void **state)
 	assert_true(port > 0);
 	free(l);
 	assert_true(wait_code(port, "/metrics", 200, WAIT_MS));
-	l = log_text(f);
+	l = sdproc_log_text(f->sd[0].log);
 	assert_null(strstr(l, "health probes on"));
 	free(l);
-	kill(f->sd, SIGTERM);
-	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
+	kill(f->sd[0].pid, SIGTERM);
+	assert_int_equal(waitpid(f->sd[0].pid, &st, 0), f->sd[0].pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	/* a bad address, and a port in use: the start fails, saying why */
 	sd_start(f, "nonsense", "0");
-	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
-	f->sd = 0;
+	assert_int_equal(waitpid(f->sd[0].pid, &st, 0), f->sd[0].pid);
+	f->sd[0].pid = 0;
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
 	l = log_wait(f, "bad bind address", 2000);
 	assert_non_null(l);
@@ -551,8 +369,8 @@ test_ports(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	snprintf(pa, sizeof(pa), "127.0.0.1:%d", ntohs(sa.sin_port));
 	sd_start(f, "0", pa);
-	assert_int_equal(waitpid(f->sd, &st, 0), f->sd);
-	f->sd = 0;
+	assert_int_equal(waitpid(f->sd[0].pid, &st, 0), f->sd[0].pid);
+	f->sd[0].pid = 0;
 	close(fd);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
 	l = log_wait(f, "--health-probe-bind-address: listen", 2000);
@@ -564,9 +382,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_probes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ports, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_probes, setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_metrics, setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_ports, setup, optest_testctl_teardown),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -19,12 +19,11 @@
  * a wrong token in its token file is refused (401) and reconciles
  * nothing; SIGTERM exits 0.
  *
- * Every wait is bounded.  Only the pids this test forked are signalled.
+ * Every wait is bounded.  Only the pids this test forked, and the workers
+ * found under them in /proc, are signalled.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -43,8 +41,8 @@
 #include "common/kapi.h"
 #include "common/kapi_conf.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
@@ -61,33 +59,12 @@ static const struct kapi_res R_LEASE
         = { "coordination.k8s.io", "v1", "leases", true };
 static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
 
-static const struct {
-	const char *kind, *plural;
-} KINDS[] = {
-	{ "AgentRun", "agentruns" },
-	{ "SympoziumInstance", "sympoziuminstances" },
-	{ "SkillPack", "skillpacks" },
-	{ "SympoziumPolicy", "sympoziumpolicies" },
-	{ "SympoziumSchedule", "sympoziumschedules" },
-	{ "PersonaPack", "personapacks" },
-	{ "MCPServer", "mcpservers" },
-	{ "SympoziumConfig", "sympoziumconfigs" },
-};
+/* The supervisors: one with the right token, one with a wrong one. */
+enum { GOOD, BAD };
 
-/* One sympoziumd. */
-struct sd {
-	pid_t pid; /* 0 once reaped */
-	int status;
-	char log[128];
-	char sa[128]; /* its service-account directory */
-};
-
-static struct {
-	struct ksim_api a;
-	char dir[64];
-	char host[64], port[16];
-	struct sd good, bad;
-} F;
+static struct optest F;
+/* The API server's address as the pod sees it. */
+static char host[64], port[16];
 
 /* ---- files ---- */
 
@@ -117,42 +94,16 @@ write_sa_dir(const char *dir, const char *token)
 	write_file(path, SYS_NS, strlen(SYS_NS));
 }
 
-static void
-rm_sa_dir(const char *dir)
-{
-	static const char *const names[] = { "token", "ca.crt", "namespace" };
-	char path[192];
-
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		(void)unlink(path);
-	}
-	(void)rmdir(dir);
-}
-
-static json_object *
-read_yaml(const char *path)
-{
-	size_t len = 0;
-	char *text = testutil_read_file(path, &len);
-	char err[256] = "";
-	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
-
-	if (docs == NULL) {
-		print_error("%s: %s\n", path, err);
-	}
-	free(text);
-	return (docs);
-}
-
 /* ---- the supervisor ---- */
 
-/* Starts $SYMPOZIUMD (default bin/sympoziumd) with the pod's environment
- * and deploy/'s flags; stdout and stderr to sd->log. */
+/* Starts $SYMPOZIUMD (default bin/sympoziumd) as supervisor i with the
+ * pod's environment (its service-account directory <dir>/sa-<name>) and
+ * deploy/'s flags; stdout and stderr to <dir>/<name>.log. */
 static void
-sd_start(struct sd *sd, const char *name)
+sd_start(int i, const char *name)
 {
-	char rundir[160], home[96], host[96], port[64], sa[192];
+	struct sdproc *sd = &F.sd[i];
+	char rundir[160], home[96], h[96], p[64], sa[192];
 	const char *args[] = { "--leader-elect",
 		"--leader-election-namespace=" SYS_NS,
 		"--leader-elect-lease-duration=3s",
@@ -161,39 +112,22 @@ sd_start(struct sd *sd, const char *name)
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--runtime-dir", rundir, NULL };
 	/* no KUBECONFIG and no ~/.kube/config */
-	const char *env[] = { "KUBECONFIG", home, host, port, sa, NULL };
+	const char *env[] = { "KUBECONFIG", home, h, p, sa, NULL };
 
 	snprintf(sd->log, sizeof(sd->log), "%s/%s.log", F.dir, name);
 	snprintf(rundir, sizeof(rundir), "%s/run-%s", F.dir, name);
 	snprintf(home, sizeof(home), "HOME=%s", F.dir);
-	snprintf(host, sizeof(host), "KUBERNETES_SERVICE_HOST=%s", F.host);
-	snprintf(port, sizeof(port), "KUBERNETES_SERVICE_PORT=%s", F.port);
-	snprintf(sa, sizeof(sa), "SYMPOZIUM_SERVICEACCOUNT_DIR=%s", sd->sa);
+	snprintf(h, sizeof(h), "KUBERNETES_SERVICE_HOST=%s", host);
+	snprintf(p, sizeof(p), "KUBERNETES_SERVICE_PORT=%s", port);
+	snprintf(sa, sizeof(sa), "SYMPOZIUM_SERVICEACCOUNT_DIR=%s/sa-%s",
+	        F.dir, name);
 	sd->pid = sdproc_start_env(sd->log, args, env);
 	assert_true(sd->pid > 0);
 }
 
-static bool
-sd_reap(struct sd *sd, int ms)
-{
-	return (sdproc_reap(&sd->pid, &sd->status, ms));
-}
-
-static void
-sd_stop(struct sd *sd)
-{
-	if (sd->pid > 0) {
-		(void)kill(sd->pid, SIGTERM);
-		if (!sd_reap(sd, 15000)) {
-			(void)kill(sd->pid, SIGKILL);
-			(void)sd_reap(sd, 5000);
-		}
-	}
-}
-
 /* ---- group setup / teardown ---- */
 
-/* "https://127.0.0.1:PORT" into F.host and F.port. */
+/* "https://127.0.0.1:PORT" into host and port. */
 static int
 split_server(const char *server)
 {
@@ -202,33 +136,19 @@ split_server(const char *server)
 	if (h == NULL || (colon = strrchr(h + 3, ':')) == NULL) {
 		return (-1);
 	}
-	snprintf(F.host, sizeof(F.host), "%.*s", (int)(colon - h - 3), h + 3);
-	snprintf(F.port, sizeof(F.port), "%s", colon + 1);
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - h - 3), h + 3);
+	snprintf(port, sizeof(port), "%s", colon + 1);
 	return (0);
-}
-
-static void
-apply_crds(void)
-{
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(F.a.c, dir);
-
-	free(dir);
-	assert_int_equal(n, 8);
 }
 
 static int
 setup(void **state)
 {
 	static const char *const args[] = { "--tls", "--token", TOKEN, NULL };
+	char sa[128];
 
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-incluster-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
-		return (-1);
-	}
-	if (ksim_api_start(&F.a, args, "test-incluster/0.1", 10000) != 0) {
+	*state = &F;
+	if (optest_start(&F, "test-incluster", args, 10000, WAIT_MS) != 0) {
 		return (-1);
 	}
 	if (strncmp(F.a.conf->server, "https://", 8) != 0
@@ -236,82 +156,36 @@ setup(void **state)
 		fprintf(stderr, "server %s\n", F.a.conf->server);
 		return (-1);
 	}
-	apply_crds();
-	snprintf(F.good.sa, sizeof(F.good.sa), "%s/sa-good", F.dir);
-	snprintf(F.bad.sa, sizeof(F.bad.sa), "%s/sa-bad", F.dir);
-	write_sa_dir(F.good.sa, TOKEN);
-	write_sa_dir(F.bad.sa, "not-the-token");
-	sd_start(&F.good, "good");
+	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
+	snprintf(sa, sizeof(sa), "%s/sa-good", F.dir);
+	write_sa_dir(sa, TOKEN);
+	snprintf(sa, sizeof(sa), "%s/sa-bad", F.dir);
+	write_sa_dir(sa, "not-the-token");
+	sd_start(GOOD, "good");
 	return (0);
 }
 
-static int
-teardown(void **state)
-{
-	char path[192];
-	int rc;
-
-	(void)state;
-	sd_stop(&F.good);
-	sd_stop(&F.bad);
-	rc = ksim_api_stop(&F.a);
-	rm_sa_dir(F.good.sa);
-	rm_sa_dir(F.bad.sa);
-	(void)unlink(F.good.log);
-	(void)unlink(F.bad.log);
-	snprintf(path, sizeof(path), "%s/run-good", F.dir);
-	(void)rmdir(path);
-	snprintf(path, sizeof(path), "%s/run-bad", F.dir);
-	(void)rmdir(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
-}
-
 /* ---- samples ---- */
-
-static const char *
-plural_of(const char *kind)
-{
-	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++) {
-		if (kind != NULL && strcmp(KINDS[i].kind, kind) == 0) {
-			return (KINDS[i].plural);
-		}
-	}
-	return (NULL);
-}
 
 /* Creates o, retrying on 404 while its CRD is not served yet. */
 static void
 create_sample(json_object *o)
 {
 	const char *kind = jx_get_str(o, "kind");
-	const char *plural = plural_of(kind);
+	const char *plural = optest_plural(kind);
 	struct kapi_res cr = { GROUP, VERSION, plural, true };
 	const struct kapi_res *r
 	        = strcmp(kind, "Secret") == 0 ? &R_SECRET : &cr;
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	struct kapi_err e = KAPI_ERR_INIT;
-	enum kapi_rc rc;
 
 	assert_true(r == &R_SECRET || plural != NULL);
-	while ((rc = kapi_create(F.a.c, r, "default", o, NULL, &e))
-	                == KAPI_ENOTFOUND
-	        && ksim_now_ms() < end) {
-		kapi_err_fini(&e);
-		e = (struct kapi_err)KAPI_ERR_INIT;
-		ksim_sleep_ms(50);
-	}
-	if (rc != KAPI_OK) {
-		fail_msg("%s %s: %s", kind, jx_get_str(o, "metadata.name"),
-		        e.message);
-	}
-	kapi_err_fini(&e);
+	optest_create_or_fail(&F, r, "default", o, NULL);
 }
 
 static void
 test_samples_apply(void **state)
 {
-	json_object *kust = read_yaml("deploy/samples/kustomization.yaml");
+	json_object *kust
+	        = testutil_read_yaml("deploy/samples/kustomization.yaml");
 	json_object *files
 	        = jx_get(json_object_array_get_idx(kust, 0), "resources");
 	size_t n = 0;
@@ -322,7 +196,7 @@ test_samples_apply(void **state)
 		char *path = xasprintf("deploy/samples/%s",
 		        json_object_get_string(
 		                json_object_array_get_idx(files, i)));
-		json_object *docs = read_yaml(path);
+		json_object *docs = testutil_read_yaml(path);
 
 		assert_non_null(docs);
 		for (size_t j = 0; j < json_object_array_length(docs); j++) {
@@ -338,60 +212,34 @@ test_samples_apply(void **state)
 
 /* ---- reconciliation ---- */
 
-/* GETs r/name in ns until pred(obj) or WAIT_MS; true when it held. */
+/* GETs r/name in ns until check passes or WAIT_MS; true when it did. */
 static bool
 wait_for(const struct kapi_res *r, const char *ns, const char *name,
-        bool (*pred)(json_object *))
+        optest_check_fn *check, const void *arg)
 {
-	int64_t end = ksim_now_ms() + WAIT_MS;
-
-	for (;;) {
-		json_object *o = NULL;
-		struct kapi_err e = KAPI_ERR_INIT;
-		bool ok = kapi_get(F.a.c, r, ns, name, &o, &e) == KAPI_OK
-		        && pred(o);
-
-		json_object_put(o);
-		kapi_err_fini(&e);
-		if (ok) {
-			return (true);
-		}
-		if (ksim_now_ms() >= end) {
-			return (false);
-		}
-		ksim_sleep_ms(100);
-	}
+	return (optest_poll(&F, r, ns, name, check, arg, NULL) == NULL);
 }
 
-static bool
-ready(json_object *o)
-{
-	const char *ph = jx_get_str(o, "status.phase");
-
-	return (ph != NULL && strcmp(ph, "Ready") == 0);
-}
-
-static bool
-exists(json_object *o)
-{
-	return (o != NULL);
-}
-
-static bool
-held(json_object *o)
+static const char *
+held(json_object *o, const void *arg)
 {
 	const char *h = jx_get_str(o, "spec.holderIdentity");
 
-	return (h != NULL && *h != '\0');
+	(void)arg;
+	return (h != NULL && *h != '\0' ? NULL : "not held");
 }
 
 static void
 test_reconciles_through_incluster(void **state)
 {
+	static const char *const ready[2] = { "status.phase", "Ready" };
+
 	(void)state;
-	if (!wait_for(&R_SKP, "default", "demo-skills", ready)
-	        || !wait_for(&R_CM, "default", "demo-skills", exists)) {
-		sdproc_dump_log(F.good.log);
+	if (!wait_for(&R_SKP, "default", "demo-skills", optest_check_field,
+	            ready)
+	        || !wait_for(&R_CM, "default", "demo-skills",
+	                optest_check_present, NULL)) {
+		sdproc_dump_log(F.sd[GOOD].log);
 		fail_msg("SkillPack demo-skills not reconciled");
 	}
 }
@@ -400,8 +248,8 @@ static void
 test_lease_in_system_namespace(void **state)
 {
 	(void)state;
-	if (!wait_for(&R_LEASE, SYS_NS, LEASE, held)) {
-		sdproc_dump_log(F.good.log);
+	if (!wait_for(&R_LEASE, SYS_NS, LEASE, held, NULL)) {
+		sdproc_dump_log(F.sd[GOOD].log);
 		fail_msg("no Lease %s/%s held", SYS_NS, LEASE);
 	}
 }
@@ -512,7 +360,7 @@ load_grants(void)
 		"deploy/rbac/leader_election_role.yaml" };
 
 	for (size_t f = 0; f < 2; f++) {
-		json_object *docs = read_yaml(files[f]);
+		json_object *docs = testutil_read_yaml(files[f]);
 		assert_non_null(docs);
 		for (size_t i = 0; i < json_object_array_length(docs); i++) {
 			json_object *d = json_object_array_get_idx(docs, i);
@@ -635,7 +483,7 @@ test_wrong_token_refused(void **state)
 	int refused = 0;
 
 	(void)state;
-	sd_start(&F.bad, "bad");
+	sd_start(BAD, "bad");
 	while (ksim_now_ms() < end) {
 		json_object *log = log_entries();
 		refused = 0;
@@ -651,9 +499,9 @@ test_wrong_token_refused(void **state)
 		}
 		ksim_sleep_ms(100);
 	}
-	sd_stop(&F.bad);
+	(void)sdproc_stop(&F.sd[BAD], 15000);
 	if (refused == 0) {
-		sdproc_dump_log(F.bad.log);
+		sdproc_dump_log(F.sd[BAD].log);
 	}
 	assert_true(refused > 0);
 }
@@ -662,13 +510,7 @@ static void
 test_sigterm_exit0(void **state)
 {
 	(void)state;
-	assert_true(F.good.pid > 0);
-	assert_int_equal(kill(F.good.pid, SIGTERM), 0);
-	assert_true(sd_reap(&F.good, 20000));
-	if (!WIFEXITED(F.good.status) || WEXITSTATUS(F.good.status) != 0) {
-		sdproc_dump_log(F.good.log);
-		fail_msg("exit status 0x%x", F.good.status);
-	}
+	optest_sd_sigterm(&F, GOOD, 20000);
 }
 
 int
@@ -684,5 +526,5 @@ main(void)
 		cmocka_unit_test(test_sigterm_exit0),
 	};
 
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
 }

@@ -50,25 +50,6 @@ static struct ksim_api A;
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* A JSON object from a printf format (caller frees). */
-static json_object *J(const char *fmt, ...)
-        __attribute__((format(printf, 1, 2)));
-
-static json_object *
-J(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	json_object *o;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&s, fmt, ap) >= 0);
-	va_end(ap);
-	o = testutil_json(s, 0);
-	free(s);
-	return (o);
-}
-
 static const char *
 str(json_object *o, const char *path)
 {
@@ -103,16 +84,17 @@ static void
 make_ns(const char *name)
 {
 	create_ok(&R_NS, NULL,
-	        J("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-	          "\"metadata\":{\"name\":\"%s\"}}",
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+	                       "\"metadata\":{\"name\":\"%s\"}}",
 	                name));
 }
 
 static json_object *
 cm(const char *name, const char *labels, const char *data)
 {
-	return (J("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
-	          "{\"name\":\"%s\",\"labels\":{%s}},\"data\":{%s}}",
+	return (testutil_jsonf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+	        "{\"name\":\"%s\",\"labels\":{%s}},\"data\":{%s}}",
 	        name, labels, data));
 }
 
@@ -464,13 +446,14 @@ test_patch_json(void **state)
 static json_object *
 deployment(const char *name)
 {
-	return (J("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
-	          "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"replicas\":1,"
-	          "\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},"
-	          "\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"}},"
-	          "\"spec\":{\"containers\":["
-	          "{\"name\":\"a\",\"image\":\"img-a:1\"},"
-	          "{\"name\":\"b\",\"image\":\"img-b:1\"}]}}}}",
+	return (testutil_jsonf(
+	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	        "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"replicas\":1,"
+	        "\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},"
+	        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"}},"
+	        "\"spec\":{\"containers\":["
+	        "{\"name\":\"a\",\"image\":\"img-a:1\"},"
+	        "{\"name\":\"b\",\"image\":\"img-b:1\"}]}}}}",
 	        name, name, name));
 }
 
@@ -607,8 +590,9 @@ owner_and_dependent(const char *ns, const char *owner, const char *dep)
 	o = get_ok(&R_CM, ns, owner);
 	d = cm(dep, "", "");
 	jx_set_path(d, "metadata.ownerReferences",
-	        J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-	          "\"name\":\"%s\",\"uid\":\"%s\"}]",
+	        testutil_jsonf(
+	                "[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	                "\"name\":\"%s\",\"uid\":\"%s\"}]",
 	                owner, str(o, "metadata.uid")));
 	create_ok(&R_CM, ns, d);
 	json_object_put(o);
@@ -798,10 +782,11 @@ test_watch_multi(void **state)
 static json_object *
 pod(const char *name, const char *annotations)
 {
-	return (J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
-	          "{\"name\":\"%s\",\"annotations\":{%s}},\"spec\":"
-	          "{\"restartPolicy\":\"Never\",\"containers\":"
-	          "[{\"name\":\"main\",\"image\":\"busybox\"}]}}",
+	return (testutil_jsonf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+	        "{\"name\":\"%s\",\"annotations\":{%s}},\"spec\":"
+	        "{\"restartPolicy\":\"Never\",\"containers\":"
+	        "[{\"name\":\"main\",\"image\":\"busybox\"}]}}",
 	        name, annotations));
 }
 

@@ -13,13 +13,10 @@
  * see no write by the supervisor (other than on leases) in a 5 s window
  * after convergence; and stop the supervisor with SIGTERM (exit 0).
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,9 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -37,9 +31,8 @@
 #include "common/jsonx.h"
 #include "common/kapi.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
-#include "tests/lib/sdproc.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/testutil.h"
 
 #define WAIT_MS  10000
@@ -60,20 +53,6 @@ static const struct kapi_res R_INST
         = { GROUP, VERSION, "sympoziuminstances", true };
 static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
 
-/* Sample kinds and their plurals. */
-static const struct {
-	const char *kind, *plural;
-} KINDS[] = {
-	{ "AgentRun", "agentruns" },
-	{ "SympoziumInstance", "sympoziuminstances" },
-	{ "SkillPack", "skillpacks" },
-	{ "SympoziumPolicy", "sympoziumpolicies" },
-	{ "SympoziumSchedule", "sympoziumschedules" },
-	{ "PersonaPack", "personapacks" },
-	{ "MCPServer", "mcpservers" },
-	{ "SympoziumConfig", "sympoziumconfigs" },
-};
-
 /* Samples not applied at all, and those that must answer 422. */
 static const char *const SKIPPED[]
         = { "personapack-helm-values-examples.yaml", NULL };
@@ -87,14 +66,8 @@ static const char *const INSTANCES[]
 static const char *const RUNS[]
         = { "alice-sandbox-run-001", "alice-warmpool-run-001", NULL };
 
-static struct {
-	struct ksim_api a;
-	char dir[64];
-	char log[128];
-	pid_t pid; /* 0 once reaped */
-	int status;
-	int applied; /* sample objects created */
-} F;
+static struct optest F;
+static int applied; /* sample objects created */
 
 /* ---- helpers ---- */
 
@@ -109,172 +82,17 @@ in_list(const char *const *list, const char *s)
 	return (false);
 }
 
-/* Every document of a YAML file, as an array; NULL on error. */
-static json_object *
-read_yaml(const char *path)
-{
-	size_t len = 0;
-	char *text = testutil_read_file(path, &len);
-	char err[256] = "";
-	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
-
-	if (docs == NULL) {
-		print_error("%s: %s\n", path, err);
-	}
-	free(text);
-	return (docs);
-}
-
-static const char *
-plural_of(const char *kind)
-{
-	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++) {
-		if (kind != NULL && strcmp(KINDS[i].kind, kind) == 0) {
-			return (KINDS[i].plural);
-		}
-	}
-	return (NULL);
-}
-
 /* Creates obj (a sympozium.ai object), retrying on 404 while the CRD is
  * not served yet.  Returns the outcome; err filled. */
 static enum kapi_rc
 create_cr(json_object *obj, struct kapi_err *e)
 {
-	const char *plural = plural_of(jx_get_str(obj, "kind"));
+	const char *plural = optest_plural(jx_get_str(obj, "kind"));
 	const char *ns = jx_get_str(obj, "metadata.namespace");
 	struct kapi_res r = { GROUP, VERSION, plural, true };
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	enum kapi_rc rc;
 
 	assert_non_null(plural);
-	for (;;) {
-		kapi_err_fini(e);
-		*e = (struct kapi_err)KAPI_ERR_INIT;
-		rc = kapi_create(
-		        F.a.c, &r, ns != NULL ? ns : NS, obj, NULL, e);
-		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
-			return (rc);
-		}
-		ksim_sleep_ms(50);
-	}
-}
-
-static void
-apply_crds(void)
-{
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(F.a.c, dir);
-
-	free(dir);
-	assert_int_equal(n, 8);
-}
-
-/* Starts $SYMPOZIUMD (default $PWD/bin/sympoziumd) with the fixture's
- * kubeconfig, its stdout and stderr to F.log. */
-static void
-sd_start(void)
-{
-	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
-		rundir, "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", NULL };
-
-	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
-	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = sdproc_start(F.log, args);
-	assert_true(F.pid > 0);
-}
-
-/* ---- polling ---- */
-
-/* Answers NULL when obj (NULL: absent) is as expected, else a static
- * description of the first mismatch. */
-typedef const char *check_fn(json_object *obj, const void *arg);
-
-/* GETs res/name until check passes or WAIT_MS pass; fails the test with
- * the last mismatch and the object. */
-static void
-wait_obj(const struct kapi_res *r, const char *name, check_fn *check,
-        const void *arg)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	const char *why = NULL;
-	json_object *o = NULL;
-
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		enum kapi_rc rc = kapi_get(F.a.c, r, NS, name, &o, &e);
-
-		if (rc != KAPI_OK && rc != KAPI_ENOTFOUND) {
-			fail_msg("GET %s/%s: %s", r->plural, name, e.message);
-		}
-		kapi_err_fini(&e);
-		if ((why = check(rc == KAPI_OK ? o : NULL, arg)) == NULL
-		        || ksim_now_ms() >= end) {
-			break;
-		}
-		json_object_put(o);
-		o = NULL;
-		ksim_sleep_ms(100);
-	}
-	if (why != NULL) {
-		fprintf(stderr, "%s/%s after %d ms: %s\nobject: %s\n",
-		        r->plural, name, WAIT_MS, why,
-		        o != NULL ? json_object_to_json_string(o)
-		                  : "(absent)");
-		fail_msg("%s/%s: %s", r->plural, name, why);
-	}
-	json_object_put(o);
-}
-
-static const char *
-check_absent(json_object *o, const void *arg)
-{
-	(void)arg;
-	return (o == NULL ? NULL : "still present");
-}
-
-/* The owner expected of a child. */
-struct owner {
-	const char *kind, *name, *uid;
-};
-
-/* NULL when o has exactly one controller ownerReference, to own. */
-static const char *
-check_owner(json_object *o, const struct owner *own)
-{
-	json_object *refs = jx_get(o, "metadata.ownerReferences");
-	int controllers = 0;
-	bool c = false, bod = false;
-	json_object *ref = NULL;
-
-	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
-	        i++) {
-		json_object *r = json_object_array_get_idx(refs, i);
-		bool v = false;
-		if (jx_get_bool(r, "controller", &v) == 0 && v) {
-			controllers++;
-			ref = r;
-		}
-	}
-	if (controllers != 1) {
-		return ("not exactly one controller ownerReference");
-	}
-	(void)jx_get_bool(ref, "controller", &c);
-	(void)jx_get_bool(ref, "blockOwnerDeletion", &bod);
-	if (!bod) {
-		return ("ownerReference without blockOwnerDeletion: true");
-	}
-	if (strcmp(jx_get_str(ref, "apiVersion") ?: "",
-	            "sympozium.ai/v1alpha1")
-	                != 0
-	        || strcmp(jx_get_str(ref, "kind") ?: "", own->kind) != 0
-	        || strcmp(jx_get_str(ref, "name") ?: "", own->name) != 0
-	        || strcmp(jx_get_str(ref, "uid") ?: "", own->uid) != 0) {
-		return ("controller ownerReference names another owner");
-	}
-	return (c ? NULL : "controller false");
+	return (optest_create(&F, &r, ns != NULL ? ns : NS, obj, NULL, e));
 }
 
 static const char *
@@ -318,58 +136,13 @@ uid_of(const struct kapi_res *r, const char *name)
 	return (uid);
 }
 
-/* ---- the request log ---- */
-
-
-
-
-
-/* ---- group setup / teardown ---- */
+/* ---- group setup ---- */
 
 static int
 setup(void **state)
 {
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-operator-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
-		return (-1);
-	}
-	if (ksim_api_start(&F.a, NULL, "test-operator/0.1", 10000) != 0) {
-		return (-1);
-	}
-	apply_crds();
-	sd_start();
-	return (0);
-}
-
-static int
-rm_entry(const char *path)
-{
-	return (unlink(path) == 0 || errno == ENOENT ? 0 : rmdir(path));
-}
-
-static int
-teardown(void **state)
-{
-	char path[256];
-	int rc;
-
-	(void)state;
-	if (F.pid > 0) {
-		(void)kill(F.pid, SIGTERM);
-		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
-			(void)kill(F.pid, SIGKILL);
-			(void)sdproc_reap(&F.pid, &F.status, 5000);
-		}
-	}
-	rc = ksim_api_stop(&F.a);
-	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
-	(void)rm_entry(path);
-	snprintf(path, sizeof(path), "%s/run", F.dir);
-	(void)rm_entry(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
+	*state = &F;
+	return (optest_start_operator(&F, "test-operator", WAIT_MS, NULL));
 }
 
 /* ---- tests ---- */
@@ -378,7 +151,7 @@ static void
 apply_file(const char *dir, const char *file)
 {
 	char *path = xasprintf("%s/%s", dir, file);
-	json_object *docs = read_yaml(path);
+	json_object *docs = testutil_read_yaml(path);
 	bool invalid = in_list(INVALID, file);
 
 	assert_non_null(docs);
@@ -398,7 +171,7 @@ apply_file(const char *dir, const char *file)
 			        jx_get_str(o, "metadata.name"), e.code,
 			        e.message ?: "");
 		} else {
-			F.applied++;
+			applied++;
 		}
 		kapi_err_fini(&e);
 	}
@@ -427,7 +200,7 @@ test_samples_apply(void **state)
 		}
 	}
 	free(dir);
-	assert_true(F.applied >= 8);
+	assert_true(applied >= 8);
 }
 
 static const char *
@@ -469,7 +242,7 @@ check_skill_cm(json_object *o, const void *arg)
 	json_object *pack = (json_object *)(uintptr_t)arg;
 	json_object *skills = jx_get(pack, "spec.skills");
 	json_object *data = jx_get(o, "data");
-	struct owner own
+	struct optest_owner own
 	        = { "SkillPack", SKP, jx_get_str(pack, "metadata.uid") };
 	const char *why;
 
@@ -501,7 +274,7 @@ check_skill_cm(json_object *o, const void *arg)
 			        "<content>\"");
 		}
 	}
-	return (check_owner(o, &own));
+	return (optest_check_owner(o, &own));
 }
 
 static void
@@ -510,10 +283,10 @@ test_skillpack(void **state)
 	json_object *pack = NULL;
 
 	(void)state;
-	wait_obj(&R_SKP, SKP, check_skillpack, NULL);
+	optest_wait_obj(&F, &R_SKP, NS, SKP, check_skillpack, NULL);
 	assert_int_equal(
 	        kapi_get(F.a.c, &R_SKP, NS, SKP, &pack, NULL), KAPI_OK);
-	wait_obj(&R_CM, SKP, check_skill_cm, pack);
+	optest_wait_obj(&F, &R_CM, NS, SKP, check_skill_cm, pack);
 	json_object_put(pack);
 }
 
@@ -534,7 +307,7 @@ check_instance(json_object *o, const void *arg)
 static const char *
 check_memory_cm(json_object *o, const void *arg)
 {
-	const struct owner *own = arg;
+	const struct optest_owner *own = arg;
 	const char *md = jx_getv(o, "data", "MEMORY.md", NULL) != NULL
 	        ? json_object_get_string(jx_getv(o, "data", "MEMORY.md", NULL))
 	        : NULL;
@@ -551,7 +324,7 @@ check_memory_cm(json_object *o, const void *arg)
 	if (md == NULL || strcmp(md, MEM_MD) != 0) {
 		return ("data.MEMORY.md is not the initial text");
 	}
-	return (check_owner(o, own));
+	return (optest_check_owner(o, own));
 }
 
 static void
@@ -560,14 +333,15 @@ test_instances(void **state)
 	(void)state;
 	for (int i = 0; INSTANCES[i] != NULL; i++) {
 		char *uid, *cm;
-		struct owner own;
+		struct optest_owner own;
 
-		wait_obj(&R_INST, INSTANCES[i], check_instance, NULL);
+		optest_wait_obj(
+		        &F, &R_INST, NS, INSTANCES[i], check_instance, NULL);
 		uid = uid_of(&R_INST, INSTANCES[i]);
-		own = (struct owner) { "SympoziumInstance", INSTANCES[i],
-			uid };
+		own = (struct optest_owner) { "SympoziumInstance",
+			INSTANCES[i], uid };
 		cm = xasprintf("%s-memory", INSTANCES[i]);
-		wait_obj(&R_CM, cm, check_memory_cm, &own);
+		optest_wait_obj(&F, &R_CM, NS, cm, check_memory_cm, &own);
 		free(cm);
 		free(uid);
 	}
@@ -604,7 +378,8 @@ test_runs_missing_instance(void **state)
 {
 	(void)state;
 	for (int i = 0; RUNS[i] != NULL; i++) {
-		wait_obj(&R_RUN, RUNS[i], check_failed_run, NULL);
+		optest_wait_obj(
+		        &F, &R_RUN, NS, RUNS[i], check_failed_run, NULL);
 	}
 }
 
@@ -626,7 +401,6 @@ owned_names(const struct kapi_res *r, struct buf *out)
 	}
 	json_object_put(items);
 }
-
 
 static int
 cmp_str(const void *a, const void *b)
@@ -655,23 +429,26 @@ memory_servers(struct buf *out)
 	size_t n = 0;
 
 	buf_reset(out);
-	assert_int_equal(kapi_list_all(F.a.c, &R_INST, NS, NULL, &insts, NULL,
-	                         NULL),
+	assert_int_equal(
+	        kapi_list_all(F.a.c, &R_INST, NS, NULL, &insts, NULL, NULL),
 	        KAPI_OK);
 	for (size_t i = 0; i < json_object_array_length(insts) && n < 60;
 	        i++) {
 		json_object *o = json_object_array_get_idx(insts, i);
 		json_object *sk = jx_get(o, "spec.skills");
-		for (size_t j = 0; sk != NULL &&
-		        json_object_is_type(sk, json_type_array) &&
-		        j < json_object_array_length(sk);
+		for (size_t j = 0;
+		        sk != NULL && json_object_is_type(sk, json_type_array)
+		        && j < json_object_array_length(sk);
 		        j++) {
-			const char *ref = jx_get_str(
-			        json_object_array_get_idx(sk, j), "skillPackRef");
+			const char *ref
+			        = jx_get_str(json_object_array_get_idx(sk, j),
+			                "skillPackRef");
 			if (ref != NULL && strcmp(ref, "memory") == 0) {
 				char *d = NULL;
-				assert_true(asprintf(&d, "%s-memory",
-				                    jx_get_str(o, "metadata.name")) > 0);
+				assert_true(
+				        asprintf(&d, "%s-memory",
+				                jx_get_str(o, "metadata.name"))
+				        > 0);
 				want[n++] = d;
 				break;
 			}
@@ -701,8 +478,8 @@ test_no_other_children(void **state)
 	want_cm[ncm++] = strdup("code-review-sample");
 	want_cm[ncm++] = strdup("my-github-agent-memory");
 	want_cm[ncm++] = strdup("secure-alice-memory");
-	assert_int_equal(kapi_list_all(F.a.c, &R_RUN, NS, NULL, &runs, NULL,
-	                         NULL),
+	assert_int_equal(
+	        kapi_list_all(F.a.c, &R_RUN, NS, NULL, &runs, NULL, NULL),
 	        KAPI_OK);
 	for (size_t i = 0; i < json_object_array_length(runs) && ncm < 60;
 	        i++) {
@@ -710,7 +487,8 @@ test_no_other_children(void **state)
 		const char *name = jx_get_str(r, "metadata.name");
 		const char *job = jx_get_str(r, "status.jobName");
 		if (jx_getv(r, "metadata", "labels", "sympozium.ai/schedule",
-		            NULL) != NULL) {
+		            NULL)
+		        != NULL) {
 			char *n = NULL;
 			assert_true(asprintf(&n, "%s-input", name) > 0);
 			want_cm[ncm++] = n;
@@ -749,14 +527,13 @@ test_skillpack_delete(void **state)
 		fail_msg("DELETE skillpack: %s", e.message);
 	}
 	kapi_err_fini(&e);
-	wait_obj(&R_CM, SKP, check_absent, NULL);
-	wait_obj(&R_SKP, SKP, check_absent, NULL);
+	optest_wait_obj(&F, &R_CM, NS, SKP, optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_SKP, NS, SKP, optest_check_absent, NULL);
 	/* The supervisor deleted it, not only the garbage collector. */
 	assert_true(ksim_count_log(F.a.request_log, "DELETE",
 	                    "/configmaps/" SKP, UA_SD)
 	        >= 1);
 }
-
 
 static void
 test_steady_state(void **state)
@@ -777,19 +554,6 @@ test_steady_state(void **state)
 	}
 }
 
-static void
-test_sigterm(void **state)
-{
-	(void)state;
-	assert_true(F.pid > 0);
-	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
-	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		sdproc_dump_log(F.log);
-		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
-	}
-}
-
 int
 main(void)
 {
@@ -801,8 +565,8 @@ main(void)
 		cmocka_unit_test(test_no_other_children),
 		cmocka_unit_test(test_skillpack_delete),
 		cmocka_unit_test(test_steady_state),
-		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(optest_test_sigterm),
 	};
 
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
 }

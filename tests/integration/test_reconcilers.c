@@ -21,13 +21,10 @@
  * deletion; and no write by the operator other than Lease renewals in
  * 10 s of steady state.
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,9 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -45,12 +40,11 @@
 #include "common/jsonx.h"
 #include "common/kapi.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
-#include "tests/lib/sdproc.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/testutil.h"
 
-#define WAIT_MS   12000
+#define WAIT_MS 12000
 /* quiet for longer than the 5 s polls (running AgentRuns, MCPServer
  * readiness), so a slow build (ASan) has really converged */
 #define QUIET_MS  6000
@@ -106,59 +100,16 @@ static const struct kapi_res R_MCP = { GROUP, VERSION, "mcpservers", true };
 	"{\"status\":\"error\",\"error\":\"  model exploded  \"}\n"           \
 	"__SYMPOZIUM_END__\n"
 
-static struct {
-	struct ksim_api a;
-	char dir[64];
-	char log[128];
-	pid_t pid; /* 0 once reaped */
-	int status;
-} F;
+static struct optest F;
 
 /* ---- objects ---- */
-
-/* Parses the JSON text fmt formats; fails the test when it is not JSON.
- * Caller puts. */
-static json_object *
-jsonf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	json_object *o;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&s, fmt, ap) >= 0);
-	va_end(ap);
-	o = json_tokener_parse(s);
-	if (o == NULL) {
-		fail_msg("bad JSON in the test: %s", s);
-	}
-	free(s);
-	return (o);
-}
 
 /* Creates o (put here) in ns, retrying on 404 while its CRD is not served
  * yet.  Fails the test on any other error. */
 static void
 create(const struct kapi_res *r, const char *ns, json_object *o)
 {
-	int64_t end = ksim_now_ms() + WAIT_MS;
-
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		enum kapi_rc rc = kapi_create(F.a.c, r, ns, o, NULL, &e);
-
-		if (rc == KAPI_OK) {
-			kapi_err_fini(&e);
-			break;
-		}
-		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
-			fail_msg("create %s %s/%s: %ld %s", r->plural, ns,
-			        jx_get_str(o, "metadata.name"), e.code,
-			        e.message ?: "");
-		}
-		kapi_err_fini(&e);
-		ksim_sleep_ms(50);
-	}
+	optest_create_or_fail(&F, r, ns, o, NULL);
 	json_object_put(o);
 }
 
@@ -195,11 +146,12 @@ static void
 create_instance(const char *ns, const char *name)
 {
 	create(&R_INST, ns,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	              "\"kind\":\"SympoziumInstance\",\"metadata\":{"
-	              "\"name\":\"%s\"},\"spec\":{\"agents\":{\"default\":{"
-	              "\"model\":\"gpt-4o\"}},\"memory\":{\"enabled\":"
-	              "true}}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                "\"kind\":\"SympoziumInstance\",\"metadata\":{"
+	                "\"name\":\"%s\"},\"spec\":{\"agents\":{\"default\":{"
+	                "\"model\":\"gpt-4o\"}},\"memory\":{\"enabled\":"
+	                "true}}}",
 	                name));
 }
 
@@ -208,7 +160,7 @@ static void
 create_run(const char *ns, const char *name, const char *inst,
         const char *timeout)
 {
-	json_object *o = jsonf(
+	json_object *o = testutil_jsonf(
 	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
 	        "\"AgentRun\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
 	        "\"instanceRef\":\"%s\",\"agentId\":\"e2e\",\"sessionKey\":"
@@ -223,29 +175,13 @@ create_run(const char *ns, const char *name, const char *inst,
 	create(&R_RUN, ns, o);
 }
 
-/* The object (GET now), NULL when absent.  Caller puts. */
-static json_object *
-get(const struct kapi_res *r, const char *ns, const char *name)
-{
-	json_object *o = NULL;
-	struct kapi_err e = KAPI_ERR_INIT;
-	enum kapi_rc rc = kapi_get(F.a.c, r, ns, name, &o, &e);
-
-	if (rc != KAPI_OK && rc != KAPI_ENOTFOUND) {
-		fail_msg("GET %s %s/%s: %s", r->plural, ns, name,
-		        e.message ?: "");
-	}
-	kapi_err_fini(&e);
-	return (rc == KAPI_OK ? o : NULL);
-}
-
 /* A string field of the object (GET now), "" when absent.  Caller frees
  * with free(). */
 static char *
 field_of(const struct kapi_res *r, const char *ns, const char *name,
         const char *path)
 {
-	json_object *o = get(r, ns, name);
+	json_object *o = optest_get(&F, r, ns, name);
 	char *s = xstrdup(jx_get_str(o, path) ?: "");
 
 	json_object_put(o);
@@ -260,33 +196,6 @@ rv_of(const struct kapi_res *r, const char *ns, const char *name)
 
 /* ---- the supervisor ---- */
 
-static void
-apply_crds(void)
-{
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(F.a.c, dir);
-
-	free(dir);
-	assert_int_equal(n, 8);
-}
-
-/* Starts $SYMPOZIUMD (default $PWD/bin/sympoziumd) with leader election
- * in "default", its stdout and stderr to F.log. */
-static void
-sd_start(void)
-{
-	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
-		rundir, "--leader-elect", "--leader-election-namespace",
-		"default", "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", NULL };
-
-	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
-	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = sdproc_start(F.log, args);
-	assert_true(F.pid > 0);
-}
-
 /* The kubelet rules of every test, installed once (a PUT replaces the
  * list; rules apply to pods created afterwards). */
 static void
@@ -296,36 +205,34 @@ kubelet_rules(void)
 	json_object *body = json_object_new_object();
 	json_object *ok_log = json_object_new_string(OK_LOG);
 	json_object *err_log = json_object_new_string(ERR_LOG);
-	struct ksim_resp *resp;
 
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_RESULT "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-ok\",\"runDuration\":"
-	              "\"500ms\",\"logs\":{\"agent\":%s}}",
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_RESULT "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-ok\",\"runDuration\":"
+	                "\"500ms\",\"logs\":{\"agent\":%s}}",
 	                json_object_to_json_string(ok_log)));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-err\",\"runDuration\":"
-	              "\"500ms\",\"exitCode\":1,\"logs\":{\"agent\":%s}}",
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-err\",\"runDuration\":"
+	                "\"500ms\",\"exitCode\":1,\"logs\":{\"agent\":%s}}",
 	                json_object_to_json_string(err_log)));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
-	              "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
-	              "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
-	              "\"segfault\\n\"}}"));
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_FAIL "\",\"labelSelector\":"
+	                "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
+	                "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
+	                "\"segfault\\n\"}}"));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
-	              "\"120s\"}"));
+	        testutil_jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
+	                       "\"120s\"}"));
 	json_object_array_add(rules,
-	        jsonf("{\"namespace\":\"" NS_TIMEOUT "\",\"runDuration\":"
-	              "\"120s\"}"));
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_TIMEOUT "\",\"runDuration\":"
+	                "\"120s\"}"));
 	json_object_object_add(body, "rules", rules);
-	resp = ksim_request(ksim_url(F.a.k), "PUT", "/_kubesim/kubelet",
-	        "application/json", json_object_to_json_string(body), NULL, 0);
-	if (resp->code != 200) {
-		fail_msg("kubelet rules: %ld %s", resp->code, resp->body);
-	}
-	ksim_resp_free(resp);
+	optest_kubelet_rules(&F, json_object_to_json_string(body));
 	json_object_put(body);
 	json_object_put(ok_log);
 	json_object_put(err_log);
@@ -333,120 +240,15 @@ kubelet_rules(void)
 
 /* ---- polling ---- */
 
-/* Answers NULL when obj (NULL: absent) is as expected, else a static
- * description of the first mismatch. */
-typedef const char *check_fn(json_object *obj, const void *arg);
-
-/* GETs ns/name until check passes or WAIT_MS pass; fails the test with
- * the last mismatch and the object. */
-static void
-wait_obj(const struct kapi_res *r, const char *ns, const char *name,
-        check_fn *check, const void *arg)
-{
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	const char *why = NULL;
-	json_object *o = NULL;
-
-	for (;;) {
-		o = get(r, ns, name);
-		if ((why = check(o, arg)) == NULL || ksim_now_ms() >= end) {
-			break;
-		}
-		json_object_put(o);
-		o = NULL;
-		ksim_sleep_ms(100);
-	}
-	if (why != NULL) {
-		fprintf(stderr, "%s %s/%s after %d ms: %s\nobject: %s\n",
-		        r->plural, ns, name, WAIT_MS, why,
-		        o != NULL ? json_object_to_json_string(o)
-		                  : "(absent)");
-		fail_msg("%s %s/%s: %s", r->plural, ns, name, why);
-	}
-	json_object_put(o);
-}
-
-static const char *
-check_absent(json_object *o, const void *arg)
-{
-	(void)arg;
-	return (o == NULL ? NULL : "still present");
-}
-
-static const char *
-check_present(json_object *o, const void *arg)
-{
-	(void)arg;
-	return (o != NULL ? NULL : "absent");
-}
-
-/* The string field ((const char *const *)arg)[0] equals [1]. */
-static const char *
-check_field(json_object *o, const void *arg)
-{
-	const char *const *fv = arg;
-	const char *v = jx_get_str(o, fv[0]);
-
-	if (o == NULL) {
-		return ("absent");
-	}
-	return (v != NULL && strcmp(v, fv[1]) == 0 ? NULL : "field differs");
-}
-
-static void
-wait_field(const struct kapi_res *r, const char *ns, const char *name,
-        const char *path, const char *want)
-{
-	const char *fv[2] = { path, want };
-
-	wait_obj(r, ns, name, check_field, fv);
-}
-
-/* NULL when o's one controller ownerReference names a sympozium.ai owner
- * of kind ((const char *const *)arg)[0] and name [1], with
- * blockOwnerDeletion. */
-static const char *
-check_owner(json_object *o, const void *arg)
-{
-	const char *const *kn = arg;
-	json_object *refs = jx_get(o, "metadata.ownerReferences");
-	json_object *ref = NULL;
-	int controllers = 0;
-	bool bod = false;
-
-	if (o == NULL) {
-		return ("absent");
-	}
-	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
-	        i++) {
-		json_object *r = json_object_array_get_idx(refs, i);
-		bool v = false;
-		if (jx_get_bool(r, "controller", &v) == 0 && v) {
-			controllers++;
-			ref = r;
-		}
-	}
-	if (controllers != 1) {
-		return ("not exactly one controller ownerReference");
-	}
-	(void)jx_get_bool(ref, "blockOwnerDeletion", &bod);
-	if (!bod || strcmp(jx_get_str(ref, "kind") ?: "", kn[0]) != 0
-	        || strcmp(jx_get_str(ref, "name") ?: "", kn[1]) != 0
-	        || strcmp(jx_get_str(ref, "apiVersion") ?: "",
-	                   "sympozium.ai/v1alpha1")
-	                != 0) {
-		return ("controller ownerReference names another owner");
-	}
-	return (NULL);
-}
-
+/* Waits for o's one controller ownerReference to name the sympozium.ai
+ * owner kind/name, with blockOwnerDeletion. */
 static void
 wait_owned(const struct kapi_res *r, const char *ns, const char *name,
         const char *kind, const char *owner)
 {
-	const char *kn[2] = { kind, owner };
+	const struct optest_owner own = { kind, owner, NULL };
 
-	wait_obj(r, ns, name, check_owner, kn);
+	optest_wait_obj(&F, r, ns, name, optest_check_owner, &own);
 }
 
 static int64_t
@@ -488,8 +290,6 @@ sd_writes_to(const char *frag)
 	return (n);
 }
 
-
-
 static int
 sd_deletes(const char *frag)
 {
@@ -499,20 +299,19 @@ sd_deletes(const char *frag)
 	return (n);
 }
 
+/* ---- group setup ---- */
 
-
-/* ---- group setup / teardown ---- */
-
+/* The operator (leader election in "default"), then each test's
+ * namespace and the kubelet rules (for the pods of the runs the tests
+ * create). */
 static int
 setup(void **state)
 {
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-reconcilers-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
-		return (-1);
-	}
-	if (ksim_api_start(&F.a, NULL, "test-reconcilers/0.1", 10000) != 0) {
+	static const char *const le[] = { "--leader-elect",
+		"--leader-election-namespace", "default", NULL };
+
+	*state = &F;
+	if (optest_start_operator(&F, "test-reconcilers", WAIT_MS, le) != 0) {
 		return (-1);
 	}
 	for (size_t i = 0; i < sizeof(NAMESPACES) / sizeof(NAMESPACES[0]);
@@ -522,33 +321,8 @@ setup(void **state)
 			return (-1);
 		}
 	}
-	apply_crds();
 	kubelet_rules();
-	sd_start();
 	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	char path[256];
-	int rc;
-
-	(void)state;
-	if (F.pid > 0) {
-		(void)kill(F.pid, SIGTERM);
-		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
-			(void)kill(F.pid, SIGKILL);
-			(void)sdproc_reap(&F.pid, &F.status, 5000);
-		}
-	}
-	rc = ksim_api_stop(&F.a);
-	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
-	(void)unlink(path);
-	snprintf(path, sizeof(path), "%s/run", F.dir);
-	(void)rmdir(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
 }
 
 /* ---- 1. a result from the pod's log ---- */
@@ -591,10 +365,11 @@ test_run_result(void **state)
 
 	(void)state;
 	create_instance(NS_RESULT, "inst");
-	wait_obj(&R_CM, NS_RESULT, "inst-memory", check_present, NULL);
+	optest_wait_obj(&F, &R_CM, NS_RESULT, "inst-memory",
+	        optest_check_present, NULL);
 	create_run(NS_RESULT, "run-ok", "inst", NULL);
-	wait_obj(&R_RUN, NS_RESULT, "run-ok", check_terminal, NULL);
-	run = get(&R_RUN, NS_RESULT, "run-ok");
+	optest_wait_obj(&F, &R_RUN, NS_RESULT, "run-ok", check_terminal, NULL);
+	run = optest_get(&F, &R_RUN, NS_RESULT, "run-ok");
 	assert_string_equal(jx_get_str(run, "status.phase"), "Succeeded");
 	assert_string_equal(
 	        jx_get_str(run, "status.result"), "All tests pass.");
@@ -612,13 +387,14 @@ test_run_result(void **state)
 	assert_int_equal(int_at(run, "status.tokenUsage.durationMs"), 1234);
 	json_object_put(run);
 	/* The memory block replaced the instance's MEMORY.md, trimmed. */
-	wait_obj(&R_CM, NS_RESULT, "inst-memory", check_memory,
+	optest_wait_obj(&F, &R_CM, NS_RESULT, "inst-memory", check_memory,
 	        "remember: the e2e suite passed");
 	/* The run's children: its input ConfigMap and Job, owned by it, and
 	 * the shared ServiceAccount. */
 	wait_owned(&R_CM, NS_RESULT, "run-ok-input", "AgentRun", "run-ok");
 	wait_owned(&R_JOB, NS_RESULT, "run-ok", "AgentRun", "run-ok");
-	wait_obj(&R_SA, NS_RESULT, "sympozium-agent", check_present, NULL);
+	optest_wait_obj(&F, &R_SA, NS_RESULT, "sympozium-agent",
+	        optest_check_present, NULL);
 }
 
 /* ---- 2. a failing pod ---- */
@@ -632,17 +408,18 @@ test_run_failed_pod(void **state)
 	create_instance(NS_FAIL, "inst");
 	create_run(NS_FAIL, "run-err", "inst", NULL);
 	create_run(NS_FAIL, "run-crash", "inst", NULL);
-	wait_obj(&R_RUN, NS_FAIL, "run-err", check_terminal, NULL);
-	wait_obj(&R_RUN, NS_FAIL, "run-crash", check_terminal, NULL);
+	optest_wait_obj(&F, &R_RUN, NS_FAIL, "run-err", check_terminal, NULL);
+	optest_wait_obj(
+	        &F, &R_RUN, NS_FAIL, "run-crash", check_terminal, NULL);
 	/* The log's error, trimmed. */
-	run = get(&R_RUN, NS_FAIL, "run-err");
+	run = optest_get(&F, &R_RUN, NS_FAIL, "run-err");
 	assert_string_equal(jx_get_str(run, "status.phase"), "Failed");
 	assert_string_equal(jx_get_str(run, "status.error"), "model exploded");
 	assert_non_null(jx_get_str(run, "status.completedAt"));
 	assert_null(jx_get(run, "status.tokenUsage"));
 	json_object_put(run);
 	/* No markers: the Job's failure. */
-	run = get(&R_RUN, NS_FAIL, "run-crash");
+	run = optest_get(&F, &R_RUN, NS_FAIL, "run-crash");
 	assert_string_equal(jx_get_str(run, "status.phase"), "Failed");
 	assert_string_equal(jx_get_str(run, "status.error"), "Job failed");
 	assert_null(jx_get(run, "status.result"));
@@ -660,14 +437,16 @@ test_run_timeout(void **state)
 	(void)state;
 	create_instance(NS_TIMEOUT, "inst");
 	create_run(NS_TIMEOUT, "run-slow", "inst", "2s");
-	wait_obj(&R_RUN, NS_TIMEOUT, "run-slow", check_terminal, NULL);
-	run = get(&R_RUN, NS_TIMEOUT, "run-slow");
+	optest_wait_obj(
+	        &F, &R_RUN, NS_TIMEOUT, "run-slow", check_terminal, NULL);
+	run = optest_get(&F, &R_RUN, NS_TIMEOUT, "run-slow");
 	assert_string_equal(jx_get_str(run, "status.phase"), "Failed");
 	assert_string_equal(jx_get_str(run, "status.error"), "timeout");
 	json_object_put(run);
 	/* The Job was deleted (foreground) by the operator, its pod by the
 	 * garbage collector. */
-	wait_obj(&R_JOB, NS_TIMEOUT, "run-slow", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_JOB, NS_TIMEOUT, "run-slow", optest_check_absent, NULL);
 	assert_true(
 	        sd_deletes("/namespaces/" NS_TIMEOUT "/jobs/run-slow") >= 1);
 	lo.label_selector = "sympozium.ai/agent-run=run-slow";
@@ -693,10 +472,12 @@ static void
 create_mcp(const char *ns, const char *name, const char *img)
 {
 	create(&R_MCP, ns,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"MCPServer\",\"metadata\":{\"name\":\"%s\"},\"spec\":"
-	              "{\"transportType\":\"http\",\"toolsPrefix\":\"t\","
-	              "\"deployment\":{\"image\":\"%s\",\"port\":9000}}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"MCPServer\",\"metadata\":{\"name\":\"%s\"},"
+	                "\"spec\":"
+	                "{\"transportType\":\"http\",\"toolsPrefix\":\"t\","
+	                "\"deployment\":{\"image\":\"%s\",\"port\":9000}}}",
 	                name, img));
 }
 
@@ -751,10 +532,10 @@ test_owner_delete_gc(void **state)
 	create_instance(NS_GC, "inst");
 	create_run(NS_GC, "run-gc", "inst", NULL);
 	create_mcp(NS_GC, "mcp-gc", "img:1");
-	wait_obj(&R_RUN, NS_GC, "run-gc", check_terminal, NULL);
+	optest_wait_obj(&F, &R_RUN, NS_GC, "run-gc", check_terminal, NULL);
 	wait_owned(&R_CM, NS_GC, "run-gc-input", "AgentRun", "run-gc");
 	wait_owned(&R_JOB, NS_GC, "run-gc", "AgentRun", "run-gc");
-	wait_obj(&R_MCP, NS_GC, "mcp-gc", check_ready, NULL);
+	optest_wait_obj(&F, &R_MCP, NS_GC, "mcp-gc", check_ready, NULL);
 	wait_owned(&R_DEP, NS_GC, "mcp-gc", "MCPServer", "mcp-gc");
 	wait_owned(&R_SVC, NS_GC, "mcp-gc", "MCPServer", "mcp-gc");
 	assert_int_equal(
@@ -763,15 +544,20 @@ test_owner_delete_gc(void **state)
 
 	del_obj(&R_RUN, NS_GC, "run-gc");
 	del_obj(&R_MCP, NS_GC, "mcp-gc");
-	wait_obj(&R_JOB, NS_GC, "run-gc", check_absent, NULL);
-	wait_obj(&R_CM, NS_GC, "run-gc-input", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_JOB, NS_GC, "run-gc", optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_CM, NS_GC, "run-gc-input", optest_check_absent, NULL);
 	wait_none_labelled(&R_POD, NS_GC, "sympozium.ai/agent-run=run-gc");
-	wait_obj(&R_DEP, NS_GC, "mcp-gc", check_absent, NULL);
-	wait_obj(&R_SVC, NS_GC, "mcp-gc", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_DEP, NS_GC, "mcp-gc", optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_SVC, NS_GC, "mcp-gc", optest_check_absent, NULL);
 	/* The garbage collector did it: the operator deleted nothing there
 	 * (the ServiceAccount has no owner and stays). */
 	assert_int_equal(sd_deletes("/namespaces/" NS_GC "/"), 0);
-	wait_obj(&R_SA, NS_GC, "sympozium-agent", check_present, NULL);
+	optest_wait_obj(&F, &R_SA, NS_GC, "sympozium-agent",
+	        optest_check_present, NULL);
 }
 
 /* Deleting owners with finalizers: a running AgentRun (spec 1.9: the
@@ -786,7 +572,8 @@ test_owner_delete_finalizers(void **state)
 	merge_patch(&R_INST, NS_FIN, "inst",
 	        "{\"spec\":{\"channels\":[{\"type\":\"telegram\"}]}}");
 	create_run(NS_FIN, "run-long", "inst", NULL);
-	wait_field(&R_RUN, NS_FIN, "run-long", "status.phase", "Running");
+	optest_wait_field(
+	        &F, &R_RUN, NS_FIN, "run-long", "status.phase", "Running");
 	wait_owned(&R_JOB, NS_FIN, "run-long", "AgentRun", "run-long");
 	wait_owned(&R_DEP, NS_FIN, "inst-channel-telegram",
 	        "SympoziumInstance", "inst");
@@ -800,16 +587,22 @@ test_owner_delete_finalizers(void **state)
 	}
 
 	del_obj(&R_RUN, NS_FIN, "run-long");
-	wait_obj(&R_RUN, NS_FIN, "run-long", check_absent, NULL);
-	wait_obj(&R_JOB, NS_FIN, "run-long", check_absent, NULL);
-	wait_obj(&R_CM, NS_FIN, "run-long-input", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_RUN, NS_FIN, "run-long", optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_JOB, NS_FIN, "run-long", optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_CM, NS_FIN, "run-long-input",
+	        optest_check_absent, NULL);
 	wait_none_labelled(&R_POD, NS_FIN, "sympozium.ai/agent-run=run-long");
 	assert_true(sd_deletes("/namespaces/" NS_FIN "/jobs/run-long") >= 1);
 
 	del_obj(&R_INST, NS_FIN, "inst");
-	wait_obj(&R_INST, NS_FIN, "inst", check_absent, NULL);
-	wait_obj(&R_DEP, NS_FIN, "inst-channel-telegram", check_absent, NULL);
-	wait_obj(&R_CM, NS_FIN, "inst-memory", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_INST, NS_FIN, "inst", optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_DEP, NS_FIN, "inst-channel-telegram",
+	        optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_CM, NS_FIN, "inst-memory", optest_check_absent, NULL);
 	assert_true(sd_deletes("/namespaces/" NS_FIN
 	                       "/deployments/inst-channel-telegram")
 	        >= 1);
@@ -957,7 +750,8 @@ assert_only_changed(char **rv, size_t changed)
 			        KIDS[i].name);
 		}
 		if (i != changed && !same) {
-			(void)ksim_writes_after(F.a.request_log, UA_SD, 0, true);
+			(void)ksim_writes_after(
+			        F.a.request_log, UA_SD, 0, true);
 			fail_msg("%s %s changed (rv %s -> %s)",
 			        KIDS[i].r->plural, KIDS[i].name, rv[i], now);
 		}
@@ -970,11 +764,12 @@ static void
 create_tools(void)
 {
 	create(&R_SKP, NS_CHANGE,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SkillPack\",\"metadata\":{\"name\":\"tools\"},"
-	              "\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
-	              "\"Use one.\"},{\"name\":\"two\",\"content\":"
-	              "\"Use two.\"}]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SkillPack\",\"metadata\":{\"name\":\"tools\"},"
+	                "\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
+	                "\"Use one.\"},{\"name\":\"two\",\"content\":"
+	                "\"Use two.\"}]}}"));
 }
 
 /* Creates the objects of NS_CHANGE and waits for every child. */
@@ -987,17 +782,18 @@ change_fixture(void)
 	create_tools();
 	create_instance(NS_CHANGE, "solo");
 	create(&R_PACK, NS_CHANGE,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"team\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"team\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
 	patch_team("gpt-4o", "B task");
-	wait_obj(&R_MCP, NS_CHANGE, "mcp", check_ready, NULL);
+	optest_wait_obj(&F, &R_MCP, NS_CHANGE, "mcp", check_ready, NULL);
 	wait_owned(&R_SVC, NS_CHANGE, "mcp", "MCPServer", "mcp");
-	wait_obj(&R_PACK, NS_CHANGE, "team", check_pack, &two);
+	optest_wait_obj(&F, &R_PACK, NS_CHANGE, "team", check_pack, &two);
 	wait_owned(&R_CM, NS_CHANGE, "tools", "SkillPack", "tools");
 	for (size_t i = 0; i < NKIDS; i++) {
-		wait_obj(KIDS[i].r, NS_CHANGE, KIDS[i].name, check_present,
-		        NULL);
+		optest_wait_obj(&F, KIDS[i].r, NS_CHANGE, KIDS[i].name,
+		        optest_check_present, NULL);
 	}
 }
 
@@ -1028,23 +824,23 @@ test_spec_change(void **state)
 	/* The MCPServer's image: its Deployment, not its Service. */
 	merge_patch(&R_MCP, NS_CHANGE, "mcp",
 	        "{\"spec\":{\"deployment\":{\"image\":\"img:2\"}}}");
-	wait_obj(&R_DEP, NS_CHANGE, "mcp", check_image, "img:2");
+	optest_wait_obj(&F, &R_DEP, NS_CHANGE, "mcp", check_image, "img:2");
 	assert_only_changed(rv, K_MCP_DEP);
 	/* A persona's model: its instance only (spec 3.3 "Present"). */
 	patch_team("gpt-5", "B task");
-	wait_field(&R_INST, NS_CHANGE, "team-a", "spec.agents.default.model",
-	        "gpt-5");
+	optest_wait_field(&F, &R_INST, NS_CHANGE, "team-a",
+	        "spec.agents.default.model", "gpt-5");
 	assert_only_changed(rv, K_TEAM_A);
 	/* A persona's schedule task: its schedule only. */
 	patch_team("gpt-5", "B task v2");
-	wait_field(&R_SCHED, NS_CHANGE, "team-b-schedule", "spec.task",
-	        "B task v2");
+	optest_wait_field(&F, &R_SCHED, NS_CHANGE, "team-b-schedule",
+	        "spec.task", "B task v2");
 	assert_only_changed(rv, K_TEAM_B_SCHED);
 	/* A skill's content: the SkillPack's ConfigMap only. */
 	merge_patch(&R_SKP, NS_CHANGE, "tools",
 	        "{\"spec\":{\"skills\":[{\"name\":\"one\",\"content\":"
 	        "\"Use one.\"},{\"name\":\"two\",\"content\":\"Use 2.\"}]}}");
-	wait_obj(&R_CM, NS_CHANGE, "tools", check_two_md, "Use 2.");
+	optest_wait_obj(&F, &R_CM, NS_CHANGE, "tools", check_two_md, "Use 2.");
 	assert_only_changed(rv, K_TOOLS);
 	/* A new channel: a new Deployment, the instance's other children
 	 * (its memory ConfigMap) untouched. */
@@ -1069,18 +865,20 @@ test_schedule_run(void **state)
 
 	(void)state;
 	create_instance(NS_SCHED, "inst");
-	wait_obj(&R_CM, NS_SCHED, "inst-memory", check_present, NULL);
+	optest_wait_obj(&F, &R_CM, NS_SCHED, "inst-memory",
+	        optest_check_present, NULL);
 	daily_cron(cron, sizeof(cron));
 	create(&R_SCHED, NS_SCHED,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SympoziumSchedule\",\"metadata\":{\"name\":"
-	              "\"nightly\"},\"spec\":{\"instanceRef\":\"inst\","
-	              "\"schedule\":\"%s\",\"task\":\"Do the thing\","
-	              "\"type\":\"sweep\"}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SympoziumSchedule\",\"metadata\":{\"name\":"
+	                "\"nightly\"},\"spec\":{\"instanceRef\":\"inst\","
+	                "\"schedule\":\"%s\",\"task\":\"Do the thing\","
+	                "\"type\":\"sweep\"}}",
 	                cron));
 	wait_owned(
 	        &R_RUN, NS_SCHED, "nightly-1", "SympoziumSchedule", "nightly");
-	run = get(&R_RUN, NS_SCHED, "nightly-1");
+	run = optest_get(&F, &R_RUN, NS_SCHED, "nightly-1");
 	assert_string_equal(
 	        jx_getv(run, "metadata", "labels", "sympozium.ai/schedule",
 	                NULL) == NULL
@@ -1101,9 +899,9 @@ test_schedule_run(void **state)
 	assert_string_equal(task,
 	        "## Memory Context\n" MEM_MD "\n\n## Task\nDo the thing");
 	json_object_put(run);
-	wait_field(&R_SCHED, NS_SCHED, "nightly", "status.lastRunName",
-	        "nightly-1");
-	s = get(&R_SCHED, NS_SCHED, "nightly");
+	optest_wait_field(&F, &R_SCHED, NS_SCHED, "nightly",
+	        "status.lastRunName", "nightly-1");
+	s = optest_get(&F, &R_SCHED, NS_SCHED, "nightly");
 	assert_string_equal(jx_get_str(s, "status.phase"), "Active");
 	assert_int_equal(int_at(s, "status.totalRuns"), 1);
 	assert_non_null(jx_get_str(s, "status.nextRunTime"));
@@ -1111,7 +909,8 @@ test_schedule_run(void **state)
 	json_object_put(s);
 	/* The run completes on the emulated kubelet (empty log: no result);
 	 * the schedule makes no second run. */
-	wait_field(&R_RUN, NS_SCHED, "nightly-1", "status.phase", "Succeeded");
+	optest_wait_field(&F, &R_RUN, NS_SCHED, "nightly-1", "status.phase",
+	        "Succeeded");
 	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
 	                         "sympozium.ai/schedule=nightly"),
@@ -1123,10 +922,11 @@ static void
 create_schedule(const char *name, const char *cron, const char *suspend)
 {
 	create(&R_SCHED, NS_SCHED,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"SympoziumSchedule\",\"metadata\":{\"name\":\"%s\"},"
-	              "\"spec\":{\"instanceRef\":\"inst\",\"schedule\":"
-	              "\"%s\",\"task\":\"Later\",\"suspend\":%s}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"SympoziumSchedule\",\"metadata\":{\"name\":\"%s\"},"
+	                "\"spec\":{\"instanceRef\":\"inst\",\"schedule\":"
+	                "\"%s\",\"task\":\"Later\",\"suspend\":%s}}",
 	                name, cron, suspend));
 }
 
@@ -1167,8 +967,9 @@ test_schedule_suspend_invalid(void **state)
 	daily_cron(cron, sizeof(cron));
 	create_schedule("paused", cron, "true");
 	create_schedule("broken", "61 * * * *", "false");
-	wait_field(&R_SCHED, NS_SCHED, "paused", "status.phase", "Suspended");
-	wait_obj(&R_SCHED, NS_SCHED, "broken", check_invalid, NULL);
+	optest_wait_field(
+	        &F, &R_SCHED, NS_SCHED, "paused", "status.phase", "Suspended");
+	optest_wait_obj(&F, &R_SCHED, NS_SCHED, "broken", check_invalid, NULL);
 	ksim_wait_quiet(F.a.request_log, UA_SD, QUIET_MS, WAIT_MS);
 	assert_int_equal(count_labelled(&R_RUN, NS_SCHED,
 	                         "sympozium.ai/schedule=paused"),
@@ -1180,8 +981,10 @@ test_schedule_suspend_invalid(void **state)
 	        "{\"spec\":{\"suspend\":false}}");
 	wait_owned(
 	        &R_RUN, NS_SCHED, "paused-1", "SympoziumSchedule", "paused");
-	wait_field(&R_SCHED, NS_SCHED, "paused", "status.phase", "Active");
-	wait_field(&R_RUN, NS_SCHED, "paused-1", "status.phase", "Succeeded");
+	optest_wait_field(
+	        &F, &R_SCHED, NS_SCHED, "paused", "status.phase", "Active");
+	optest_wait_field(
+	        &F, &R_RUN, NS_SCHED, "paused-1", "status.phase", "Succeeded");
 }
 
 /* ---- 7. a PersonaPack stamps and tears down ---- */
@@ -1221,8 +1024,8 @@ check_persona_label(json_object *o, const void *arg)
 	        || strcmp(json_object_get_string(p), "crew")) {
 		return ("persona labels missing or wrong");
 	}
-	return (check_owner(
-	        o, (const char *const[]) { "PersonaPack", "crew" }));
+	return (optest_check_owner(o,
+	        &(const struct optest_owner) { "PersonaPack", "crew", NULL }));
 }
 
 static void
@@ -1232,36 +1035,45 @@ test_personapack_teardown(void **state)
 
 	(void)state;
 	create(&R_PACK, NS_PACK,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"crew\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"crew\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[]}}"));
 	patch_crew("");
-	wait_obj(&R_PACK, NS_PACK, "crew", check_pack, &two);
-	wait_obj(&R_INST, NS_PACK, "crew-x", check_persona_label, "x");
-	wait_obj(&R_INST, NS_PACK, "crew-y", check_persona_label, "y");
-	wait_obj(&R_SCHED, NS_PACK, "crew-x-schedule", check_persona_label,
-	        "x");
-	wait_obj(&R_SCHED, NS_PACK, "crew-y-schedule", check_persona_label,
-	        "y");
-	wait_field(&R_SCHED, NS_PACK, "crew-x-schedule", "spec.instanceRef",
-	        "crew-x");
-	wait_obj(&R_CM, NS_PACK, "crew-x-memory", check_memory,
+	optest_wait_obj(&F, &R_PACK, NS_PACK, "crew", check_pack, &two);
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "crew-x", check_persona_label, "x");
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "crew-y", check_persona_label, "y");
+	optest_wait_obj(&F, &R_SCHED, NS_PACK, "crew-x-schedule",
+	        check_persona_label, "x");
+	optest_wait_obj(&F, &R_SCHED, NS_PACK, "crew-y-schedule",
+	        check_persona_label, "y");
+	optest_wait_field(&F, &R_SCHED, NS_PACK, "crew-x-schedule",
+	        "spec.instanceRef", "crew-x");
+	optest_wait_obj(&F, &R_CM, NS_PACK, "crew-x-memory", check_memory,
 	        "# Memory\n\n- seed one\n");
 
 	/* An excluded persona loses its instance and schedule. */
 	patch_crew("\"excludePersonas\":[\"y\"],");
-	wait_obj(&R_INST, NS_PACK, "crew-y", check_absent, NULL);
-	wait_obj(&R_SCHED, NS_PACK, "crew-y-schedule", check_absent, NULL);
-	wait_obj(&R_PACK, NS_PACK, "crew", check_pack, &one);
-	wait_obj(&R_INST, NS_PACK, "crew-x", check_present, NULL);
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "crew-y", optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_SCHED, NS_PACK, "crew-y-schedule",
+	        optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_PACK, NS_PACK, "crew", check_pack, &one);
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "crew-x", optest_check_present, NULL);
 
 	/* Disabled: everything goes, the seed ConfigMap too. */
 	merge_patch(
 	        &R_PACK, NS_PACK, "crew", "{\"spec\":{\"enabled\":false}}");
-	wait_obj(&R_INST, NS_PACK, "crew-x", check_absent, NULL);
-	wait_obj(&R_SCHED, NS_PACK, "crew-x-schedule", check_absent, NULL);
-	wait_obj(&R_CM, NS_PACK, "crew-x-memory", check_absent, NULL);
-	wait_obj(&R_PACK, NS_PACK, "crew", check_pack, &zero);
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "crew-x", optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_SCHED, NS_PACK, "crew-x-schedule",
+	        optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_CM, NS_PACK, "crew-x-memory",
+	        optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_PACK, NS_PACK, "crew", check_pack, &zero);
 	assert_int_equal(count_labelled(&R_INST, NS_PACK,
 	                         "sympozium.ai/persona-pack=crew"),
 	        0);
@@ -1281,22 +1093,28 @@ test_personapack_delete(void **state)
 	(void)state;
 	far_cron(cron, sizeof(cron));
 	create(&R_PACK, NS_PACK,
-	        jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
-	              "\"PersonaPack\",\"metadata\":{\"name\":\"duo\"},"
-	              "\"spec\":{\"enabled\":true,\"personas\":[{\"name\":"
-	              "\"z\",\"systemPrompt\":\"You are Z.\",\"memory\":{"
-	              "\"enabled\":true,\"seeds\":[\"zed\"]},\"schedule\":{"
-	              "\"type\":\"sweep\",\"cron\":\"%s\",\"task\":\"Z\"}}]}}",
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"duo\"},"
+	                "\"spec\":{\"enabled\":true,\"personas\":[{\"name\":"
+	                "\"z\",\"systemPrompt\":\"You are Z.\",\"memory\":{"
+	                "\"enabled\":true,\"seeds\":[\"zed\"]},\"schedule\":{"
+	                "\"type\":\"sweep\",\"cron\":\"%s\",\"task\":\"Z\"}}]}"
+	                "}",
 	                cron));
 	wait_owned(&R_INST, NS_PACK, "duo-z", "PersonaPack", "duo");
 	wait_owned(&R_SCHED, NS_PACK, "duo-z-schedule", "PersonaPack", "duo");
-	wait_obj(&R_CM, NS_PACK, "duo-z-memory", check_memory,
+	optest_wait_obj(&F, &R_CM, NS_PACK, "duo-z-memory", check_memory,
 	        "# Memory\n\n- zed\n");
 	del_obj(&R_PACK, NS_PACK, "duo");
-	wait_obj(&R_PACK, NS_PACK, "duo", check_absent, NULL);
-	wait_obj(&R_INST, NS_PACK, "duo-z", check_absent, NULL);
-	wait_obj(&R_SCHED, NS_PACK, "duo-z-schedule", check_absent, NULL);
-	wait_obj(&R_CM, NS_PACK, "duo-z-memory", check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_PACK, NS_PACK, "duo", optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_INST, NS_PACK, "duo-z", optest_check_absent, NULL);
+	optest_wait_obj(&F, &R_SCHED, NS_PACK, "duo-z-schedule",
+	        optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_CM, NS_PACK, "duo-z-memory", optest_check_absent, NULL);
 	assert_true(
 	        sd_deletes("/namespaces/" NS_PACK "/configmaps/duo-z-memory")
 	        >= 1);
@@ -1330,19 +1148,6 @@ test_steady_state(void **state)
 	        >= leases + 3);
 }
 
-static void
-test_sigterm(void **state)
-{
-	(void)state;
-	assert_true(F.pid > 0);
-	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
-	if (!WIFEXITED(F.status) || WEXITSTATUS(F.status) != 0) {
-		sdproc_dump_log(F.log);
-		fail_msg("sympoziumd: wait status %d, want exit 0", F.status);
-	}
-}
-
 int
 main(void)
 {
@@ -1358,8 +1163,8 @@ main(void)
 		cmocka_unit_test(test_personapack_teardown),
 		cmocka_unit_test(test_personapack_delete),
 		cmocka_unit_test(test_steady_state),
-		cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(optest_test_sigterm),
 	};
 
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
 }

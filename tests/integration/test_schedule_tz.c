@@ -10,13 +10,10 @@
  * filter (sbx_relaxed()): the test still runs but proves the view path
  * only in `make check`.
  *
- * Every wait is bounded (WAIT_MS).  Only the pid this test forked is
- * signalled.
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,9 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -34,8 +29,8 @@
 #include "common/kapi.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
-#include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 #include "workers/cron.h"
@@ -48,84 +43,13 @@
 static const struct kapi_res R_SCHED
         = { GROUP, VERSION, "sympoziumschedules", true };
 
-static struct {
-	struct ksim_api a;
-	char dir[64];
-	char log[128];
-	pid_t pid; /* 0 once reaped */
-	int status;
-} F;
-
-static void
-apply_crds(void)
-{
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(F.a.c, dir);
-
-	free(dir);
-	assert_int_equal(n, 8);
-}
-
-static void
-sd_start(void)
-{
-	char rundir[128];
-	const char *args[] = { "--kubeconfig", F.a.kubeconfig, "--runtime-dir",
-		rundir, "--metrics-bind-address=0",
-		"--health-probe-bind-address=0", NULL };
-
-	snprintf(F.log, sizeof(F.log), "%s/sympoziumd.log", F.dir);
-	snprintf(rundir, sizeof(rundir), "%s/run", F.dir);
-	F.pid = sdproc_start(F.log, args);
-	assert_true(F.pid > 0);
-}
-
-static char *
-sd_log(void)
-{
-	char *t = testutil_read_file(F.log, NULL);
-
-	return (t != NULL ? t : xstrdup(""));
-}
+static struct optest F;
 
 static int
 setup(void **state)
 {
-	(void)state;
-	memset(&F, 0, sizeof(F));
-	snprintf(F.dir, sizeof(F.dir), "/tmp/test-schedtz-XXXXXX");
-	if (mkdtemp(F.dir) == NULL) {
-		return (-1);
-	}
-	if (ksim_api_start(&F.a, NULL, "test-schedule-tz/0.1", 10000) != 0) {
-		return (-1);
-	}
-	apply_crds();
-	sd_start();
-	return (0);
-}
-
-static int
-teardown(void **state)
-{
-	char path[256];
-	int rc;
-
-	(void)state;
-	if (F.pid > 0) {
-		(void)kill(F.pid, SIGTERM);
-		if (!sdproc_reap(&F.pid, &F.status, 15000)) {
-			(void)kill(F.pid, SIGKILL);
-			(void)sdproc_reap(&F.pid, &F.status, 5000);
-		}
-	}
-	rc = ksim_api_stop(&F.a);
-	snprintf(path, sizeof(path), "%s/sympoziumd.log", F.dir);
-	(void)unlink(path);
-	snprintf(path, sizeof(path), "%s/run", F.dir);
-	(void)rmdir(path);
-	(void)rmdir(F.dir);
-	return (rc == 0 ? 0 : -1);
+	*state = &F;
+	return (optest_start_operator(&F, "test-schedule-tz", WAIT_MS, NULL));
 }
 
 /* Creates schedule name with the cron expression, retrying while the CRD
@@ -140,23 +64,9 @@ create_schedule(const char *name, const char *cron)
 	                       "\"schedule\":\"%s\",\"task\":\"Check in.\"}}",
 	        name, cron);
 	json_object *obj = json_tokener_parse(text), *out = NULL;
-	int64_t end = ksim_now_ms() + WAIT_MS;
-	enum kapi_rc rc;
 
 	assert_non_null(obj);
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		rc = kapi_create(F.a.c, &R_SCHED, NS, obj, &out, &e);
-		if (rc != KAPI_ENOTFOUND || ksim_now_ms() >= end) {
-			if (rc != KAPI_OK) {
-				fail_msg("create %s: %s", name, e.message);
-			}
-			kapi_err_fini(&e);
-			break;
-		}
-		kapi_err_fini(&e);
-		ksim_sleep_ms(50);
-	}
+	optest_create_or_fail(&F, &R_SCHED, NS, obj, &out);
 	json_object_put(obj);
 	free(text);
 	return (out);
@@ -167,33 +77,18 @@ create_schedule(const char *name, const char *cron)
 static json_object *
 wait_phase(const char *name, const char *phase)
 {
-	int64_t end = ksim_now_ms() + WAIT_MS;
+	const char *fv[2] = { "status.phase", phase };
 	json_object *o = NULL;
 
-	for (;;) {
-		struct kapi_err e = KAPI_ERR_INIT;
-		enum kapi_rc rc = kapi_get(F.a.c, &R_SCHED, NS, name, &o, &e);
-		const char *got
-		        = rc == KAPI_OK ? jx_get_str(o, "status.phase") : NULL;
-		kapi_err_fini(&e);
-		if (got != NULL && strcmp(got, phase) == 0) {
-			return (o);
-		}
-		if (ksim_now_ms() >= end) {
-			char *log = sd_log();
-			fprintf(stderr, "---- sympoziumd log ----\n%s----\n",
-			        log);
-			free(log);
-			fail_msg("%s: phase %s after %d ms, want %s (%s)",
-			        name, got != NULL ? got : "(none)", WAIT_MS,
-			        phase,
-			        o != NULL ? json_object_to_json_string(o)
-			                  : "");
-		}
-		json_object_put(o);
-		o = NULL;
-		ksim_sleep_ms(100);
+	if (optest_poll(&F, &R_SCHED, NS, name, optest_check_field, fv, &o)
+	        != NULL) {
+		const char *got = jx_get_str(o, "status.phase");
+		sdproc_dump_log(F.sd[0].log);
+		fail_msg("%s: phase %s after %d ms, want %s (%s)", name,
+		        got != NULL ? got : "(none)", WAIT_MS, phase,
+		        o != NULL ? json_object_to_json_string(o) : "");
 	}
+	return (o);
 }
 
 /* A month half a year away, so the schedule is not due in the test. */
@@ -257,23 +152,15 @@ test_unknown_zone(void **state)
 static void
 test_worker_alive(void **state)
 {
-	char *log = sd_log();
-
 	(void)state;
 	/* before shutdown, no worker of any controller exited */
-	if (strstr(log, "exited:") != NULL) {
-		fprintf(stderr, "---- sympoziumd log ----\n%s----\n", log);
-		free(log);
+	if (sdproc_log_count(F.sd[0].log, "exited:") != 0) {
+		sdproc_dump_log(F.sd[0].log);
 		fail_msg("a worker exited");
 	}
-	free(log);
-	assert_true(F.pid > 0);
-	assert_int_equal(kill(F.pid, SIGTERM), 0);
-	assert_true(sdproc_reap(&F.pid, &F.status, 15000));
-	assert_true(WIFEXITED(F.status) && WEXITSTATUS(F.status) == 0);
-	log = sd_log();
-	assert_null(strstr(log, "exited: signal SIGSYS"));
-	free(log);
+	optest_sd_sigterm(&F, 0, 15000);
+	assert_int_equal(
+	        sdproc_log_count(F.sd[0].log, "exited: signal SIGSYS"), 0);
 }
 
 int
@@ -285,5 +172,5 @@ main(void)
 		cmocka_unit_test(test_worker_alive),
 	};
 
-	return (cmocka_run_group_tests(tests, setup, teardown));
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
 }

@@ -6,9 +6,11 @@
  */
 #include "tests/lib/testutil.h"
 
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "common/buf.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "common/yamlj.h"
 
 json_object *
 testutil_json(const char *s, int max_depth)
@@ -31,6 +34,23 @@ testutil_json(const char *s, int max_depth)
 	return (o);
 }
 
+json_object *
+testutil_jsonf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	json_object *o;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0) {
+		fail_msg("vasprintf %s", fmt);
+	}
+	va_end(ap);
+	o = testutil_json(s, 0);
+	free(s);
+	return (o);
+}
+
 char *
 testutil_read_file(const char *path, size_t *lenp)
 {
@@ -40,6 +60,21 @@ testutil_read_file(const char *path, size_t *lenp)
 		fail_msg("cannot read %s", path);
 	}
 	return (buf_detach(&b, lenp));
+}
+
+json_object *
+testutil_read_yaml(const char *path)
+{
+	size_t len = 0;
+	char *text = testutil_read_file(path, &len);
+	char err[256] = "";
+	json_object *docs = yamlj_parse_all(text, len, err, sizeof(err));
+
+	free(text);
+	if (docs == NULL) {
+		fail_msg("%s: %s", path, err);
+	}
+	return (docs);
 }
 
 char *
@@ -56,4 +91,23 @@ testutil_shared_path(const char *rel)
 		        dir);
 	}
 	return (xasprintf("%s/%s", dir, rel));
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
+int
+testutil_rmtree(const char *dir)
+{
+	if (getenv("KEEP_TEST_DIR") != NULL) {
+		fprintf(stderr, "KEEP_TEST_DIR: %s kept\n", dir);
+		return (0);
+	}
+	return (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1);
 }

@@ -1,6 +1,7 @@
 /*
  * testutil.h: small helpers shared by the cmocka tests.  Each fails the
- * running test (cmocka fail_msg) instead of returning an error.
+ * running test (cmocka fail_msg) instead of returning an error, except
+ * testutil_rmtree() (a cleanup: best effort).
  */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
@@ -12,10 +13,21 @@
 /* Parses a NUL-terminated JSON literal (max_depth as jx_parse; 0 for the
  * default).  Caller frees with json_object_put(). */
 json_object *testutil_json(const char *s, int max_depth);
+/* testutil_json() of the text fmt formats (printf).  Caller frees with
+ * json_object_put(). */
+json_object *testutil_jsonf(const char *fmt, ...)
+        __attribute__((format(printf, 1, 2)));
 /* The whole file (caller frees with free()); *lenp gets its length. */
 char *testutil_read_file(const char *path, size_t *lenp);
+/* Every YAML document of the file at path, as a JSON array.  Caller puts
+ * with json_object_put(). */
+json_object *testutil_read_yaml(const char *path);
 /* The path of rel inside the shared reference tree (../shared of the
  * repository, or $SHARED_DIR); caller frees with free(). */
 char *testutil_shared_path(const char *rel);
+/* Removes dir and everything below it (best effort, links not followed),
+ * unless $KEEP_TEST_DIR is set: then it says on stderr that dir is kept.
+ * Returns 0, or -1 when something could not be removed. */
+int testutil_rmtree(const char *dir);
 
 #endif

@@ -23,6 +23,7 @@
 #include "supervisor/metrics.h"
 #include "supervisor/queue.h"
 #include "supervisor/stats.h"
+#include "tests/lib/sdproc.h"
 
 /* ---- a small Prometheus text parser ---- */
 
@@ -378,25 +379,6 @@ test_page_parses(void **state)
 static void
 test_required_names(void **state)
 {
-	static const char *const names[] = {
-		"controller_runtime_reconcile_total",
-		"controller_runtime_reconcile_errors_total",
-		"controller_runtime_reconcile_time_seconds",
-		"controller_runtime_max_concurrent_reconciles",
-		"controller_runtime_active_workers", "workqueue_depth",
-		"workqueue_adds_total", "workqueue_retries_total",
-		"workqueue_queue_duration_seconds",
-		"workqueue_work_duration_seconds",
-		"workqueue_unfinished_work_seconds",
-		"workqueue_longest_running_processor_seconds",
-		"leader_election_master_status", "rest_client_requests_total",
-		"sympozium_worker_restarts_total", "sympozium_worker_state",
-		"sympozium_worker_resident_memory_bytes",
-		"sympozium_worker_cpu_seconds_total",
-		"sympozium_worker_quarantined_keys",
-		"process_resident_memory_bytes", "process_cpu_seconds_total",
-		"process_start_time_seconds", "process_open_fds"
-	};
 	struct stats *st = sample_stats();
 	struct page *p = malloc(sizeof(*p));
 	char *text = render(st, true);
@@ -405,9 +387,9 @@ test_required_names(void **state)
 
 	(void)state;
 	assert_int_equal(parse_page(text, p), 0);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (fam_find(p, names[i]) == NULL) {
-			fail_msg("missing %s", names[i]);
+	for (size_t i = 0; sdproc_metric_names[i] != NULL; i++) {
+		if (fam_find(p, sdproc_metric_names[i]) == NULL) {
+			fail_msg("missing %s", sdproc_metric_names[i]);
 		}
 	}
 	assert_true(val(p, "controller_runtime_reconcile_total",
