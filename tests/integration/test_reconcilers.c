@@ -18,8 +18,9 @@
  * firing the missed tick on resume, an invalid cron giving Error (5.2,
  * 5.4); a PersonaPack stamping instances, schedules and seeds, removing an
  * excluded persona, tearing everything down when disabled, and its
- * deletion; and no write by the operator other than Lease renewals in
- * 10 s of steady state.
+ * deletion; a run whose instance the cache misses (its watch down) still
+ * starting, the instance read live; and no write by the operator other
+ * than Lease renewals in 10 s of steady state.
  *
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
  * the workers found under it in /proc, are signalled.
@@ -63,9 +64,10 @@
 #define NS_SCHED   "e2e-sched"
 #define NS_PACK    "e2e-pack"
 #define NS_FIN     "e2e-fin"
+#define NS_STALE   "e2e-stale"
 
 static const char *const NAMESPACES[] = { NS_RESULT, NS_FAIL, NS_TIMEOUT,
-	NS_GC, NS_FIN, NS_CHANGE, NS_SCHED, NS_PACK };
+	NS_GC, NS_FIN, NS_CHANGE, NS_SCHED, NS_PACK, NS_STALE };
 
 static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
@@ -224,6 +226,10 @@ kubelet_rules(void)
 	                "\"sympozium.ai/agent-run=run-crash\",\"runDuration\":"
 	                "\"500ms\",\"exitCode\":2,\"logs\":{\"agent\":"
 	                "\"segfault\\n\"}}"));
+	json_object_array_add(rules,
+	        testutil_jsonf(
+	                "{\"namespace\":\"" NS_STALE "\",\"runDuration\":"
+	                "\"120s\"}"));
 	json_object_array_add(rules,
 	        testutil_jsonf("{\"namespace\":\"" NS_FIN "\",\"runDuration\":"
 	                       "\"120s\"}"));
@@ -1123,7 +1129,89 @@ test_personapack_delete(void **state)
 	        0);
 }
 
-/* ---- 8. steady state ---- */
+/* ---- 8. a stale cache never says "not found" ---- */
+
+/* Posts a kubesim fault rule (JSON); returns its id. */
+static int
+add_fault(const char *rule)
+{
+	struct ksim_resp *r = ksim_request(ksim_url(F.a.k), "POST",
+	        "/_kubesim/faults", "application/json", rule, NULL, 10000);
+	int64_t id = -1;
+
+	if (r->code != 201 || jx_get_int(r->json, "id", &id) != 0) {
+		fail_msg("fault rule %s: %ld %s", rule, r->code, r->body);
+	}
+	ksim_resp_free(r);
+	return ((int)id);
+}
+
+static void
+admin_post(const char *method, const char *path)
+{
+	struct ksim_resp *r = ksim_request(
+	        ksim_url(F.a.k), method, path, NULL, NULL, NULL, 10000);
+
+	if (r->code != 200) {
+		fail_msg("%s %s: %ld %s", method, path, r->code, r->body);
+	}
+	ksim_resp_free(r);
+}
+
+static const char *
+check_phase_set(json_object *o, const void *arg)
+{
+	(void)arg;
+	return (jx_get_str(o, "status.phase") != NULL ? NULL : "no phase");
+}
+
+/*
+ * The supervisor's SympoziumInstance watch is down (kubesim answers its
+ * lists and watches 503, so the reflector backs off) when an instance and
+ * then a run naming it are created: the cache misses the instance, and the
+ * run must not fail with "instance not found" (spec 1.3 step 1 fails a run
+ * for good).  The get is confirmed live (views.c), so the run starts.
+ * Found by the long chaos run: a standby took over while its instance
+ * watch was backing off.
+ */
+static void
+test_stale_cache_get(void **state)
+{
+	char path[64];
+	const char *miss;
+	int id;
+
+	(void)state;
+	id = add_fault("{\"verbs\":[\"list\",\"watch\"],\"resource\":"
+	               "\"sympoziuminstances\",\"code\":503}");
+	admin_post("POST", "/_kubesim/close-watches");
+	create_instance(NS_STALE, "in-stale");
+	create_run(NS_STALE, "run-stale", "in-stale", NULL);
+	miss = optest_poll(&F, &R_JOB, NS_STALE, "run-stale",
+	        optest_check_present, NULL, NULL);
+	snprintf(path, sizeof(path), "/_kubesim/faults/%d", id);
+	admin_post("DELETE", path);
+	if (miss != NULL) {
+		json_object *run
+		        = optest_get(&F, &R_RUN, NS_STALE, "run-stale");
+		fail_msg("no Job for run-stale; the run: %s",
+		        json_object_to_json_string(run));
+	}
+	optest_wait_field(
+	        &F, &R_RUN, NS_STALE, "run-stale", "status.phase", "Running");
+	/* the instance came from the API server, not from the cache */
+	assert_true(
+	        ksim_count_log(F.a.request_log, "get",
+	                "/namespaces/" NS_STALE "/sympoziuminstances/in-stale",
+	                UA_SD)
+	        >= 1);
+	/* the watch is back: the instance itself gets reconciled, before
+	 * the steady state below */
+	optest_wait_obj(
+	        &F, &R_INST, NS_STALE, "in-stale", check_phase_set, NULL);
+}
+
+/* ---- 9. steady state ---- */
 
 static void
 test_steady_state(void **state)
@@ -1162,6 +1250,7 @@ main(void)
 		cmocka_unit_test(test_schedule_suspend_invalid),
 		cmocka_unit_test(test_personapack_teardown),
 		cmocka_unit_test(test_personapack_delete),
+		cmocka_unit_test(test_stale_cache_get),
 		cmocka_unit_test(test_steady_state),
 		cmocka_unit_test(optest_test_sigterm),
 	};
