@@ -799,12 +799,16 @@ ksim_watch_close(struct ksim_watch *w)
 
 /* The ksim_api fixture. */
 
+/* Removes the directory with the kubeconfig, the request log and what
+ * the caller put there (supervisors' logs and runtime directories), unless
+ * $KEEP_TEST_DIR is set (testutil_rmtree()). */
 static void
 api_remove_files(struct ksim_api *a)
 {
-	unlink(a->kubeconfig);
-	unlink(a->request_log);
-	rmdir(a->dir);
+	if (testutil_rmtree(a->dir) != 0) {
+		fprintf(stderr, "ksim: cannot remove all of %s: %s\n", a->dir,
+		        strerror(errno));
+	}
 }
 
 /* Fills the paths of a fresh directory; 0 or -1. */

@@ -136,7 +136,8 @@ struct ksim_api {
 int ksim_api_start(struct ksim_api *a, const char *const *extra_args,
         const char *user_agent, long timeout_ms);
 /* Frees the client and the configuration, stops kubesim, removes the
- * files and the directory, and zeroes *a.  Returns ksim_stop()'s status
+ * directory with everything in it (kept when $KEEP_TEST_DIR is set), and
+ * zeroes *a.  Returns ksim_stop()'s status
  * (0 for a clean exit), or -1 when a was not started. */
 int ksim_api_stop(struct ksim_api *a);
 
