@@ -4,7 +4,9 @@
 # integration tests are executables tests/integration/*.sh (each prints its
 # own cmocka-style "[  PASSED  ] N" / "[  FAILED  ] N" lines or exits non-zero).
 # A program that crashes counts every test it did not report as passed as
-# failed.  Exit status is non-zero when anything failed.
+# failed.  Exit status is non-zero when anything failed.  The programs'
+# logs go to $BUILD_LOGDIR, else to a /tmp directory removed after a clean
+# run.
 set -u
 BIN=${BIN:-bin}
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
@@ -61,6 +63,13 @@ done
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"
+fi
+# The logs are kept when something failed (the lines above name them) or
+# when the caller chose the directory; a clean run leaves nothing in /tmp.
+if [ "$failed" -eq 0 ] && [ -z "${BUILD_LOGDIR:-}" ]; then
+	rm -rf "$logdir"
+else
+	echo "logs: $logdir"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
