@@ -1,12 +1,18 @@
 /*
  * elect.c: runs the Lease state machine (lease.c) over the supervisor's
  * API connection: one request at a time, GET / POST / PUT of
- * coordination.k8s.io/v1 leases, answers classified for the state machine.
+ * coordination.k8s.io/v1 leases, answers classified for the state machine;
+ * and, while standing by, a watch of that Lease whose events the state
+ * machine judges like GET answers (lease_on_watch()): a release is taken
+ * within one round trip, not after the retry period with its jitter (up
+ * to 2.2 of them), and a killed holder's expiry counts from its last
+ * renewal as the watch saw it, not from the standby's last poll.
  * Becoming leader bumps the epoch given to workers and re-enqueues every
  * primary object; losing the lease stops dispatch and writes at once
  * (fencing: sup_leading() is asked before every dispatch and every write).
  * Without --leader-elect this process leads from the start, epoch 1.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "common/jsonx.h"
@@ -96,6 +102,94 @@ send_action(struct sup *s, struct lease_action *act)
 	s->lease_busy = true;
 }
 
+/* ---- the standby's watch of the Lease ---- */
+
+static void
+lw_close(struct sup *s, int64_t reopen_at)
+{
+	if (s->lw_id != 0) {
+		kapi_multi_cancel(s->m, s->lw_id);
+		s->lw_id = 0;
+	}
+	kapi_watch_free(s->lw_dec);
+	s->lw_dec = NULL;
+	s->lw_at = reopen_at;
+}
+
+static void
+lw_data(void *arg, uint64_t id, const char *data, size_t len)
+{
+	struct sup *s = arg;
+	struct kapi_watch_event ev;
+	int64_t now = timefmt_now_ms_mono();
+	int rc = 0;
+
+	if (id != s->lw_id || s->lw_dec == NULL) {
+		return;
+	}
+	if (kapi_watch_feed(s->lw_dec, data, len) == 0) {
+		while ((rc = kapi_watch_next(s->lw_dec, &ev)) == 1) {
+			bool del = ev.type == KAPI_WATCH_DELETED;
+			if ((del || ev.type == KAPI_WATCH_ADDED
+			            || ev.type == KAPI_WATCH_MODIFIED)
+			        && lease_on_watch(s->lease,
+			                del ? NULL : ev.object, now)) {
+				s->lease_at = now;
+			}
+			kapi_watch_event_fini(&ev);
+		}
+	} else {
+		rc = -1;
+	}
+	if (rc < 0) {
+		log_warnx("lease watch: %s", kapi_watch_error(s->lw_dec));
+		lw_close(s, now + s->cfg.retry_ms);
+	}
+}
+
+static void
+lw_done(void *arg, struct kapi_resp *resp)
+{
+	struct sup *s = arg;
+
+	if (resp->id != s->lw_id) {
+		return;
+	}
+	stats_api(s->stats, KAPI_WATCH, resp->code);
+	s->lw_id = 0;
+	/* a clean end (the server's timeout) reopens at once, a failure
+	 * after the retry period */
+	lw_close(s, timefmt_now_ms_mono()
+	                + (resp->err.rc == KAPI_OK ? 0 : s->cfg.retry_ms));
+}
+
+/* Keeps the watch open while standing by, closed while leading. */
+static void
+lw_tick(struct sup *s, int64_t now)
+{
+	char sel[256];
+	struct kapi_req req = {.verb = KAPI_WATCH, .res = &leases,
+	        .ns = s->cfg.le_namespace};
+
+	if (s->lease == NULL) {
+		return;
+	}
+	if (s->leading || s->stopping) {
+		if (s->lw_id != 0) {
+			lw_close(s, now);
+		}
+		return;
+	}
+	if (s->lw_id != 0 || now < s->lw_at) {
+		return;
+	}
+	snprintf(sel, sizeof(sel), "metadata.name=%s", s->cfg.le_id);
+	req.list.field_selector = sel;
+	req.list.timeout_seconds = 300;
+	s->lw_dec = kapi_watch_new(64 * 1024, 0);
+	s->lw_id = kapi_multi_watch(s->m, &req, lw_data, lw_done, s);
+}
+
 bool
 sup_leading(struct sup *s, int64_t now)
 {
@@ -141,6 +235,7 @@ sup_elect(struct sup *s, int64_t now)
 		lease_action_fini(&act);
 	}
 	transition(s, now);
+	lw_tick(s, now);
 }
 
 void

@@ -537,6 +537,17 @@ release_on_get(
 	}
 }
 
+/* After reading the record: wait while another holds it, else write. */
+static void
+judge(struct lease *l, int64_t now)
+{
+	if (l->holder[0] != '\0' && !mine(l) && observation_valid(l, now)) {
+		held_by_other(l, now);
+	} else {
+		schedule(l, STEP_PUT, now);
+	}
+}
+
 int
 lease_on_get(
         struct lease *l, enum lease_result r, json_object *obj, int64_t now_ms)
@@ -564,12 +575,7 @@ lease_on_get(
 		if (l->leader && !mine(l)) {
 			lose(l, "the Lease names another holder");
 		}
-		if (l->holder[0] != '\0' && !mine(l)
-		        && observation_valid(l, now_ms)) {
-			held_by_other(l, now_ms);
-		} else {
-			schedule(l, STEP_PUT, now_ms);
-		}
+		judge(l, now_ms);
 	}
 	return (0);
 }
@@ -643,6 +649,26 @@ lease_release(struct lease *l, int64_t now_ms, int64_t now_us,
 		schedule(l, STEP_REL_PUT, now_ms);
 	}
 	lease_next(l, now_ms, now_us, out);
+}
+
+bool
+lease_on_watch(struct lease *l, json_object *obj, int64_t now_ms)
+{
+	expire(l, now_ms);
+	if (l->leader || l->releasing || l->flight != FL_NONE
+	        || l->step != STEP_ATTEMPT) {
+		return (false);
+	}
+	if (obj == NULL) {
+		forget(l);
+		schedule(l, STEP_CREATE, now_ms);
+	} else if (!usable(obj)) {
+		return (false);
+	} else {
+		observe(l, obj, now_ms, false);
+		judge(l, now_ms);
+	}
+	return (true);
 }
 
 bool

@@ -159,6 +159,17 @@ int lease_on_write(struct lease *l, enum lease_result r, json_object *obj,
 void lease_release(struct lease *l, int64_t now_ms, int64_t now_us,
         struct lease_action *out);
 
+/* The Lease as a watch event shows it (obj NULL: deleted), for a
+ * candidate between attempts: judged as the answer of an attempt's GET
+ * would be (a changed record is observed now; free, or ours: write at
+ * once; deleted: create; held by another: the next attempt at the
+ * observation's expiry or after the jittered retry period).  So a release
+ * is taken within one round trip, and a killed holder is replaced within
+ * the lease duration of its last renewal, as the watch saw it.  Ignored
+ * (false) for a leader, while releasing, or with a request in flight (its
+ * answer will do); true when it was taken (call lease_next() now). */
+bool lease_on_watch(struct lease *l, json_object *obj, int64_t now_ms);
+
 /* True while this process leads: it acquired or renewed the Lease and the
  * last successful write was sent less than renew_deadline_ms before now_ms.
  * Once false it stays false until a new leadership (new epoch) begins. */

@@ -406,6 +406,7 @@ sup_free(struct sup *s)
 	wr_free(s->wr);
 	ev_free(s->ev);
 	inf_free(s->inf);
+	kapi_watch_free(s->lw_dec);
 	if (s->m != NULL) {
 		kapi_multi_free(s->m);
 	}

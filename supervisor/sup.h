@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/kapi.h"
+#include "common/kapi_watch.h"
 #include "supervisor/config.h"
 #include "supervisor/ctrl.h"
 #include "supervisor/events.h"
@@ -65,6 +66,9 @@ struct sup {
 	bool lease_busy;     /* a Lease request is in flight */
 	enum kapi_verb lease_verb; /* of the write in flight (stats) */
 	int64_t lease_at;    /* next lease_next() */
+	uint64_t lw_id;      /* the standby's watch of the Lease, 0: none */
+	struct kapi_watch *lw_dec; /* its decoder */
+	int64_t lw_at;       /* when to (re)open it */
 	bool leading;
 	uint32_t epoch;
 	char identity[128];

@@ -21,7 +21,8 @@
  *     escalate and bind on roles and clusterroles when the code creates
  *     RBAC objects (the API server's escalation check).
  * Every needed (group, resource, verb) is granted, and nothing else.  The
- * leader-election Role grants exactly get, create and update on leases.
+ * leader-election Role grants exactly get, create, update and watch on
+ * leases (a standby watches the Lease: supervisor/elect.c).
  *
  * The Deployment keeps its hardening (two replicas, --leader-elect,
  * non-root, read-only root, no capabilities, seccomp, in-memory runtime
@@ -485,10 +486,11 @@ test_bindings_name_the_service_account(void **state)
 	assert_string_equal(jx_get_str(rb, "roleRef.kind"), "Role");
 	assert_string_equal(jx_get_str(rb, "subjects.0.name"), name);
 	rules_to_perms(doc_of(le, "Role"), &got);
-	assert_int_equal(got.n, 3);
+	assert_int_equal(got.n, 4);
 	assert_true(perm_has(&got, "coordination.k8s.io|leases|get"));
 	assert_true(perm_has(&got, "coordination.k8s.io|leases|create"));
 	assert_true(perm_has(&got, "coordination.k8s.io|leases|update"));
+	assert_true(perm_has(&got, "coordination.k8s.io|leases|watch"));
 	perm_free(&got);
 	json_object_put(cr);
 	json_object_put(le);

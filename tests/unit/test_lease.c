@@ -949,6 +949,99 @@ test_bad_answers(void **state)
 	lease_free(NULL);
 }
 
+/* The standby's watch (lease_on_watch()): events are judged like GET
+ * answers between attempts, and ignored while a request is in flight or
+ * while leading. */
+static void
+test_watch_events(void **state)
+{
+	struct lease_config c = config("me");
+	struct lease_action act;
+	struct lease *l;
+	struct fake f = { 0 };
+	json_object *ev;
+	int64_t at;
+
+	(void)state;
+	c.retry_period_ms = 500;
+	c.rand = rand_high; /* the jittered wait is near 2.2 periods */
+	l = lease_new(&c, NULL, 0);
+	assert_non_null(l);
+	fake_put_other(&f, "other", BASE_US, 0);
+	at = drive(l, &f, 1000);
+	assert_true(at >= 1000 + 1090);
+	assert_int_equal(lease_observed_time(l), 1000);
+	/* A renewal seen on the watch: observed now, still held, no write;
+	 * the next attempt is no later than its expiry. */
+	fake_put_other(&f, "other", BASE_US + 1200000, 0);
+	ev = jx_copy_stripa(f.obj, NULL);
+	assert_true(lease_on_watch(l, ev, 1200));
+	json_object_put(ev);
+	assert_int_equal(lease_observed_time(l), 1200);
+	at = drive(l, &f, 1200);
+	assert_true(at > 1200 && at <= 1200 + 15000);
+	assert_int_equal(f.updates, 0);
+	assert_false(lease_is_leader(l, 1200));
+	/* The holder releases (empty holder): taken at once, one PUT with
+	 * the watched resourceVersion, no GET. */
+	json_object_object_add(json_object_object_get(f.obj, "spec"),
+	        "holderIdentity", json_object_new_string(""));
+	fake_store(&f, jx_copy_stripa(f.obj, NULL));
+	ev = jx_copy_stripa(f.obj, NULL);
+	f.gets = 0;
+	assert_true(lease_on_watch(l, ev, 1300));
+	json_object_put(ev);
+	at = drive(l, &f, 1300);
+	assert_true(lease_is_leader(l, 1300));
+	assert_int_equal(f.gets, 0);
+	assert_int_equal(f.updates, 1);
+	assert_string_equal(fspec(&f, "holderIdentity"), "me");
+	/* Leading: watch events change nothing. */
+	ev = jx_copy_stripa(f.obj, NULL);
+	assert_false(lease_on_watch(l, ev, 1400));
+	assert_false(lease_on_watch(l, NULL, 1400));
+	json_object_put(ev);
+	assert_true(lease_is_leader(l, 1400));
+	lease_free(l);
+	fake_free(&f);
+
+	/* A deletion seen between attempts: the next step creates. */
+	l = lease_new(&c, NULL, 0);
+	fake_put_other(&f, "other", BASE_US, 0);
+	(void)drive(l, &f, 0);
+	json_object_put(f.obj);
+	f.obj = NULL;
+	assert_true(lease_on_watch(l, NULL, 100));
+	(void)drive(l, &f, 100);
+	assert_int_equal(f.creates, 1);
+	assert_true(lease_is_leader(l, 100));
+	lease_free(l);
+	fake_free(&f);
+
+	/* A request in flight: the event waits for its answer. */
+	l = lease_new(&c, NULL, 0);
+	fake_put_other(&f, "other", BASE_US, 0);
+	lease_next(l, 0, BASE_US, &act);
+	assert_int_equal(act.act, LEASE_ACT_GET);
+	ev = jx_copy_stripa(f.obj, NULL);
+	assert_false(lease_on_watch(l, ev, 10));
+	assert_false(lease_on_watch(l, NULL, 10));
+	json_object_put(ev);
+	lease_action_fini(&act);
+	lease_free(l);
+	fake_free(&f);
+	/* Garbage from the watch is ignored. */
+	l = lease_new(&c, NULL, 0);
+	fake_put_other(&f, "other", BASE_US, 0);
+	(void)drive(l, &f, 0);
+	ev = json_object_new_string("not a lease");
+	assert_false(lease_on_watch(l, ev, 10));
+	json_object_put(ev);
+	assert_int_equal(lease_observed_time(l), 0);
+	lease_free(l);
+	fake_free(&f);
+}
+
 int
 main(void)
 {
@@ -959,6 +1052,7 @@ main(void)
 		cmocka_unit_test(test_two_candidates_failover),
 		cmocka_unit_test(test_local_observation),
 		cmocka_unit_test(test_release_handover),
+		cmocka_unit_test(test_watch_events),
 		cmocka_unit_test(test_release_variants),
 		cmocka_unit_test(test_fencing_errors),
 		cmocka_unit_test(test_fencing_conflicts),
