@@ -157,6 +157,14 @@ lw_done(void *arg, struct kapi_resp *resp)
 	}
 	stats_api(s->stats, KAPI_WATCH, resp->code);
 	s->lw_id = 0;
+	if (resp->err.rc != KAPI_OK && !s->lw_failing) {
+		/* once per streak: without the watch, polling goes on */
+		log_warnx("lease watch: %s; polling the Lease only until it "
+		          "works",
+		        resp->err.message != NULL ? resp->err.message
+		                                  : kapi_rc_name(resp->err.rc));
+	}
+	s->lw_failing = resp->err.rc != KAPI_OK;
 	/* a clean end (the server's timeout) reopens at once, a failure
 	 * after the retry period */
 	lw_close(s, timefmt_now_ms_mono()

@@ -69,6 +69,7 @@ struct sup {
 	uint64_t lw_id;      /* the standby's watch of the Lease, 0: none */
 	struct kapi_watch *lw_dec; /* its decoder */
 	int64_t lw_at;       /* when to (re)open it */
+	bool lw_failing;     /* its last end was a failure (logged once) */
 	bool leading;
 	uint32_t epoch;
 	char identity[128];
