@@ -232,7 +232,7 @@ other_fields() {
 		jp service/sympozium-controller-metrics \
 			'{.spec.ports[0].port}' 8080 &&
 		jp role/sympozium-leader-election \
-			'{.rules[0].verbs}' '["get","create","update"]' &&
+			'{.rules[0].verbs}' '["get","create","update","watch"]' &&
 		jp clusterrolebinding/sympozium-controller \
 			'{.subjects[0].namespace}' "$NS"
 }
