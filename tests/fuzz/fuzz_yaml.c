@@ -5,7 +5,8 @@
  * one document and as a stream.  An error must come with a message; a
  * stream that parses must have a first document that parses, equal to the
  * stream's first element when not null; every parsed document, written as
- * JSON (JSON is YAML), must load back equal to itself.
+ * JSON (JSON is YAML, for text without the characters yaml_printable()
+ * names), must load back equal to itself.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,7 +26,30 @@ check(bool ok)
 	}
 }
 
-/* j written as JSON loads back equal (JSON is YAML). */
+/* Whether the UTF-8 text s holds only characters that YAML reads as
+ * themselves inside a quoted scalar: json-c writes DEL, the C1 controls
+ * and U+FFFE/U+FFFF raw, which YAML refuses unescaped, and NEL, LS and PS
+ * (U+0085, U+2028, U+2029) raw, which libyaml takes as line breaks and
+ * folds; only JSON text without them is YAML that loads back the same. */
+static bool
+yaml_printable(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++) {
+		if (*p == 0x7f
+		        || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+		        || (p[0] == 0xe2 && p[1] == 0x80
+		                && (p[2] == 0xa8 || p[2] == 0xa9))
+		        || (p[0] == 0xef && p[1] == 0xbf
+		                && (p[2] == 0xbe || p[2] == 0xbf))) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+/* j written as JSON loads back equal (JSON is YAML, when printable). */
 static void
 json_round_trip(json_object *j)
 {
@@ -34,6 +58,9 @@ json_round_trip(json_object *j)
 	char err[256] = "";
 	json_object *back = NULL;
 
+	if (!yaml_printable(s)) {
+		return;
+	}
 	check(yamlj_parse_doc(s, strlen(s), &back, err, sizeof(err)) == 0);
 	check(jx_equal(j, back));
 	json_object_put(back);
