@@ -288,6 +288,42 @@ ctl_format_workers(json_object *reply, struct buf *out)
 	}
 }
 
+/* A controller's STATE: its fault state (fault.h) when not ok, then
+ * paused or active. */
+static const char *
+ctl_state(json_object *c)
+{
+	const char *st = jx_get_str(c, "state");
+
+	if (st != NULL && strcmp(st, "ok") != 0) {
+		return (st);
+	}
+	return (flag_of(c, "paused") ? "paused" : "active");
+}
+
+/* One line per degraded or failed controller, with its reason. */
+static void
+ctl_faults(json_object *reply, struct buf *out)
+{
+	json_object *a = jx_get(reply, "controllers");
+	size_t n = a != NULL && json_object_is_type(a, json_type_array)
+	        ? json_object_array_length(a)
+	        : 0;
+	char since[32];
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *c = json_object_array_get_idx(a, i);
+		const char *st = jx_get_str(c, "state");
+		if (st == NULL || strcmp(st, "ok") == 0) {
+			continue;
+		}
+		buf_printf(out, "%s %s for %s: %s\n", str(c, "name"), st,
+		        ctl_fmt_dur(num_or(c, "stateSinceAgoMs", -1), since,
+		                sizeof(since)),
+		        str(c, "stateReason"));
+	}
+}
+
 static void
 ctl_rows(json_object *reply, struct buf *out)
 {
@@ -297,7 +333,7 @@ ctl_rows(json_object *reply, struct buf *out)
 	        : 0;
 
 	buf_printf(out,
-	        "%-16s %-7s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
+	        "%-16s %-8s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
 	        "%6s\n",
 	        "CONTROLLER", "STATE", "DEPTH", "PARKED", "ADDS", "RETRIES",
 	        "QUARANT", "OK", "ERR", "REQ", "P50", "P99");
@@ -305,10 +341,9 @@ ctl_rows(json_object *reply, struct buf *out)
 		json_object *c = json_object_array_get_idx(a, i);
 		char p50[32], p99[32];
 		buf_printf(out,
-		        "%-16.16s %-7s %5lld %6lld %6lld %8lld %7lld "
+		        "%-16.16s %-8s %5lld %6lld %6lld %8lld %7lld "
 		        "%7lld %5lld %5lld %6s %6s\n",
-		        str(c, "name"),
-		        flag_of(c, "paused") ? "paused" : "active",
+		        str(c, "name"), ctl_state(c),
 		        (long long)num(c, "depth"),
 		        (long long)num(c, "parked"), (long long)num(c, "adds"),
 		        (long long)num(c, "retries"),
@@ -369,6 +404,7 @@ ctl_format_status(json_object *reply, struct buf *out)
 	        (long long)num(s, "api.errors"), (long long)num(s, "relists"),
 	        (long long)num(s, "watchRestarts"));
 	ctl_rows(reply, out);
+	ctl_faults(reply, out);
 	buf_putc(out, '\n');
 	ctl_format_workers(reply, out);
 }

@@ -92,6 +92,18 @@
 #define IPC_MAX_LEN    (16u * 1024 * 1024) /* default message bound */
 #define IPC_DATA_MAX   (256u * 1024)       /* VIEW_REPLY "data", decoded */
 
+/*
+ * A worker's exit status, shared by both sides.  IPC_EXIT_PERMANENT (skarnet
+ * s6's "permanent failure" code): the worker cannot run with what it was
+ * given (bad flags, an unknown controller, a bad sandbox setting, a sandbox
+ * the kernel refuses), so starting it again would fail the same way.  The
+ * worker says why on stderr and, when its session is up, in an ERROR sent
+ * first; the supervisor does not restart it and marks its controller
+ * failed until `sympoziumctl restart` (workers.h).  Any other status is a
+ * crash and is restarted under the restart policy.
+ */
+#define IPC_EXIT_PERMANENT 100
+
 enum ipc_type {
 	IPC_HELLO = 1,
 	IPC_READY,

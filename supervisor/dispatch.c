@@ -363,6 +363,17 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 	sup_record_event(s, idx, key, "Warning", "Quarantined", msg);
 }
 
+void
+sup_on_released(void *arg, const char *controller, const char *key)
+{
+	struct sup *s = arg;
+	struct sup_ctl *c = find_ctl(s, controller, NULL);
+
+	if (c != NULL) {
+		queue_add(c->q, key, timefmt_now_ms_mono());
+	}
+}
+
 enum ev_verb
 sup_on_event(void *arg, json_object *event, struct ev_action *act)
 {

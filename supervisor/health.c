@@ -474,7 +474,7 @@ health_workers_json(const struct stats *st, int64_t now)
 }
 
 static json_object *
-ctl_json(const struct stats_ctl *c)
+ctl_json(const struct stats_ctl *c, int64_t now)
 {
 	json_object *o = json_object_new_object();
 
@@ -489,6 +489,11 @@ ctl_json(const struct stats_ctl *c)
 	add_int(o, "adds", (int64_t)c->adds);
 	add_int(o, "retries", (int64_t)c->retries);
 	add_int(o, "quarantined", (int64_t)c->quarantined);
+	add_str(o, "state", fault_state_name(c->fault));
+	add_str(o, "stateReason", c->fault_reason);
+	add_int(o, "stateSinceAgoMs", ago(c->fault_since_ms, now));
+	add_int(o, "faults", (int64_t)c->faults);
+	add_int(o, "failures", (int64_t)c->failures);
 	json_object_object_add(o, "reconciles", results_json(c->results));
 	json_object_object_add(
 	        o, "latencyMs", latency_json(&c->latency, false));
@@ -561,7 +566,7 @@ health_status_json(const struct stats *st, int64_t now)
 
 	json_object_object_add(o, "supervisor", sup_json(st, now));
 	for (size_t i = 0; i < st->nctls; i++) {
-		json_object_array_add(c, ctl_json(&st->ctls[i]));
+		json_object_array_add(c, ctl_json(&st->ctls[i], now));
 	}
 	for (size_t i = 0; i < st->nkinds; i++) {
 		json_object_array_add(k, kind_json(&st->kinds[i]));

@@ -63,7 +63,8 @@ check_workers(const struct stats *st, struct http_check *c)
 	*c = (struct http_check) { .name = "workers", .ok = true };
 	for (size_t i = 0; i < st->nctls && c->ok; i++) {
 		const struct stats_ctl *ctl = &st->ctls[i];
-		bool ok = ctl->paused;
+		/* a degraded or failed one answers in controller-NAME */
+		bool ok = ctl->paused || ctl->fault != FAULT_OK;
 		for (size_t j = 0; j < st->nworkers && !ok; j++) {
 			ok = strcmp(st->workers[j].controller, ctl->name) == 0
 			        && serving(st->workers[j].state);
@@ -77,16 +78,47 @@ check_workers(const struct stats *st, struct http_check *c)
 	}
 }
 
+/* controller-NAME: a controller fault is noted, not failed (another
+ * replica runs the same workers, and a ready pod keeps its metrics
+ * scraped); a permanent failure fails (a rollout with a bad
+ * configuration stops at the first pod). */
+static void
+check_controller(const struct stats_ctl *ctl, struct http_check *c)
+{
+	*c = (struct http_check) { .ok = ctl->fault != FAULT_FAILED };
+	snprintf(c->name, sizeof(c->name), "controller-%s", ctl->name);
+	if (ctl->fault == FAULT_DEGRADED) {
+		snprintf(c->note, sizeof(c->note), "degraded: %s",
+		        ctl->fault_reason);
+	} else if (ctl->fault == FAULT_FAILED) {
+		snprintf(c->reason, sizeof(c->reason), "failed: %.240s",
+		        ctl->fault_reason);
+	}
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return (strcmp(((const struct http_check *)a)->name,
+	        ((const struct http_check *)b)->name));
+}
+
 size_t
 http_ready_checks(const struct stats *st, struct http_check *out)
 {
+	size_t n = 4;
+
 	check_synced(st, &out[0]);
 	/* a standby is ready: it serves its caches and takes over at once;
 	 * a replica that lost its Lease keeps running as a standby */
 	out[1] = (struct http_check) { .name = "leader-election", .ok = true };
 	out[2] = (struct http_check) { .name = "ping", .ok = true };
 	check_workers(st, &out[3]);
-	return (4);
+	for (size_t i = 0; i < st->nctls && n < HTTP_MAX_CHECKS; i++) {
+		check_controller(&st->ctls[i], &out[n++]);
+	}
+	qsort(out, n, sizeof(*out), by_name);
+	return (n);
 }
 
 size_t
@@ -118,7 +150,7 @@ one_check(
 			continue;
 		}
 		if (c[i].ok) {
-			buf_puts(out, "ok");
+			buf_puts(out, c[i].note[0] != '\0' ? c[i].note : "ok");
 			return (200);
 		}
 		buf_printf(out, "internal server error: %s\n", c[i].reason);
@@ -142,7 +174,8 @@ http_probe_answer(const struct http_check *c, size_t n, const char *one,
 		if (excluded(q, c[i].name, used)) {
 			buf_printf(&list, "[+]%s excluded: ok\n", c[i].name);
 		} else if (c[i].ok) {
-			buf_printf(&list, "[+]%s ok\n", c[i].name);
+			buf_printf(&list, "[+]%s %s\n", c[i].name,
+			        c[i].note[0] != '\0' ? c[i].note : "ok");
 		} else {
 			buf_printf(&list, "[-]%s failed: reason withheld\n",
 			        c[i].name);

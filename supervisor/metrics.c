@@ -401,6 +401,52 @@ quarantine(const struct stats *st, struct buf *b)
 	}
 }
 
+/* One 0/1 or counter sample per controller. */
+static void
+per_ctl(const struct stats *st, struct buf *b, const char *name,
+        const char *type, const char *help,
+        double (*value)(const struct stats_ctl *))
+{
+	family(b, name, type, help);
+	for (size_t i = 0; i < st->nctls; i++) {
+		struct lbl l = lbl1("controller", st->ctls[i].name);
+		line(b, name, &l, NULL, value(&st->ctls[i]));
+	}
+}
+
+static double
+is_degraded(const struct stats_ctl *c)
+{
+	return (c->fault == FAULT_DEGRADED);
+}
+
+static double
+is_failed(const struct stats_ctl *c)
+{
+	return (c->fault == FAULT_FAILED);
+}
+
+static double
+faults(const struct stats_ctl *c)
+{
+	return ((double)c->faults);
+}
+
+static void
+controller_faults(const struct stats *st, struct buf *b)
+{
+	per_ctl(st, b, "sympozium_controller_degraded", "gauge",
+	        "1 while the controller is degraded: its workers died on "
+	        "several different keys in a row (a controller fault)",
+	        is_degraded);
+	per_ctl(st, b, "sympozium_controller_failed", "gauge",
+	        "1 while the controller is stopped: a worker exited with the "
+	        "permanent-failure code and is not restarted",
+	        is_failed);
+	per_ctl(st, b, "sympozium_controller_faults_total", "counter",
+	        "Times the controller became degraded", faults);
+}
+
 /* ---- the supervisor's process ---- */
 
 static void
@@ -453,6 +499,7 @@ met_render(const struct stats *st, const struct met_ctx *ctx, struct buf *out)
 	worker_procs(st, ctx, out, false);
 	worker_procs(st, ctx, out, true);
 	quarantine(st, out);
+	controller_faults(st, out);
 	process(st, ctx, out);
 }
 

@@ -51,6 +51,7 @@ stats_add_ctl(struct stats *st, const char *name)
 	c = &st->ctls[st->nctls];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->fault_since_ms = -1;
 	return (st->nctls++);
 }
 
@@ -284,7 +285,8 @@ const char *
 stats_wstate_name(enum stats_wstate s)
 {
 	static const char *const n[] = { "starting", "ready", "busy",
-		"restarting", "crash-loop", "standby", "stopping", "stopped" };
+		"restarting", "crash-loop", "standby", "stopping", "stopped",
+		"failed" };
 
 	return ((unsigned)s < STATS_W_NSTATES ? n[s] : "unknown");
 }
@@ -338,6 +340,8 @@ wstate(enum wk_state ws, bool leading)
 		return (STATS_W_CRASHLOOP);
 	case WK_STOPPING:
 		return (STATS_W_STOPPING);
+	case WK_FAILED:
+		return (STATS_W_FAILED);
 	default:
 		return (STATS_W_STOPPED);
 	}
@@ -365,6 +369,21 @@ copy_worker(const struct wk_info *in, void *arg)
 }
 
 static void
+copy_fault(struct sup *s, struct stats_ctl *c)
+{
+	struct fault_info fi;
+
+	if (wk_fault_info(s->pool, c->name, &fi) != 0) {
+		return;
+	}
+	c->fault = fi.state;
+	set_text(c->fault_reason, sizeof(c->fault_reason), fi.reason);
+	c->fault_since_ms = fi.since_ms;
+	c->faults = fi.faults;
+	c->failures = fi.failures;
+}
+
+static void
 refresh_ctls(struct sup *s, int64_t now_ms)
 {
 	struct queue_stats qs;
@@ -386,6 +405,7 @@ refresh_ctls(struct sup *s, int64_t now_ms)
 		c->quarantined = quarantine_count(
 		        wk_quarantine(s->pool, s->ctls[i].spec->name));
 		c->paused = s->ctls[i].paused;
+		copy_fault(s, c);
 	}
 }
 

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "common/kapi.h"
+#include "supervisor/fault.h"
 #include "supervisor/queue.h"
 
 struct sup;
@@ -66,6 +67,7 @@ enum stats_wstate {
 	STATS_W_STANDBY, /* ready, but this supervisor is not leading */
 	STATS_W_STOPPING,
 	STATS_W_STOPPED,
+	STATS_W_FAILED, /* permanent exit: not restarted */
 	STATS_W_NSTATES,
 };
 
@@ -115,6 +117,11 @@ struct stats_ctl {
 	uint64_t retries; /* workqueue_retries_total */
 	size_t quarantined;
 	bool paused;
+	enum fault_state fault;           /* ok, degraded, failed */
+	char fault_reason[STATS_ERR_MAX]; /* "" when ok */
+	int64_t fault_since_ms;           /* -1: ok since the start */
+	uint64_t faults;   /* times Degraded (controller faults) */
+	uint64_t failures; /* times failed (permanent exits) */
 	int workers; /* slots */
 	struct queue_hist wait, work; /* workqueue_{queue,work}_duration */
 	int64_t unfinished_ms;        /* summed age of keys in processing */
@@ -220,7 +227,7 @@ double stats_hist_bucket_quantile(const struct stats_hist *h, double q);
 /* "success", "error", "requeue", "requeue_after"; "unknown". */
 const char *stats_result_label(enum stats_result r);
 /* "starting", "ready", "busy", "restarting", "crash-loop", "standby",
- * "stopping", "stopped"; "unknown". */
+ * "stopping", "stopped", "failed"; "unknown". */
 const char *stats_wstate_name(enum stats_wstate s);
 /* "GET", "LIST", "POST", "PUT", "PATCH", "DELETE", "WATCH", "LOG" (the
  * verb label of rest_client_requests_total is the HTTP method; ours

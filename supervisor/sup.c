@@ -257,7 +257,7 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 	struct wk_config wc;
 	/* no on_idle: the loop dispatches to idle workers on every turn */
 	struct wk_callbacks cb = {sup_on_result, sup_on_view, sup_on_lost,
-	        NULL};
+	        NULL, sup_on_released};
 	char e[256];
 
 	wk_config_default(&wc);
@@ -269,6 +269,7 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 	wc.reconcile_ms = s->cfg.reconcile_ms;
 	wc.shutdown_grace_ms = s->cfg.shutdown_ms;
 	wc.handshake_ms = s->cfg.handshake_ms;
+	wc.fault.recover_ms = s->cfg.recover_ms;
 	s->pool = wk_pool_new(&wc, &cb, s);
 	if (s->pool == NULL) {
 		snprintf(err, errlen, "workers: cannot create the pool");

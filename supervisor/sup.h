@@ -105,6 +105,8 @@ void sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
         const struct ipc_msg *msg);
 void sup_on_lost(void *arg, const char *controller, const char *key,
         const char *cause, bool quarantined);
+/* A key released from quarantine (a controller fault): queued now. */
+void sup_on_released(void *arg, const char *controller, const char *key);
 void sup_on_written(void *arg, uint64_t token, const struct wr_report *rep);
 int sup_lookup(void *arg, const struct ipc_res *res, const char *ns,
         const char *name, const char **json);

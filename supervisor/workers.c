@@ -12,7 +12,10 @@
  * the pool killed (or whose session it ended) that is not reaped yet.  A
  * kill reports the key in flight at once (on_lost with the kill's cause)
  * and remembers that cause, so the restart policy records "reconcile
- * deadline 60 s" rather than "signal SIGKILL".
+ * deadline 60 s" rather than "signal SIGKILL".  A worker that sent ERROR
+ * is DYING too, with a deadline (kill_after_ms) for exiting by itself.
+ * FAILED is a slot down after a permanent exit (never restarted by
+ * itself).
  */
 #include "supervisor/workers.h"
 
@@ -39,7 +42,8 @@ enum phase {
 	PH_STARTING,
 	PH_READY,
 	PH_BUSY,
-	PH_DYING, /* killed or session ended; not reaped yet */
+	PH_DYING,  /* killed or session ended; not reaped yet */
+	PH_FAILED, /* permanent exit: down until wk_restart() */
 };
 
 struct ctl;
@@ -70,6 +74,7 @@ struct wk_worker {
 	uint64_t ok, lost;
 	bool asked; /* wk_restart(): restart at once when reaped */
 	bool was_ready; /* has completed a handshake once */
+	char *reason;   /* the worker's ERROR message, NULL none */
 };
 
 struct ctl {
@@ -77,6 +82,8 @@ struct ctl {
 	int nprocs;
 	struct wk_worker *w;
 	struct quarantine *q;
+	struct fault *fault;
+	bool just_degraded; /* the death being handled made it Degraded */
 };
 
 struct wk_pool {
@@ -110,6 +117,7 @@ wk_config_default(struct wk_config *c)
 	c->kill_after_ms = WK_DEFAULT_KILL_AFTER_MS;
 	restart_config_default(&c->restart);
 	quarantine_config_default(&c->quarantine);
+	fault_config_default(&c->fault);
 }
 
 static char **
@@ -172,6 +180,7 @@ worker_fini(struct wk_worker *w)
 	free(w->path);
 	free(w->key);
 	free(w->kill_cause);
+	free(w->reason);
 }
 
 void
@@ -188,6 +197,7 @@ wk_free(struct wk_pool *p)
 			worker_fini(&p->ctls[i]->w[j]);
 		}
 		quarantine_free(p->ctls[i]->q);
+		fault_free(p->ctls[i]->fault);
 		free(p->ctls[i]->w);
 		free(p->ctls[i]->name);
 		free(p->ctls[i]);
@@ -276,6 +286,7 @@ wk_add_controller(struct wk_pool *p, const char *name, int nprocs, char *err,
 	c->name = xstrdup(name);
 	c->nprocs = nprocs;
 	c->q = quarantine_new(&p->cfg.quarantine);
+	c->fault = fault_new(&p->cfg.fault);
 	c->w = xcalloc((size_t)nprocs, sizeof(*c->w));
 	for (i = 0; i < nprocs; i++) {
 		worker_init(p, c, i);
@@ -298,6 +309,7 @@ wk_state_name(enum wk_state s)
 		[WK_CRASHLOOP] = "crash-loop",
 		[WK_STOPPING] = "stopping",
 		[WK_STOPPED] = "stopped",
+		[WK_FAILED] = "failed",
 	};
 
 	if ((unsigned)s >= sizeof(names) / sizeof(names[0])) {
@@ -357,7 +369,12 @@ lose_key(struct wk_worker *w, int64_t now, const char *cause)
 	w->key_since = -1;
 	w->ticket++;
 	w->lost++;
-	quarantined = quarantine_key_died(w->ctl->q, key, cause, now);
+	if (!w->asked && fault_key_died(w->ctl->fault, key, cause, now)) {
+		w->ctl->just_degraded = true;
+	}
+	/* a controller fault is not a poison key: no quarantine then */
+	quarantined = fault_state(w->ctl->fault) == FAULT_OK
+	        && quarantine_key_died(w->ctl->q, key, cause, now);
 	log_warnx("worker %s-%d: key %s lost (%s)%s", w->ctl->name, w->index,
 	        key, cause, quarantined ? "; key quarantined" : "");
 	if (p->cb.on_lost != NULL) {
@@ -388,9 +405,60 @@ kill_worker(struct wk_worker *w, int64_t now, const char *cause)
 	lose_key(w, now, cause);
 }
 
+/* A key of the streak that made the controller Degraded: not poison,
+ * so its deaths are forgotten and, when held, it is released. */
+static void
+release_key(const char *key, void *arg)
+{
+	struct wk_worker *w = arg;
+	struct wk_pool *p = w->pool;
+	bool held = quarantine_until(w->ctl->q, key) >= 0;
+
+	quarantine_key_ok(w->ctl->q, key);
+	if (held) {
+		log_info("%s: %s released from quarantine (controller fault)",
+		        w->ctl->name, key);
+		if (p->cb.on_released != NULL) {
+			p->cb.on_released(p->arg, w->ctl->name, key);
+		}
+	}
+}
+
+/* The death just handled made the controller Degraded: say so once. */
+static void
+degraded(struct wk_worker *w, int64_t delay)
+{
+	struct fault_info fi;
+	char d[32];
+
+	w->ctl->just_degraded = false;
+	fault_info(w->ctl->fault, &fi);
+	log_error("controller %s degraded: %s; restarting with backoff %s",
+	        w->ctl->name, fi.reason, fmt_dur(delay, d, sizeof(d)));
+	fault_foreach_streak(w->ctl->fault, release_key, w);
+}
+
+/* A permanent exit (or an exit while the controller is failed): the slot
+ * stays down. */
+static void
+stay_down(struct wk_worker *w, int64_t now, const char *cause, bool permanent)
+{
+	w->phase = PH_FAILED;
+	w->asked = false;
+	if (!permanent) {
+		log_warnx("worker %s-%d: not restarted (controller %s failed)",
+		        w->ctl->name, w->index, w->ctl->name);
+		return;
+	}
+	fault_fail(w->ctl->fault, cause, now);
+	log_error("controller %s failed: worker %s-%d %s; not restarted "
+	          "(sympoziumctl restart %s starts it again)",
+	        w->ctl->name, w->ctl->name, w->index, cause, w->ctl->name);
+}
+
 /* The slot is down for cause: schedule its restart (or stop it). */
 static void
-slot_down(struct wk_worker *w, int64_t now, const char *cause)
+slot_down(struct wk_worker *w, int64_t now, const char *cause, bool permanent)
 {
 	enum restart_state st;
 	int64_t delay;
@@ -408,9 +476,17 @@ slot_down(struct wk_worker *w, int64_t now, const char *cause)
 		return;
 	}
 	delay = restart_on_exit(w->restart, now, cause, &st);
+	if (permanent || fault_state(w->ctl->fault) == FAULT_FAILED) {
+		stay_down(w, now, cause, permanent);
+		return;
+	}
+	delay = fault_on_exit(w->ctl->fault, delay, now);
 	if (w->asked) {
 		w->asked = false;
 		delay = 0;
+	}
+	if (w->ctl->just_degraded) {
+		degraded(w, delay);
 	}
 	w->phase = PH_DOWN;
 	w->restart_at = now + delay;
@@ -418,21 +494,45 @@ slot_down(struct wk_worker *w, int64_t now, const char *cause)
 	        w->index, (long long)delay, restart_state_name(st));
 }
 
+/* Appends the worker's own words to an exit cause: " (permanent failure:
+ * REASON)" for IPC_EXIT_PERMANENT, " (worker error: REASON)" after an
+ * ERROR. */
+static void
+cause_reason(const struct wk_worker *w, bool permanent, char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (!permanent && w->reason == NULL) {
+		return;
+	}
+	snprintf(buf + n, len - n, " (%s%s%s)",
+	        permanent ? "permanent failure" : "worker error",
+	        w->reason != NULL ? ": " : "",
+	        w->reason != NULL ? w->reason : "");
+}
+
 static void
 on_exit_status(struct wk_worker *w, int64_t now, int status)
 {
-	char buf[128];
+	char buf[640];
 	const char *cause = wk_exit_cause(status, buf, sizeof(buf));
+	bool permanent = WIFEXITED(status)
+	        && WEXITSTATUS(status) == IPC_EXIT_PERMANENT
+	        && w->kill_cause == NULL;
 
 	if (w->kill_cause != NULL) {
 		snprintf(buf, sizeof(buf), "%s", w->kill_cause);
+	} else {
+		cause_reason(w, permanent, buf, sizeof(buf));
 	}
 	if (!w->quitting || w->kill_cause != NULL || status != 0) {
 		log_warnx("worker %s-%d (pid %d) exited: %s", w->ctl->name,
 		        w->index, (int)w->pid, cause);
 	}
 	lose_key(w, now, cause);
-	slot_down(w, now, cause);
+	free(w->reason);
+	w->reason = NULL;
+	slot_down(w, now, cause, permanent);
 }
 
 void
@@ -515,7 +615,7 @@ spawn(struct wk_worker *w, int64_t now)
 	if (w->sock == NULL) {
 		snprintf(cause, sizeof(cause), "listen: %s", err);
 		log_warnx("worker %s-%d: %s", w->ctl->name, w->index, cause);
-		slot_down(w, now, cause);
+		slot_down(w, now, cause, false);
 		return;
 	}
 	argv[n++] = p->binary;
@@ -535,7 +635,7 @@ spawn(struct wk_worker *w, int64_t now)
 	if (pid < 0) {
 		snprintf(cause, sizeof(cause), "fork: %s", strerror(errno));
 		log_warnx("worker %s-%d: %s", w->ctl->name, w->index, cause);
-		slot_down(w, now, cause);
+		slot_down(w, now, cause, false);
 		return;
 	}
 	w->pid = pid;
@@ -671,6 +771,7 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		return;
 	}
 	quarantine_key_ok(w->ctl->q, w->key);
+	fault_result(w->ctl->fault, now);
 	w->ok++;
 	if (p->cb.on_result != NULL) {
 		p->cb.on_result(p->arg, w->ctl->name, w, m);
@@ -680,6 +781,27 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 	w->key_since = -1;
 	w->ticket++;
 	become_idle(w, now);
+}
+
+/* The worker sent ERROR: it is going away by itself (a permanent failure
+ * says why this way).  Ends the session, loses its key and gives it
+ * kill_after_ms to exit before SIGKILL (tick_worker()). */
+static void
+on_error(struct wk_worker *w, const char *msg, int64_t now)
+{
+	char why[300];
+
+	free(w->reason);
+	w->reason = xasprintf("%.200s", msg != NULL ? msg : "");
+	snprintf(why, sizeof(why), "worker error: %s", w->reason);
+	log_warnx("worker %s-%d (pid %d): %s", w->ctl->name, w->index,
+	        (int)w->pid, why);
+	ipc_sock_close(w->sock);
+	w->sock = NULL;
+	w->phase = PH_DYING;
+	w->hb_deadline = -1;
+	w->deadline = now + w->pool->cfg.kill_after_ms;
+	lose_key(w, now, why);
 }
 
 static void
@@ -700,9 +822,7 @@ on_message(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		w->hb_deadline = -1;
 		w->hb_next = now + p->cfg.hb_interval_ms;
 	} else if (m->type == IPC_ERROR) {
-		snprintf(why, sizeof(why), "worker error: %s",
-		        ipc_error_read(m));
-		kill_worker(w, now, why);
+		on_error(w, ipc_error_read(m), now);
 	} else {
 		snprintf(why, sizeof(why), "unexpected %s while %s",
 		        ipc_type_name(m->type),
@@ -911,9 +1031,30 @@ tick_worker(struct wk_worker *w, int64_t now)
 		snprintf(why, sizeof(why), "reconcile deadline %s",
 		        fmt_dur(p->cfg.reconcile_ms, d, sizeof(d)));
 		kill_worker(w, now, why);
+	} else if (w->phase == PH_DYING && w->deadline >= 0 && !w->killed
+	        && now >= w->deadline) {
+		/* sent ERROR but did not exit */
+		kill(w->pid, SIGKILL);
+		w->killed = true;
+		w->deadline = -1;
+		free(w->kill_cause);
+		w->kill_cause = xasprintf("worker error: %s", w->reason);
 	}
 	if (w->quitting && w->pid > 0) {
 		tick_quit(w, now);
+	}
+}
+
+/* A Degraded controller that stayed up recovers: one line. */
+static void
+tick_fault(struct ctl *c, const struct wk_config *cfg, int64_t now)
+{
+	char d[32];
+
+	if (fault_tick(c->fault, now)) {
+		log_info("controller %s recovered: a reconcile completed and "
+		         "no worker died for %s; quarantine applies again",
+		        c->name, fmt_dur(cfg->fault.recover_ms, d, sizeof(d)));
 	}
 }
 
@@ -924,6 +1065,7 @@ wk_tick(struct wk_pool *p, int64_t now_ms)
 	int j;
 
 	for (i = 0; i < p->nctl; i++) {
+		tick_fault(p->ctls[i], &p->cfg, now_ms);
 		for (j = 0; j < p->ctls[i]->nprocs; j++) {
 			tick_worker(&p->ctls[i]->w[j], now_ms);
 		}
@@ -949,7 +1091,8 @@ worker_deadline(const struct wk_worker *w, bool shutting)
 
 	if (w->phase == PH_DOWN && !shutting) {
 		t = w->restart_at;
-	} else if (w->phase == PH_STARTING || w->phase == PH_BUSY) {
+	} else if (w->phase == PH_STARTING || w->phase == PH_BUSY
+	        || w->phase == PH_DYING) {
 		t = w->deadline;
 	} else if (w->phase == PH_READY) {
 		t = w->hb_deadline >= 0 ? w->hb_deadline
@@ -971,6 +1114,7 @@ wk_next_deadline(const struct wk_pool *p, int64_t now_ms)
 	int j;
 
 	for (i = 0; i < p->nctl; i++) {
+		t = earliest(t, fault_next_deadline(p->ctls[i]->fault));
 		for (j = 0; j < p->ctls[i]->nprocs; j++) {
 			t = earliest(t,
 			        worker_deadline(
@@ -1051,6 +1195,8 @@ public_state(struct wk_worker *w, int64_t now)
 		return (restart_state(w->restart, now) == RESTART_CRASHLOOP
 		                ? WK_CRASHLOOP
 		                : WK_RESTARTING);
+	case PH_FAILED:
+		return (WK_FAILED);
 	default:
 		return (WK_STOPPED);
 	}
@@ -1090,6 +1236,22 @@ wk_foreach(const struct wk_pool *p, int64_t now_ms, wk_info_fn *fn, void *arg)
 	}
 }
 
+/* Clears a failed controller: its failed slots start now. */
+static void
+unfail(struct ctl *c, int64_t now)
+{
+	fault_reset(c->fault, now);
+	for (int j = 0; j < c->nprocs; j++) {
+		if (c->w[j].phase == PH_FAILED) {
+			c->w[j].phase = PH_DOWN;
+			c->w[j].restart_at = now;
+		}
+	}
+	log_info("controller %s: failed state cleared on request; starting "
+	         "its workers",
+	        c->name);
+}
+
 int
 wk_restart(struct wk_pool *p, const char *controller, int index,
         const char *cause, int64_t now_ms)
@@ -1102,6 +1264,9 @@ wk_restart(struct wk_pool *p, const char *controller, int index,
 		return (-1);
 	}
 	w = &c->w[index];
+	if (fault_state(c->fault) == FAULT_FAILED) {
+		unfail(c, now_ms);
+	}
 	if (w->phase == PH_DOWN) {
 		w->restart_at = now_ms;
 		return (0);
@@ -1110,6 +1275,19 @@ wk_restart(struct wk_pool *p, const char *controller, int index,
 		w->asked = true;
 		kill_worker(w, now_ms, cause);
 	}
+	return (0);
+}
+
+int
+wk_fault_info(const struct wk_pool *p, const char *controller,
+        struct fault_info *out)
+{
+	struct ctl *c = find_ctl(p, controller);
+
+	if (c == NULL) {
+		return (-1);
+	}
+	fault_info(c->fault, out);
 	return (0);
 }
 

@@ -32,6 +32,25 @@
  * quarantine_until(wk_quarantine(pool, ctl), key)).  A RESULT for the key
  * breaks its row (quarantine_key_ok()).
  *
+ * Controller faults (fault.h): each controller's deaths also feed its
+ * struct fault.  When its workers die on fault.keys [3] different keys in
+ * a row (no RESULT between), the controller is Degraded: one log line
+ * "controller NAME degraded: workers died on 3 different keys in a row
+ * (last: CAUSE on KEY); restarting with backoff D"; its keys are not
+ * quarantined any more, the keys quarantined during the streak are
+ * released (on_released: the caller queues them now), and its restarts
+ * wait the fault's backoff.  It recovers by itself (one log line
+ * "controller NAME recovered: ...") once a RESULT came back and
+ * fault.recover_ms passed since the last death.
+ *
+ * Permanent failures: a worker that exits IPC_EXIT_PERMANENT (ipc.h) is
+ * not restarted.  Its controller is failed (one log line with the exit
+ * status and the worker's reason, from the ERROR it sent first when it
+ * could); every slot of it stays down once its process exits, until
+ * wk_restart() of any of its slots starts them all again.  An ERROR from
+ * a worker ends its session (the key in flight is lost) and the pool gives
+ * the process kill_after_ms to exit by itself before SIGKILL.
+ *
  * Heartbeats: while a slot is ready (idle), the pool sends HEARTBEAT {seq}
  * every heartbeat_interval_ms of silence and kills the worker when no
  * HEARTBEAT comes back within heartbeat_timeout_ms.  Any HEARTBEAT from the
@@ -60,6 +79,7 @@
 #include <json-c/json.h>
 
 #include "ipc/ipc.h"
+#include "supervisor/fault.h"
 #include "supervisor/restart.h"
 
 struct wk_pool;
@@ -88,6 +108,7 @@ struct wk_config {
 	size_t max_msg;            /* inbound message bound; 0: IPC_MAX_LEN */
 	struct restart_config restart;
 	struct quarantine_config quarantine;
+	struct fault_config fault;
 };
 
 /*
@@ -109,6 +130,9 @@ struct wk_config {
  *
  * on_idle: a worker of controller became ready (after the handshake or
  * after a RESULT): dispatch more.
+ *
+ * on_released: key was quarantined during a streak that turned out to be
+ * a controller fault: it is not held any more (queue it now).
  */
 struct wk_callbacks {
 	void (*on_result)(void *arg, const char *controller,
@@ -118,6 +142,8 @@ struct wk_callbacks {
 	void (*on_lost)(void *arg, const char *controller, const char *key,
 	        const char *cause, bool quarantined);
 	void (*on_idle)(void *arg, const char *controller);
+	void (*on_released)(
+	        void *arg, const char *controller, const char *key);
 };
 
 /* A slot's state as shown in health output. */
@@ -129,6 +155,7 @@ enum wk_state {
 	WK_CRASHLOOP,  /* down, restart policy in CrashLoop */
 	WK_STOPPING,   /* shutdown: QUIT sent, not yet reaped */
 	WK_STOPPED,    /* shutdown done, or never started */
+	WK_FAILED,     /* down after a permanent exit: not restarted */
 };
 
 /* Read-only view of one slot for health output (wk_foreach()).  Strings
@@ -219,14 +246,19 @@ bool wk_done(const struct wk_pool *p);
  * a live process is SIGKILLed with cause (its key in flight, if any, is
  * lost and requeued as with any death) and started again at once when
  * reaped, without the restart backoff; a slot waiting for its restart
- * (backoff, crash-loop) starts now.  Returns 0, or -1 when the slot is
- * unknown or the pool is shutting down. */
+ * (backoff, crash-loop) starts now.  A failed controller (permanent
+ * exit) is cleared and every failed slot of it starts now.  Returns 0, or
+ * -1 when the slot is unknown or the pool is shutting down. */
 int wk_restart(struct wk_pool *p, const char *controller, int index,
         const char *cause, int64_t now_ms);
 
 /* Walks every slot in controller order, then index. */
 void wk_foreach(
         const struct wk_pool *p, int64_t now_ms, wk_info_fn *fn, void *arg);
+/* The fault state of controller into *out (strings borrowed until the
+ * pool's next call).  Returns 0, or -1 when unknown. */
+int wk_fault_info(const struct wk_pool *p, const char *controller,
+        struct fault_info *out);
 /* The quarantine of controller (borrowed; NULL when unknown). */
 struct quarantine *wk_quarantine(struct wk_pool *p, const char *controller);
 
@@ -239,7 +271,7 @@ pid_t wk_worker_pid(const struct wk_worker *w);
 /* ---- pure helpers (exposed for tests) ---- */
 
 /* "starting", "ready", "busy", "restarting", "crash-loop", "stopping",
- * "stopped" ("unknown" otherwise).  Static string. */
+ * "stopped", "failed" ("unknown" otherwise).  Static string. */
 const char *wk_state_name(enum wk_state s);
 /* Writes the exit cause of a waitpid() status into buf: "exit N",
  * "signal SIGSEGV" (or "signal N" for an unnamed one), with " (core

@@ -5,9 +5,15 @@
  * serves WORK until QUIT.  Never started by hand in production.  Between
  * READY and the first WORK it enters the sandbox (sandbox.h), unless
  * SYMPOZIUM_WORKER_SANDBOX=off (sympoziumd --no-worker-sandbox).
+ *
+ * What cannot work however often it is tried (bad flags, an unknown
+ * controller, a bad sandbox setting, a sandbox the kernel refuses) exits
+ * IPC_EXIT_PERMANENT (ipc.h) after saying why, so the supervisor stops the
+ * controller instead of restarting it in a loop.
  */
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,7 @@
 #define DIAL_TIMEOUT_MS  5000
 #define READY_TIMEOUT_MS 5000
 #define VIEW_TIMEOUT_MS  10000
+#define BYE_TIMEOUT_MS   250 /* lets nng deliver the ERROR before exit */
 
 static void
 usage(void)
@@ -28,7 +35,38 @@ usage(void)
 	fprintf(stderr, "usage: sympozium-worker --controller NAME --socket "
 	                "PATH [--log-format text|json] [-v]\n"
 	                "       sympozium-worker --list-controllers\n");
-	exit(2);
+	exit(IPC_EXIT_PERMANENT);
+}
+
+/* Exits IPC_EXIT_PERMANENT after saying why: in the log and, when the
+ * supervisor's socket answers, in an ERROR on the session (s, or dialed
+ * at path). */
+static void __attribute__((noreturn, format(printf, 3, 4)))
+permanent(struct ipc_sock *s, const char *path, const char *fmt, ...)
+{
+	char why[512], err[256];
+	struct ipc_msg m = { 0 };
+	json_object *e;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_error("%s (permanent failure: not restarted)", why);
+	if (s == NULL && path != NULL) {
+		s = ipc_sock_dial(path, 0, DIAL_TIMEOUT_MS, err, sizeof(err));
+	}
+	if (s != NULL) {
+		e = ipc_error_new(why);
+		(void)ipc_sock_send(s, IPC_ERROR, 0, e);
+		json_object_put(e);
+		if (ipc_sock_recv_wait(s, BYE_TIMEOUT_MS, &m, err, sizeof(err))
+		        == IPC_SOCK_OK) {
+			ipc_msg_fini(&m);
+		}
+		ipc_sock_close(s);
+	}
+	exit(IPC_EXIT_PERMANENT);
 }
 
 int
@@ -72,11 +110,11 @@ main(int argc, char **argv)
 	/* the supervisor's death ends us: no orphaned workers */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (sbx_parse_mode(getenv(SBX_ENV), &mode) != 0) {
-		fatalx("%s: want on, off or log", SBX_ENV);
+		permanent(NULL, path, "%s: want on, off or log", SBX_ENV);
 	}
 	const struct reconciler *r = rec_find(controller);
 	if (r == NULL) {
-		fatalx("unknown controller \"%s\"", controller);
+		permanent(NULL, path, "unknown controller \"%s\"", controller);
 	}
 	struct ipc_sock *s = ipc_sock_dial(path, 0, DIAL_TIMEOUT_MS, err,
 	        sizeof(err));
@@ -88,7 +126,7 @@ main(int argc, char **argv)
 		return (1);
 	}
 	if (sbx_enter(mode, err, sizeof(err)) != 0) {
-		fatalx("sandbox: %s", err);
+		permanent(s, NULL, "sandbox: %s", err);
 	}
 	log_debug("ready, epoch %lld, sandbox %s", (long long)epoch,
 	        mode == SBX_ON ? "on" : mode == SBX_LOG ? "log" : "off");

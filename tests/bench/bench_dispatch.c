@@ -824,12 +824,13 @@ static void
 pool_no_backoff(struct sup *s)
 {
 	struct wk_config wc;
-	struct wk_callbacks cb
-	        = { sup_on_result, sup_on_view, sup_on_lost, NULL };
+	struct wk_callbacks cb = { sup_on_result, sup_on_view, sup_on_lost,
+		NULL, sup_on_released };
 	char e[256];
 
 	wk_free(s->pool);
 	wk_config_default(&wc);
+	wc.fault.keys = 0; /* the kills here are not a controller fault */
 	wc.env = (const char *const *)s->env;
 	wc.binary = s->cfg.worker_binary;
 	wc.runtime_dir = s->runtime_dir;

@@ -214,6 +214,7 @@ test_probes(void **state)
 	assert_true(wait_code(pport, "/readyz", 200, WAIT_MS));
 	assert_int_equal(get(pport, "/readyz?verbose", &body, NULL), 200);
 	assert_string_equal(body,
+	        "[+]controller-testctl ok\n"
 	        "[+]informers-synced ok\n"
 	        "[+]leader-election ok\n"
 	        "[+]ping ok\n"

@@ -170,6 +170,8 @@ struct h {
 	struct wk_info slots[MAX_SLOTS];
 	char causes[MAX_SLOTS][128];
 	int nslots;
+	char released[MAX_LOST][128]; /* on_released keys */
+	int nreleased;
 };
 
 static void
@@ -198,6 +200,17 @@ cb_lost(void *arg, const char *controller, const char *key, const char *cause,
 	h->lost[h->nlost].cause = xstrdup(cause);
 	h->lost[h->nlost].quarantined = quarantined;
 	h->nlost++;
+}
+
+static void
+cb_released(void *arg, const char *controller, const char *key)
+{
+	struct h *h = arg;
+
+	assert_string_equal(controller, CTL);
+	assert_true(h->nreleased < MAX_LOST);
+	snprintf(h->released[h->nreleased++], sizeof(h->released[0]), "%s",
+	        key);
 }
 
 static void
@@ -231,7 +244,8 @@ worker_bin(void)
 static struct h *
 h_new(int n, void (*tweak)(struct wk_config *), const char *binary)
 {
-	struct wk_callbacks cb = { cb_result, NULL, cb_lost, cb_idle };
+	struct wk_callbacks cb
+	        = { cb_result, NULL, cb_lost, cb_idle, cb_released };
 	struct wk_config cfg;
 	struct h *h = xcalloc(1, sizeof(*h));
 	char err[256];

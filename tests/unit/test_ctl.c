@@ -196,7 +196,7 @@ test_status_screen(void **state)
 	assert_non_null(strstr(t,
 	        "api         9 requests, 1 errors; 0 "
 	        "relists, 3 watch restarts"));
-	assert_non_null(strstr(t, "testctl          paused      4"));
+	assert_non_null(strstr(t, "testctl          paused       4"));
 	assert_non_null(strstr(t, "2.5s"));
 	/* the worker table */
 	assert_non_null(strstr(t, "WORKER"));

@@ -69,6 +69,8 @@ test_ready(void **state)
 	free(body);
 	assert_int_equal(answer(st, NULL, &v, &body), 200);
 	assert_string_equal(body,
+	        "[+]controller-a ok\n"
+	        "[+]controller-b ok\n"
 	        "[+]informers-synced ok\n"
 	        "[+]leader-election ok\n"
 	        "[+]ping ok\n"
@@ -99,6 +101,8 @@ test_not_ready(void **state)
 	st->kinds[1].synced = st->all_synced = false;
 	assert_int_equal(answer(st, NULL, NULL, &body), 500);
 	assert_string_equal(body,
+	        "[+]controller-a ok\n"
+	        "[+]controller-b ok\n"
 	        "[-]informers-synced failed: reason "
 	        "withheld\n"
 	        "[+]leader-election ok\n"
@@ -139,6 +143,62 @@ test_not_ready(void **state)
 	/* not synced before the first LIST, even with no kind flagged */
 	st->all_synced = false;
 	assert_int_equal(answer(st, "informers-synced", NULL, &body), 500);
+	free(body);
+	stats_free(st);
+}
+
+/* A degraded controller is named, with its reason, and stays ready (its
+ * workers being down does not fail "workers" either); a failed one fails
+ * readiness. */
+static void
+test_controller_checks(void **state)
+{
+	struct stats *st = ready_stats();
+	struct http_query v = { .verbose = true };
+	char *body;
+
+	(void)state;
+	st->ctls[1].fault = FAULT_DEGRADED;
+	snprintf(st->ctls[1].fault_reason, sizeof(st->ctls[1].fault_reason),
+	        "workers died on 3 different keys in a row (last: exit 3 on "
+	        "ns/c)");
+	st->workers[1].state = STATS_W_RESTARTING;
+	st->workers[2].state = STATS_W_RESTARTING;
+	assert_int_equal(answer(st, NULL, &v, &body), 200);
+	assert_string_equal(body,
+	        "[+]controller-a ok\n"
+	        "[+]controller-b degraded: workers died on 3 different keys "
+	        "in a row (last: exit 3 on ns/c)\n"
+	        "[+]informers-synced ok\n"
+	        "[+]leader-election ok\n"
+	        "[+]ping ok\n"
+	        "[+]workers ok\n"
+	        "healthz check passed\n");
+	free(body);
+	assert_int_equal(answer(st, "controller-b", NULL, &body), 200);
+	assert_string_equal(body,
+	        "degraded: workers died on 3 different keys in a row (last: "
+	        "exit 3 on ns/c)");
+	free(body);
+	st->ctls[1].fault = FAULT_FAILED;
+	snprintf(st->ctls[1].fault_reason, sizeof(st->ctls[1].fault_reason),
+	        "exit 100 (permanent failure: unknown controller \"b\")");
+	st->workers[1].state = STATS_W_FAILED;
+	st->workers[2].state = STATS_W_FAILED;
+	assert_int_equal(answer(st, NULL, NULL, &body), 500);
+	assert_string_equal(body,
+	        "[+]controller-a ok\n"
+	        "[-]controller-b failed: reason withheld\n"
+	        "[+]informers-synced ok\n"
+	        "[+]leader-election ok\n"
+	        "[+]ping ok\n"
+	        "[+]workers ok\n"
+	        "healthz check failed\n");
+	free(body);
+	assert_int_equal(answer(st, "controller-b", NULL, &body), 500);
+	assert_string_equal(body,
+	        "internal server error: failed: exit 100 (permanent failure: "
+	        "unknown controller \"b\")\n");
 	free(body);
 	stats_free(st);
 }
@@ -302,6 +362,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ready),
 		cmocka_unit_test(test_not_ready),
+		cmocka_unit_test(test_controller_checks),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_server),
