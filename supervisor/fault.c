@@ -31,6 +31,7 @@ struct fault {
 	int steps;            /* exits while Degraded (backoff step) */
 	int64_t last_exit_ms; /* -1: none */
 	bool result_after;    /* a RESULT since the last exit */
+	int64_t result_ms;    /* the first one's time */
 };
 
 void
@@ -178,9 +179,11 @@ fault_on_exit(struct fault *f, int64_t delay, int64_t now_ms)
 void
 fault_result(struct fault *f, int64_t now_ms)
 {
-	(void)now_ms;
 	streak_clear(f);
-	f->result_after = true;
+	if (!f->result_after) {
+		f->result_after = true;
+		f->result_ms = now_ms;
+	}
 }
 
 int64_t
@@ -189,7 +192,7 @@ fault_next_deadline(const struct fault *f)
 	if (f->state != FAULT_DEGRADED || !f->result_after) {
 		return (-1);
 	}
-	return (f->last_exit_ms + f->cfg.recover_ms);
+	return (f->result_ms + f->cfg.recover_ms);
 }
 
 bool

@@ -18,9 +18,9 @@
  *    quarantined during the streak: fault_foreach_streak()), and each
  *    worker exit of the controller waits initial_ms [500 ms] doubling to
  *    max_ms [30 s] before the restart, instead of the slot's own policy;
- *  - Degraded ends by itself (fault_tick() says so once) when a RESULT came
- *    back after the last death and recover_ms [60 s] passed since that
- *    death with no other: a worker stayed up and did work;
+ *  - Degraded ends by itself (fault_tick() says so once) recover_ms [60 s]
+ *    after the first RESULT that followed the last death, when no worker
+ *    of the controller died since: a worker did work and stayed up;
  *  - Failed (a permanent exit) is sticky: no restart until fault_reset()
  *    (sympoziumctl restart).
  */

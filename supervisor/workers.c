@@ -1052,8 +1052,9 @@ tick_fault(struct ctl *c, const struct wk_config *cfg, int64_t now)
 	char d[32];
 
 	if (fault_tick(c->fault, now)) {
-		log_info("controller %s recovered: a reconcile completed and "
-		         "no worker died for %s; quarantine applies again",
+		log_info(
+		        "controller %s recovered: a worker completed a "
+		        "reconcile and stayed up %s; quarantine applies again",
 		        c->name, fmt_dur(cfg->fault.recover_ms, d, sizeof(d)));
 	}
 }

@@ -40,8 +40,8 @@
  * quarantined any more, the keys quarantined during the streak are
  * released (on_released: the caller queues them now), and its restarts
  * wait the fault's backoff.  It recovers by itself (one log line
- * "controller NAME recovered: ...") once a RESULT came back and
- * fault.recover_ms passed since the last death.
+ * "controller NAME recovered: ...") fault.recover_ms after the first
+ * RESULT that followed the last death, if no worker died since.
  *
  * Permanent failures: a worker that exits IPC_EXIT_PERMANENT (ipc.h) is
  * not restarted.  Its controller is failed (one log line with the exit

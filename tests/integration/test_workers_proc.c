@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -172,6 +174,7 @@ struct h {
 	int nslots;
 	char released[MAX_LOST][128]; /* on_released keys */
 	int nreleased;
+	const char *ctl; /* the controller's name (CTL unless said) */
 };
 
 static void
@@ -240,9 +243,11 @@ worker_bin(void)
 	return (self_exe);
 }
 
-/* A pool of n testctl workers with short timers; cfg tweaks by fn. */
+/* A pool of n workers of controller ctl with short timers; cfg tweaks
+ * by fn. */
 static struct h *
-h_new(int n, void (*tweak)(struct wk_config *), const char *binary)
+h_new_ctl(int n, void (*tweak)(struct wk_config *), const char *binary,
+        const char *ctl)
 {
 	struct wk_callbacks cb
 	        = { cb_result, NULL, cb_lost, cb_idle, cb_released };
@@ -267,9 +272,17 @@ h_new(int n, void (*tweak)(struct wk_config *), const char *binary)
 		tweak(&cfg);
 	}
 	h->p = wk_pool_new(&cfg, &cb, h);
-	assert_int_equal(wk_add_controller(h->p, CTL, n, err, sizeof(err)), 0);
+	h->ctl = ctl;
+	assert_int_equal(wk_add_controller(h->p, ctl, n, err, sizeof(err)), 0);
 	assert_int_equal(wk_start(h->p, timefmt_now_ms_mono()), 0);
 	return (h);
+}
+
+/* A pool of n testctl workers. */
+static struct h *
+h_new(int n, void (*tweak)(struct wk_config *), const char *binary)
+{
+	return (h_new_ctl(n, tweak, binary, CTL));
 }
 
 /* One turn of the loop: poll up to 50 ms, then reap, read and tick. */
@@ -391,7 +404,8 @@ h_free(struct h *h)
 	}
 	close(h->sfd);
 	for (i = 0; i < MAX_SLOTS; i++) {
-		snprintf(path, sizeof(path), "%s/%s-%d.sock", h->dir, CTL, i);
+		snprintf(path, sizeof(path), "%s/%s-%d.sock", h->dir, h->ctl,
+		        i);
 		(void)unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s/pids", h->dir);
@@ -577,6 +591,209 @@ test_poison_quarantined(void **state)
 	h_free(h);
 }
 
+/* ---- controller faults and permanent exits ---- */
+
+/* Degraded recovers quickly here, and a slot's own backoff and
+ * CrashLoop end once it ran 200 ms. */
+static void
+fast_recovery(struct wk_config *c)
+{
+	c->fault.recover_ms = 300;
+	c->restart.stable_ms = 200;
+}
+
+static enum fault_state
+ctl_fault(struct h *h, struct fault_info *fi)
+{
+	assert_int_equal(wk_fault_info(h->p, h->ctl, fi), 0);
+	return (fi->state);
+}
+
+static bool
+fault_ok(struct h *h)
+{
+	struct fault_info fi;
+
+	return (ctl_fault(h, &fi) == FAULT_OK);
+}
+
+/* Dispatches name with action and waits for its loss. */
+static void
+die_on(struct h *h, const char *name, const char *action)
+{
+	dispatch(h, name, action);
+	g_want = h->nlost + 1;
+	assert_true(run_until(h, lost_reached, WAIT_MS));
+}
+
+/* One poison key among keys that succeed: quarantined, the controller is
+ * fine.  The same number of deaths on different keys with no success
+ * between: a controller fault, and the key quarantined during that streak
+ * is released. */
+static void
+test_poison_versus_fault(void **state)
+{
+	struct h *h = h_new(1, fast_recovery, NULL);
+	struct fault_info fi;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		char ok[16];
+		die_on(h, "p", "exit:3");
+		snprintf(ok, sizeof(ok), "ok-%d", i);
+		dispatch(h, ok, "ok");
+		g_want = i + 1;
+		assert_true(run_until(h, results_reached, WAIT_MS));
+	}
+	assert_true(h->lost[2].quarantined);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_OK);
+	assert_int_equal(quarantine_count(wk_quarantine(h->p, CTL)), 1);
+	/* p dies twice more (a streak of one key: still no fault), then two
+	 * other keys: three different keys without a RESULT */
+	die_on(h, "p", "exit:3");
+	assert_true(h->lost[h->nlost - 1].quarantined);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_OK);
+	die_on(h, "q", "exit:3");
+	assert_false(h->lost[h->nlost - 1].quarantined);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_OK);
+	die_on(h, "r", "exit:3");
+	assert_false(h->lost[h->nlost - 1].quarantined);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_DEGRADED);
+	assert_string_equal(fi.reason,
+	        "workers died on 3 different keys in a row (last: exit 3 on "
+	        "default/r)");
+	assert_int_equal(fi.faults, 1);
+	/* p was no poison after all: released, nothing quarantined */
+	assert_int_equal(h->nreleased, 1);
+	assert_string_equal(h->released[0], "default/p");
+	assert_int_equal(quarantine_count(wk_quarantine(h->p, CTL)), 0);
+	/* while Degraded, deaths quarantine nothing, and restarts back off */
+	int64_t t0 = timefmt_now_ms_mono();
+	for (int i = 0; i < 3; i++) {
+		die_on(h, "r", "exit:3");
+		assert_false(h->lost[h->nlost - 1].quarantined);
+	}
+	assert_int_equal(quarantine_count(wk_quarantine(h->p, CTL)), 0);
+	/* the backoff: 500 ms + 1 s + 2 s at least before the next start */
+	assert_true(run_until(h, any_idle, WAIT_MS));
+	assert_true(timefmt_now_ms_mono() - t0 >= 3500);
+	/* a worker that does its work and stays up: recovered */
+	dispatch(h, "fine", "ok");
+	g_want = h->results + 1;
+	assert_true(run_until(h, results_reached, WAIT_MS));
+	assert_true(run_until(h, fault_ok, WAIT_MS));
+	/* quarantine applies again */
+	for (int i = 0; i < 3; i++) {
+		die_on(h, "p2", "exit:3");
+	}
+	assert_true(h->lost[h->nlost - 1].quarantined);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_OK);
+	h_free(h);
+}
+
+static bool
+slot_failed(struct h *h)
+{
+	snapshot(h);
+	return (h->nslots > 0 && h->slots[0].state == WK_FAILED);
+}
+
+/* Runs the loop for ms whatever happens. */
+static void
+run_for(struct h *h, int64_t ms)
+{
+	int64_t end = timefmt_now_ms_mono() + ms;
+
+	while (timefmt_now_ms_mono() < end) {
+		turn(h);
+	}
+}
+
+/* A worker exiting 100 is not restarted; its controller is failed until
+ * wk_restart(). */
+static void
+test_permanent_exit(void **state)
+{
+	struct h *h = h_new(1, NULL, NULL);
+	struct fault_info fi;
+
+	(void)state;
+	die_on(h, "cfg", "exit:100");
+	assert_string_equal(h->lost[0].cause, "exit 100 (permanent failure)");
+	assert_true(run_until(h, slot_failed, WAIT_MS));
+	run_for(h, 1000);
+	snapshot(h);
+	assert_int_equal(h->slots[0].state, WK_FAILED);
+	assert_int_equal(h->slots[0].pid, 0);
+	assert_int_equal(h->slots[0].restarts, 1);
+	assert_string_equal(
+	        h->slots[0].last_cause, "exit 100 (permanent failure)");
+	assert_string_equal(wk_state_name(WK_FAILED), "failed");
+	assert_int_equal(ctl_fault(h, &fi), FAULT_FAILED);
+	assert_string_equal(fi.reason, "exit 100 (permanent failure)");
+	assert_int_equal(wk_idle(h->p, CTL), 0);
+	/* the operator's restart starts it again */
+	assert_int_equal(wk_restart(h->p, CTL, 0, "restarted by test",
+	                         timefmt_now_ms_mono()),
+	        0);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_OK);
+	assert_true(run_until(h, all_idle, WAIT_MS));
+	dispatch(h, "after", "ok");
+	g_want = 1;
+	assert_true(run_until(h, results_reached, WAIT_MS));
+	h_free(h);
+}
+
+/* The worker binary asked for a controller it does not have exits 100
+ * and says why in an ERROR: the reason reaches the exit cause. */
+static void
+test_unknown_controller_permanent(void **state)
+{
+	const char *bin = worker_bin();
+	struct h *h;
+	struct fault_info fi;
+
+	(void)state;
+	if (strcmp(bin, self_exe) == 0) {
+		skip(); /* the fake worker knows every name */
+	}
+	h = h_new_ctl(1, NULL, bin, "nosuch");
+	assert_true(run_until(h, slot_failed, WAIT_MS));
+	assert_string_equal(h->slots[0].last_cause,
+	        "exit 100 (permanent failure: unknown controller "
+	        "\"nosuch\")");
+	run_for(h, 1000);
+	snapshot(h);
+	assert_int_equal(h->slots[0].restarts, 1);
+	assert_int_equal(ctl_fault(h, &fi), FAULT_FAILED);
+	h_free(h);
+}
+
+/* Bad flags are a permanent failure too. */
+static void
+test_bad_flags_exit_100(void **state)
+{
+	const char *bin = worker_bin();
+	int st;
+	pid_t pid;
+
+	(void)state;
+	if (strcmp(bin, self_exe) == 0) {
+		skip();
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 2);
+		execl(bin, bin, "--no-such-flag", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), IPC_EXIT_PERMANENT);
+}
+
 static void
 test_malformed_isolated(void **state)
 {
@@ -715,6 +932,10 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_sigkill_busy),
 		cmocka_unit_test(test_hung_deadline),
 		cmocka_unit_test(test_poison_quarantined),
+		cmocka_unit_test(test_poison_versus_fault),
+		cmocka_unit_test(test_permanent_exit),
+		cmocka_unit_test(test_unknown_controller_permanent),
+		cmocka_unit_test(test_bad_flags_exit_100),
 		cmocka_unit_test(test_malformed_isolated),
 		cmocka_unit_test(test_heartbeat_timeout),
 		cmocka_unit_test(test_shutdown_quit),

@@ -147,8 +147,9 @@ test_backoff(void **state)
 	fault_free(f);
 }
 
-/* Recovery: a RESULT after the last death, then recover_ms without a
- * death.  Said once; the next fault starts its backoff afresh. */
+/* Recovery: recover_ms after the first RESULT that followed the last
+ * death, without a death.  Said once; the next fault starts its backoff
+ * afresh. */
 static void
 test_recovery(void **state)
 {
@@ -164,20 +165,21 @@ test_recovery(void **state)
 	assert_int_equal(fault_next_deadline(f), -1);
 	assert_false(fault_tick(f, 1000000));
 	fault_result(f, 2000);
-	assert_int_equal(fault_next_deadline(f), 1000 + 60000);
-	assert_false(fault_tick(f, 60999));
+	fault_result(f, 3000); /* the first RESULT starts the clock */
+	assert_int_equal(fault_next_deadline(f), 2000 + 60000);
+	assert_false(fault_tick(f, 61999));
 	/* a death restarts the clock and needs a new RESULT */
 	assert_false(fault_key_died(f, "ns/d", "x", 50000));
 	assert_int_equal(fault_on_exit(f, 0, 50000), 1000);
 	assert_false(fault_tick(f, 70000));
 	fault_result(f, 51000);
-	assert_false(fault_tick(f, 109999));
-	assert_true(fault_tick(f, 110000));
-	assert_false(fault_tick(f, 110001));
+	assert_false(fault_tick(f, 110999));
+	assert_true(fault_tick(f, 111000));
+	assert_false(fault_tick(f, 111001));
 	fault_info(f, &fi);
 	assert_int_equal(fi.state, FAULT_OK);
 	assert_string_equal(fi.reason, "");
-	assert_int_equal(fi.since_ms, 110000);
+	assert_int_equal(fi.since_ms, 111000);
 	/* back to normal: exits keep their own delay */
 	assert_int_equal(fault_on_exit(f, 100, 120000), 100);
 	/* a new fault: backoff from 500 ms again, counted twice */
