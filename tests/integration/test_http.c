@@ -7,6 +7,11 @@
  * parses and carries the required names, reconcile_total grows after a
  * reconcile; answers stay fast while the worker is SIGSTOPped; ":0" picks
  * a free port, "0" turns an endpoint off, a bad address fails the start.
+ * Controller faults: testctl crashing on every key (one switch ConfigMap)
+ * is Degraded in /readyz?verbose, sympoziumctl status, /metrics and one
+ * log line, with /healthz and /readyz 200, and recovers by itself once the
+ * switch is off; a worker exiting 100 is not restarted, its controller
+ * fails readiness (not liveness) until sympoziumctl restart.
  *
  * Processes are signalled only by the pids this test started or found as
  * the supervisor's children in /proc.  Every wait is bounded.
@@ -379,6 +384,197 @@ test_ports(void **state)
 	free(l);
 }
 
+/* ---- controller faults ---- */
+
+#define CM_PATH "/api/v1/namespaces/default/configmaps"
+#define SWITCH  "switch:default/testctl-switch"
+
+/* PUTs data.action of ConfigMap default/NAME (POST when create). */
+static void
+cm_action(struct optest *f, const char *name, const char *action, bool create)
+{
+	char body[256], path[160];
+	struct ksim_resp *r;
+
+	snprintf(body, sizeof(body),
+	        "{\"metadata\":{\"name\":\"%s\"},\"data\":{\"action\":"
+	        "\"%s\"}}",
+	        name, action);
+	snprintf(path, sizeof(path), CM_PATH "%s%s", create ? "" : "/",
+	        create ? "" : name);
+	r = ksim_request(ksim_url(f->a.k), create ? "POST" : "PATCH", path,
+	        create ? "application/json" : "application/merge-patch+json",
+	        body, NULL, 0);
+	assert_int_equal(r->code, create ? 201 : 200);
+	ksim_resp_free(r);
+}
+
+/* Starts the supervisor with its endpoints on free ports and a 2 s
+ * recovery; returns when /readyz is 200. */
+static void
+sd_start_fault(struct optest *f, int mport, int pport)
+{
+	char ma[32], pa[32];
+	const char *args[] = { "--health-socket", f->sock, "--shutdown-grace",
+		"1s", "--metrics-bind-address", ma,
+		"--health-probe-bind-address", pa, "--controller-recovery",
+		"2s", NULL };
+
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", mport);
+	snprintf(pa, sizeof(pa), "127.0.0.1:%d", pport);
+	optest_sd_start(f, 0, OPTEST_SD_TESTCTL | OPTEST_SD_HTTP, args);
+	assert_true(wait_code(pport, "/readyz", 200, WAIT_MS));
+}
+
+/* GET path, asserting status; the body (caller frees). */
+static char *
+get_code(int port, const char *path, long want)
+{
+	char *body = NULL;
+	long code = get(port, path, &body, NULL);
+
+	if (code != want) {
+		print_error("%s: %ld, want %ld: %s\n", path, code, want, body);
+	}
+	assert_int_equal(code, want);
+	return (body);
+}
+
+static double
+metric_now(int mport, const char *series)
+{
+	char *page = get_code(mport, "/metrics", 200);
+	double v = metric(page, series);
+
+	free(page);
+	return (v);
+}
+
+/* sympoziumctl status holds every needle. */
+static void
+status_has(struct optest *f, const char *a, const char *b)
+{
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "status", NULL);
+
+	assert_int_equal(r.rc, 0);
+	if (strstr(r.out, a) == NULL || strstr(r.out, b) == NULL) {
+		print_error("status:\n%s\n", r.out);
+	}
+	assert_non_null(strstr(r.out, a));
+	assert_non_null(strstr(r.out, b));
+	sdproc_ctl_free(&r);
+}
+
+#define DEGRADED_M "sympozium_controller_degraded{controller=\"testctl\"}"
+#define FAILED_M   "sympozium_controller_failed{controller=\"testctl\"}"
+#define FAULTS_M   "sympozium_controller_faults_total{controller=\"testctl\"}"
+#define QUAR_M     "sympozium_worker_quarantined_keys{controller=\"testctl\"}"
+
+static void
+test_controller_fault(void **state)
+{
+	struct optest *f = *state;
+	int mport = free_port(), pport = free_port();
+	char *l, *body, name[16];
+
+	sd_start_fault(f, mport, pport);
+	cm_action(f, "testctl-switch", "exit:3", true);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		optest_testctl_create(f, name, true, SWITCH);
+	}
+	l = log_wait(f,
+	        "controller testctl degraded: workers died on 3 different "
+	        "keys in a row (last: exit 3 on default/c",
+	        WAIT_MS);
+	assert_non_null(l);
+	assert_non_null(strstr(l, "); restarting with backoff 500 ms\n"));
+	free(l);
+	/* more deaths: no key is quarantined while Degraded */
+	assert_true(sdproc_log_wait(&f->sd[0], "exited: exit 3", 6, WAIT_MS));
+	free(get_code(pport, "/healthz", 200));
+	free(get_code(pport, "/readyz", 200));
+	body = get_code(pport, "/readyz?verbose", 200);
+	assert_non_null(strstr(body,
+	        "[+]controller-testctl degraded: workers died on "));
+	assert_non_null(strstr(body, "[+]workers ok\n"));
+	free(body);
+	status_has(f, "testctl          degraded ", "testctl degraded for ");
+	assert_true(metric_now(mport, DEGRADED_M) == 1);
+	assert_true(metric_now(mport, FAULTS_M) == 1);
+	assert_true(metric_now(mport, QUAR_M) == 0);
+	assert_int_equal(sdproc_log_count(f->sd[0].log, "quarantined:"), 0);
+	/* the fault goes away: it recovers by itself, every key converges */
+	cm_action(f, "testctl-switch", "ok", false);
+	l = log_wait(f, "controller testctl recovered: a worker completed a "
+	                "reconcile and stayed up 2 s",
+	        WAIT_MS);
+	assert_non_null(l);
+	free(l);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		assert_true(optest_testctl_wait_out(f, name, WAIT_MS, NULL));
+	}
+	body = get_code(pport, "/readyz?verbose", 200);
+	assert_non_null(strstr(body, "[+]controller-testctl ok\n"));
+	free(body);
+	status_has(f, "testctl          active ", "caches");
+	assert_true(metric_now(mport, DEGRADED_M) == 0);
+	assert_true(metric_now(mport, FAULTS_M) == 1);
+	assert_int_equal(
+	        sdproc_log_count(f->sd[0].log, "controller testctl degraded"),
+	        1);
+}
+
+static void
+test_permanent_failure(void **state)
+{
+	struct optest *f = *state;
+	int mport = free_port(), pport = free_port();
+	char *l, *body;
+
+	sd_start_fault(f, mport, pport);
+	cm_action(f, "perm", "exit:100", true);
+	optest_testctl_create(f, "p", true, "switch:default/perm");
+	l = log_wait(f,
+	        "controller testctl failed: worker testctl-0 exit 100 "
+	        "(permanent failure); not restarted (sympoziumctl restart "
+	        "testctl starts it again)",
+	        WAIT_MS);
+	assert_non_null(l);
+	free(l);
+	free(get_code(pport, "/healthz", 200));
+	body = get_code(pport, "/readyz?verbose", 500);
+	assert_non_null(
+	        strstr(body, "[-]controller-testctl failed: reason withheld\n"));
+	free(body);
+	body = get_code(pport, "/readyz/controller-testctl", 500);
+	assert_non_null(strstr(body,
+	        "internal server error: failed: exit 100 (permanent "
+	        "failure)"));
+	free(body);
+	status_has(f, "testctl          failed ", "testctl failed for ");
+	assert_true(metric_now(mport, FAILED_M) == 1);
+	assert_true(metric_now(mport,
+	                    "sympozium_worker_state{controller=\"testctl\","
+	                    "state=\"failed\",worker=\"testctl-0\"}")
+	        == 1);
+	/* not respawned: no other start within a second and a half */
+	ksim_sleep_ms(1500);
+	assert_int_equal(sdproc_log_count(f->sd[0].log, "exited: exit 100"), 1);
+	assert_int_equal(sdproc_workers(&f->sd[0], NULL, 0), 0);
+	/* fixed, then restarted by the operator: it runs again */
+	cm_action(f, "perm", "ok", false);
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "restart", "testctl", NULL);
+	assert_int_equal(r.rc, 0);
+	sdproc_ctl_free(&r);
+	assert_true(optest_testctl_wait_out(f, "p", WAIT_MS, NULL));
+	assert_true(wait_code(pport, "/readyz", 200, WAIT_MS));
+	assert_true(metric_now(mport, FAILED_M) == 0);
+}
+
 int
 main(void)
 {
@@ -389,6 +585,10 @@ main(void)
 		        test_metrics, setup, optest_testctl_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_ports, setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_controller_fault,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_permanent_failure,
+		        optest_testctl_setup, optest_testctl_teardown),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);

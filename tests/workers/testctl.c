@@ -23,6 +23,10 @@
  *   stamp:PATH    done, no writes, after appending "<resourceVersion>
  *                 <CLOCK_MONOTONIC us at receipt>" to PATH (benchmarks:
  *                 event-to-worker latency; tests/bench/bench_dispatch.c)
+ *   switch:NS/NAME  the action in data.action of ConfigMap NS/NAME (read
+ *                 through the view at each reconcile; "ok" when it or the
+ *                 key is absent): one switch turns a behaviour (exit:3,
+ *                 exit:100, ...) on and off for every object using it
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -95,6 +99,30 @@ view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
 	json_object_put(obj);
 	write_out(in, out, data);
 	rec_verdict(out, IPC_V_DONE, 0, rc == 1 ? "not found" : NULL);
+}
+
+/* The action switch:NS/NAME names (buf holds it), "error" when the view
+ * fails. */
+static const char *
+switched(const struct rec_in *in, const char *arg, char *buf, size_t len)
+{
+	char ns[256], err[256];
+	const char *sl = strchr(arg, '/'), *v;
+	json_object *obj = NULL;
+
+	if (sl == NULL || (size_t)(sl - arg) >= sizeof(ns)) {
+		return ("bad switch");
+	}
+	snprintf(ns, sizeof(ns), "%.*s", (int)(sl - arg), arg);
+	int rc = view_get(in->view, &configmaps, ns, sl + 1, &obj, err,
+	        sizeof(err));
+	if (rc < 0) {
+		return ("error");
+	}
+	v = rc == 0 ? jx_get_str(obj, "data.action") : NULL;
+	snprintf(buf, len, "%s", v != NULL ? v : "ok");
+	json_object_put(obj);
+	return (buf);
 }
 
 /* Tries what the sandbox forbids: open:PATH and socket.  Reached only
@@ -177,7 +205,11 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	        ? json_object_get_string(jx_getv(in->object, "metadata",
 	                  "annotations", ACTION, NULL))
 	        : "ok";
+	char sw[256];
 
+	if (strncmp(a, "switch:", 7) == 0) {
+		a = switched(in, a + 7, sw, sizeof(sw));
+	}
 	if (in->object == NULL) {
 		rec_verdict(out, IPC_V_DONE, 0, "gone");
 	} else if (strcmp(a, "ok") == 0) {
