@@ -301,27 +301,20 @@ ctl_state(json_object *c)
 	return (flag_of(c, "paused") ? "paused" : "active");
 }
 
-/* One line per degraded or failed controller, with its reason. */
+/* A line for a degraded or failed controller c, with its reason. */
 static void
-ctl_faults(json_object *reply, struct buf *out)
+ctl_fault_line(json_object *c, struct buf *out)
 {
-	json_object *a = jx_get(reply, "controllers");
-	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a)
-	        : 0;
+	const char *st = jx_get_str(c, "state");
 	char since[32];
 
-	for (size_t i = 0; i < n; i++) {
-		json_object *c = json_object_array_get_idx(a, i);
-		const char *st = jx_get_str(c, "state");
-		if (st == NULL || strcmp(st, "ok") == 0) {
-			continue;
-		}
-		buf_printf(out, "%s %s for %s: %s\n", str(c, "name"), st,
-		        ctl_fmt_dur(num_or(c, "stateSinceAgoMs", -1), since,
-		                sizeof(since)),
-		        str(c, "stateReason"));
+	if (st == NULL || strcmp(st, "ok") == 0) {
+		return;
 	}
+	buf_printf(out, "%s %s for %s: %s\n", str(c, "name"), st,
+	        ctl_fmt_dur(num_or(c, "stateSinceAgoMs", -1), since,
+	                sizeof(since)),
+	        str(c, "stateReason"));
 }
 
 static void
@@ -331,6 +324,7 @@ ctl_rows(json_object *reply, struct buf *out)
 	size_t n = a != NULL && json_object_is_type(a, json_type_array)
 	        ? json_object_array_length(a)
 	        : 0;
+	struct buf faults = BUF_INIT;
 
 	buf_printf(out,
 	        "%-16s %-8s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
@@ -356,7 +350,10 @@ ctl_rows(json_object *reply, struct buf *out)
 		                sizeof(p50)),
 		        ctl_fmt_dur(num_or(c, "latencyMs.p99", -1), p99,
 		                sizeof(p99)));
+		ctl_fault_line(c, &faults);
 	}
+	buf_append(out, faults.data, faults.len);
+	buf_fini(&faults);
 }
 
 static void
@@ -404,7 +401,6 @@ ctl_format_status(json_object *reply, struct buf *out)
 	        (long long)num(s, "api.errors"), (long long)num(s, "relists"),
 	        (long long)num(s, "watchRestarts"));
 	ctl_rows(reply, out);
-	ctl_faults(reply, out);
 	buf_putc(out, '\n');
 	ctl_format_workers(reply, out);
 }

@@ -223,6 +223,21 @@ test_other_replies(void **state)
 	assert_non_null(strstr(t, "testctl-1"));
 	assert_null(strstr(t, "supervisor"));
 	free(t);
+	/* a degraded controller: its STATE and a line with the reason */
+	t = render(HP_STATUS,
+	        "{\"controllers\":[{\"name\":\"agentrun\",\"state\":"
+	        "\"degraded\",\"stateReason\":\"workers died on 3 "
+	        "different keys in a row (last: signal SIGSYS on ns/r)\","
+	        "\"stateSinceAgoMs\":12000},{\"name\":\"schedule\","
+	        "\"state\":\"ok\",\"stateReason\":\"\"}]}");
+	assert_non_null(strstr(t, "agentrun         degraded     0"));
+	assert_non_null(strstr(t, "schedule         active       0"));
+	assert_non_null(strstr(t,
+	        "agentrun degraded for 12.0s: workers died on 3 different "
+	        "keys "
+	        "in a row (last: signal SIGSYS on ns/r)\n"));
+	assert_null(strstr(t, "schedule ok for"));
+	free(t);
 	t = render(HP_WORKER,
 	        "{\"worker\":{\"name\":\"testctl-0\",\"controller\":"
 	        "\"testctl\",\"pid\":9,\"state\":\"ready\",\"restarts\":1,"

@@ -324,6 +324,8 @@ sample_stats(void)
 	st->ctls[0].adds = 9;
 	st->ctls[0].retries = 2;
 	st->ctls[0].quarantined = 1;
+	st->ctls[0].fault = FAULT_DEGRADED;
+	st->ctls[0].faults = 2;
 	st->ctls[0].unfinished_ms = 1500;
 	st->ctls[0].longest_ms = 1000;
 	st->ctls[0].wait.counts[6] = 2;
@@ -486,6 +488,10 @@ test_required_names(void **state)
 	        "controller=we\"ird\\x\ny;worker=we\"ird\\x\ny-0;", NULL)));
 	assert_true(
 	        val(p, "sympozium_worker_quarantined_keys", in, NULL) == 1);
+	assert_true(val(p, "sympozium_controller_degraded", in, NULL) == 1);
+	assert_true(val(p, "sympozium_controller_failed", in, NULL) == 0);
+	assert_true(
+	        val(p, "sympozium_controller_faults_total", in, NULL) == 2);
 	assert_true(val(p, "process_start_time_seconds", "", NULL)
 	        == 1700000000.123);
 	assert_true(val(p, "process_resident_memory_bytes", "", NULL) > 0);
