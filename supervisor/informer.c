@@ -245,40 +245,40 @@ inf_free(struct inf *in)
 
 /* ---- outcomes ---- */
 
+/* An answer's outcome for the reflector.  A resourceVersion newer than
+ * the server has is told by the Status's causes (kapi_err.h), whatever
+ * its code, as client-go tells it. */
 static enum refl_result
 result_of(const struct kapi_err *e)
 {
+	if (e->rc != KAPI_OK && e->rv_too_large) {
+		return (REFL_TOO_LARGE);
+	}
 	switch (e->rc) {
 	case KAPI_OK:
 		return (REFL_OK);
 	case KAPI_EGONE:
 		return (REFL_EXPIRED);
 	case KAPI_ETIMEOUT:
-		if (e->code == 504 && strcmp(e->reason, "TooLarge") == 0) {
-			return (REFL_TOO_LARGE);
-		}
-		return (REFL_RETRY);
 	case KAPI_ETOOMANY:
 	case KAPI_ESERVER:
-	case KAPI_ETRANSPORT:
 		return (REFL_RETRY);
+	case KAPI_ETRANSPORT:
+		return (REFL_LOST);
 	default:
-		if (e->code == 504 && strcmp(e->reason, "TooLarge") == 0) {
-			return (REFL_TOO_LARGE);
-		}
 		return (REFL_ERROR);
 	}
 }
 
-/* An ERROR watch event's Status code as a reflector outcome. */
+/* An ERROR watch event's Status as a reflector outcome. */
 static enum refl_result
-result_of_status(long code, const char *reason)
+result_of_status(json_object *status, long code, const char *reason)
 {
 	if (code == 410 || strcmp(reason, "Expired") == 0
 	        || strcmp(reason, "Gone") == 0) {
 		return (REFL_EXPIRED);
 	}
-	if (code == 504 && strcmp(reason, "TooLarge") == 0) {
+	if (kapi_status_rv_too_large(status)) {
 		return (REFL_TOO_LARGE);
 	}
 	if (code == 429 || code >= 500) {
@@ -823,7 +823,7 @@ handle_event(struct src *s, struct kapi_watch_event *ev)
 	log_debug("informer: %s: watch ERROR %ld %s: %s", s->k->k.name, code,
 	        reason, msg);
 	kapi_multi_cancel(s->in->m, s->watch_id);
-	watch_finish(s, result_of_status(code, reason));
+	watch_finish(s, result_of_status(ev->object, code, reason));
 	return (false);
 }
 
