@@ -28,7 +28,7 @@
 #include "common/buf.h"
 #include "supervisor/stats.h"
 
-#define HTTP_MAX_CHECKS  8
+#define HTTP_MAX_CHECKS  48
 #define HTTP_MAX_EXCLUDE 16
 #define HTTP_MAX_CONNS   64
 #define HTTP_TIMEOUT_S   10 /* idle connection timeout */
@@ -36,15 +36,18 @@
 /* ---- pure: probes ---- */
 
 struct http_check {
-	const char *name; /* static */
+	const char *name; /* static, or borrowed from the stats */
 	bool ok;
 	char reason[256]; /* why it failed; "" when ok */
+	char detail[48];  /* shown after the verdict in lists, "" none */
 };
 
 /* The readiness checks of st (refreshed by the caller), sorted by name:
  * informers-synced (every cache synced), leader-election (passes for the
  * leader and a standby alike), ping, workers (each controller has a ready,
- * busy or standby worker, or is paused).  Fills out[HTTP_MAX_CHECKS];
+ * busy or standby worker, or is paused), then one informer-<resource>
+ * per watched resource (its oldest cache's age, stats_kind.age_ms, is at
+ * most st->cache_stale_ms; detail "age Ns").  Fills out[HTTP_MAX_CHECKS];
  * returns how many. */
 size_t http_ready_checks(const struct stats *st, struct http_check *out);
 /* The liveness checks: ping (the loop answered).  Returns how many. */
