@@ -335,7 +335,8 @@ cache_rows(json_object *a, size_t n, struct buf *out)
 		if (num(k, "ageMs") < 1000 && num(k, "failing") == 0) {
 			continue;
 		}
-		buf_printf(out, "  cache     %s (%s): age %s, %lld failure(s)\n",
+		buf_printf(out,
+		        "  cache     %s (%s): age %s, %lld failure(s)\n",
 		        str(k, "resource"), str(k, "name"),
 		        ctl_fmt_dur(num(k, "ageMs"), age, sizeof(age)),
 		        (long long)num(k, "failing"));
@@ -364,8 +365,8 @@ kinds_line(json_object *reply, struct buf *out)
 			res = str(k, "resource");
 		}
 	}
-	buf_printf(out, "caches      %zu/%zu kinds synced, %lld objects", synced,
-	        n, (long long)objects);
+	buf_printf(out, "caches      %zu/%zu kinds synced, %lld objects",
+	        synced, n, (long long)objects);
 	if (oldest >= 0) {
 		buf_printf(out, "; oldest %s (%s)",
 		        ctl_fmt_dur(oldest, age, sizeof(age)), res);

@@ -39,9 +39,9 @@ struct src {
 	bool reported_sync;
 	bool filtered; /* some kind of it has a filter */
 	uint64_t watch_errors, events, watch_bytes;
-	int64_t fresh_ms;     /* last known in sync (informer.h inf_age_ms) */
-	uint64_t watch_seen;  /* events of the open watch */
-	uint64_t fails;       /* failed requests in the current streak */
+	int64_t fresh_ms;    /* last known in sync (informer.h inf_age_ms) */
+	uint64_t watch_seen; /* events of the open watch */
+	uint64_t fails;      /* failed requests in the current streak */
 	int64_t fail_since_ms;
 };
 
@@ -441,7 +441,8 @@ src_failed(struct src *s, const char *what, const char *msg)
 	if (s->fails++ == 0) {
 		s->fail_since_ms = clock_now(s->in);
 		log_warnx("informer: %s of %s%s%s failing: %s", what,
-		        s->k->k.res.plural, s->k->k.selector != NULL ? " " : "",
+		        s->k->k.res.plural,
+		        s->k->k.selector != NULL ? " " : "",
 		        s->k->k.selector != NULL ? s->k->k.selector : "",
 		        msg != NULL && msg[0] != '\0' ? msg : "no answer");
 	}
@@ -457,7 +458,8 @@ src_ok(struct src *s)
 	if (s->fails > 0) {
 		log_info("informer: list/watch of %s%s%s recovered after "
 		         "%llu failure(s) / %.1f s",
-		        s->k->k.res.plural, s->k->k.selector != NULL ? " " : "",
+		        s->k->k.res.plural,
+		        s->k->k.selector != NULL ? " " : "",
 		        s->k->k.selector != NULL ? s->k->k.selector : "",
 		        (unsigned long long)s->fails,
 		        (double)(now - s->fail_since_ms) / 1000.0);

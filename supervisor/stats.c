@@ -304,7 +304,8 @@ stats_resource_age(const struct stats *st, size_t i)
 	int64_t age = st->kinds[i].age_ms;
 
 	for (size_t j = 0; j < st->nkinds; j++) {
-		if (strcmp(st->kinds[j].resource, st->kinds[i].resource) != 0) {
+		if (strcmp(st->kinds[j].resource, st->kinds[i].resource)
+		        != 0) {
 			continue;
 		}
 		if (j < i) {

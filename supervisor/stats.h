@@ -131,9 +131,9 @@ struct stats_kind {
 	bool synced;
 	uint64_t objects;
 	uint64_t lists, relists, watches, watch_restarts, watch_errors, events;
-	char resource[STATS_NAME_MAX]; /* plural, e.g. "agentruns" */
+	char resource[STATS_NAME_MAX];   /* plural, e.g. "agentruns" */
 	char check[STATS_NAME_MAX + 16]; /* "informer-<resource>" */
-	int64_t age_ms;   /* the cache's age (inf_age_ms()) */
+	int64_t age_ms;                  /* the cache's age (inf_age_ms()) */
 	uint64_t failing; /* failed requests in the current streak */
 };
 

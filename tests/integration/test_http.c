@@ -386,8 +386,7 @@ test_ports(void **state)
 
 /* kubesim admin request; returns the HTTP status. */
 static long
-admin(struct optest *f, const char *method, const char *path,
-        const char *body)
+admin(struct optest *f, const char *method, const char *path, const char *body)
 {
 	struct ksim_resp *r = ksim_request(ksim_url(f->a.k), method, path,
 	        body != NULL ? "application/json" : NULL, body, NULL, 10000);
@@ -404,7 +403,8 @@ cache_age(int mport)
 	double v;
 
 	assert_int_equal(get(mport, "/metrics", &page, NULL), 200);
-	v = metric(page, "sympozium_cache_age_seconds{resource=\"configmaps\"}");
+	v = metric(
+	        page, "sympozium_cache_age_seconds{resource=\"configmaps\"}");
 	free(page);
 	return (v);
 }
@@ -438,14 +438,15 @@ test_failing_watch(void **state)
 	                         "{\"verbs\":[\"list\",\"watch\"],"
 	                         "\"resource\":\"configmaps\",\"code\":503}"),
 	        201);
-	assert_int_equal(admin(f, "POST", "/_kubesim/close-watches", NULL), 200);
+	assert_int_equal(
+	        admin(f, "POST", "/_kubesim/close-watches", NULL), 200);
 	t0 = ksim_now_ms();
 	assert_true(wait_code(pport, "/readyz", 500, FAIL_MS + 2000));
 	assert_true(ksim_now_ms() - t0 >= STALE_LIMIT_S * 1000 - 500);
 	assert_int_equal(get(pport, "/healthz", NULL, NULL), 200);
 	assert_int_equal(get(pport, "/readyz?verbose", &body, NULL), 500);
-	assert_non_null(strstr(body,
-	        "[-]informer-configmaps failed: reason withheld (age "));
+	assert_non_null(strstr(
+	        body, "[-]informer-configmaps failed: reason withheld (age "));
 	free(body);
 	assert_int_equal(
 	        get(pport, "/readyz/informer-configmaps", &body, NULL), 500);

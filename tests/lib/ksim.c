@@ -876,7 +876,8 @@ ksim_api_start(struct ksim_api *a, const char *const *extra_args,
 }
 
 int
-ksim_api_restart(struct ksim_api *a, int down_ms, const char *const *extra_args)
+ksim_api_restart(
+        struct ksim_api *a, int down_ms, const char *const *extra_args)
 {
 	const char *args[API_MAX_EXTRA + 1];
 	const char *hp;

@@ -307,7 +307,8 @@ test_rv_too_large(void **state)
 		        "large resource version: 900, current: 120\","
 		        "\"reason\":\"Timeout\",\"details\":{\"causes\":[{"
 		        "\"reason\":\"ResourceVersionTooLarge\",\"message\":"
-		        "\"Too large resource version\"}],\"retryAfterSeconds\""
+		        "\"Too large resource "
+		        "version\"}],\"retryAfterSeconds\""
 		        ":1},\"code\":504}",
 		        true },
 		/* the cause alone, any reason */
@@ -325,7 +326,8 @@ test_rv_too_large(void **state)
 		/* ... or only the Status message */
 		{ 504,
 		        "{\"kind\":\"Status\",\"reason\":\"Timeout\","
-		        "\"message\":\"Timeout: Too large resource version: 9, "
+		        "\"message\":\"Timeout: Too large resource version: "
+		        "9, "
 		        "current: 3\",\"code\":504}",
 		        true },
 		/* the words in another error are not enough */
