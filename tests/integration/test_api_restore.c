@@ -78,6 +78,14 @@ setup(void **state)
 	return (0);
 }
 
+/* Creates obj (taken) in NS; fails the test on an error. */
+static void
+create(const struct kapi_res *r, json_object *obj)
+{
+	optest_create_or_fail(&F, r, NS, obj, NULL);
+	json_object_put(obj);
+}
+
 static json_object *
 skillpack(const char *name)
 {
@@ -103,8 +111,8 @@ mcpserver(const char *name)
 static void
 apply_objects(void)
 {
-	optest_create_or_fail(&F, &R_SKP, NS, skillpack("before"), NULL);
-	optest_create_or_fail(&F, &R_MCP, NS, mcpserver("mcp"), NULL);
+	create(&R_SKP, skillpack("before"));
+	create(&R_MCP, mcpserver("mcp"));
 }
 
 static char *
@@ -146,11 +154,10 @@ bump_rv(void)
 {
 	char patch[96];
 
-	optest_create_or_fail(&F, &R_CM, NS,
+	create(&R_CM,
 	        testutil_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
 	                      "\"metadata\":{\"name\":\"bump\"}}",
-	                0),
-	        NULL);
+	                0));
 	for (int i = 0; i < BUMPS; i++) {
 		snprintf(patch, sizeof(patch), "{\"data\":{\"n\":\"%d\"}}", i);
 		assert_int_equal(
@@ -211,6 +218,7 @@ static void
 test_restore(void **state)
 {
 	long long old_rv, new_rv;
+	int64_t t0;
 	int consistent;
 
 	(void)state;
@@ -222,6 +230,7 @@ test_restore(void **state)
 
 	/* the restore: an empty server on the same address, then what the
 	 * backup holds */
+	t0 = ksim_now_ms();
 	assert_int_equal(ksim_api_restart(&F.a, DOWN_MS, KSIM_ARGS), 0);
 	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
 	apply_objects();
@@ -229,9 +238,12 @@ test_restore(void **state)
 	assert_true(new_rv < old_rv - BUMPS / 2);
 
 	F.wait_ms = RESTORE_MS;
-	optest_create_or_fail(&F, &R_SKP, NS, skillpack("after"), NULL);
+	create(&R_SKP, skillpack("after"));
 	wait_child(&R_CM, "after", "SkillPack", &R_SKP, "after");
 	wait_converged();
+	fprintf(stderr,
+	        "restore: converged %lld ms after the server stopped\n",
+	        (long long)(ksim_now_ms() - t0));
 	optest_wait_obj(&F, &R_LEASE, NS, "sympozium-controller-leader",
 	        check_held, NULL);
 	/* the caches came back through consistent reads (client-go:
