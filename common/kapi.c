@@ -483,8 +483,13 @@ finish_http(struct xfer *x)
 		return;
 	}
 	ra = x->has_ra ? kapi_retry_after_parse(x->retry_after) : -1;
+	kapi_err_from_http(&x->resp.err, code, x->method, x->resp.body.data,
+	        x->resp.body.len, x->has_ra ? x->retry_after : NULL);
+	/* a resourceVersion newer than the server's stays so however long
+	 * the wait: the caller must ask differently (relist with RV "") */
 	if ((code == 429 || (code >= 500 && code <= 599)) && ra >= 0
-	        && !x->delivered && x->resp.retries < x->max_retries) {
+	        && !x->delivered && x->resp.retries < x->max_retries
+	        && !x->resp.err.rv_too_large) {
 		if (ra > KAPI_RETRY_AFTER_CAP) {
 			ra = KAPI_RETRY_AFTER_CAP;
 		}
@@ -493,8 +498,6 @@ finish_http(struct xfer *x)
 		schedule(x, timefmt_now_ms_mono() + (int64_t)ra * 1000);
 		return;
 	}
-	kapi_err_from_http(&x->resp.err, code, x->method, x->resp.body.data,
-	        x->resp.body.len, x->has_ra ? x->retry_after : NULL);
 	complete(x);
 }
 

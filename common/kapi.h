@@ -21,7 +21,9 @@
  *   - Retries (E.9): a 429 or 5xx answer carrying Retry-After is resent
  *     after that many seconds (at most KAPI_RETRY_AFTER_CAP s per wait), up
  *     to max_retries (default KAPI_MAX_RETRIES) times, for every verb (the
- *     body is held in memory).  Without the header nothing is retried.
+ *     body is held in memory).  Without the header nothing is retried,
+ *     nor is a TooLarge answer (kapi_status_rv_too_large(): waiting does
+ *     not help; the caller lists with resourceVersion "").
  *     Connection-level failures (refused, reset, send/receive error,
  *     empty reply; not timeouts) are retried only for GET, LIST, WATCH and
  *     LOG, and only

@@ -274,6 +274,51 @@ parse_status(const char *body, size_t len)
 	return (o);
 }
 
+#define TOO_LARGE_MSG "Too large resource version"
+
+static bool
+cause_says_too_large(json_object *c, bool timeout)
+{
+	const char *r = jstr(c, "reason"), *m = jstr(c, "message");
+
+	if (r != NULL && strcmp(r, "ResourceVersionTooLarge") == 0) {
+		return (true);
+	}
+	return (timeout && m != NULL && strcmp(m, TOO_LARGE_MSG) == 0);
+}
+
+bool
+kapi_status_rv_too_large(json_object *st)
+{
+	json_object *d, *causes, *v;
+	const char *reason, *msg;
+	bool timeout;
+	size_t n;
+
+	if (st == NULL || !json_object_is_type(st, json_type_object)) {
+		return (false);
+	}
+	reason = jstr(st, "reason");
+	timeout = (reason != NULL && strcmp(reason, "Timeout") == 0)
+	        || (json_object_object_get_ex(st, "code", &v)
+	                && json_object_is_type(v, json_type_int)
+	                && json_object_get_int64(v) == 504);
+	if (json_object_object_get_ex(st, "details", &d)
+	        && json_object_object_get_ex(d, "causes", &causes)
+	        && json_object_is_type(causes, json_type_array)) {
+		n = json_object_array_length(causes);
+		for (size_t i = 0; i < n; i++) {
+			if (cause_says_too_large(
+			            json_object_array_get_idx(causes, i),
+			            timeout)) {
+				return (true);
+			}
+		}
+	}
+	msg = jstr(st, "message");
+	return (timeout && msg != NULL && strstr(msg, TOO_LARGE_MSG) != NULL);
+}
+
 /* Applies a Status: its reason when known, its message when given. */
 static void
 apply_status(struct kapi_err *e, json_object *st)
@@ -291,6 +336,7 @@ apply_status(struct kapi_err *e, json_object *st)
 		set_message(e, text_message(msg, strlen(msg)));
 	}
 	e->retry_after = status_retry_after(st);
+	e->rv_too_large = kapi_status_rv_too_large(st);
 }
 
 void
@@ -303,6 +349,7 @@ kapi_err_from_http(struct kapi_err *e, long code, const char *method,
 
 	e->code = code;
 	e->retry_after = -1;
+	e->rv_too_large = false;
 	if (code >= 200 && code <= 299) {
 		e->rc = KAPI_OK;
 		set_reason(e, "");
@@ -340,6 +387,7 @@ kapi_err_transport(struct kapi_err *e, const char *fmt, ...)
 	e->rc = KAPI_ETRANSPORT;
 	e->code = 0;
 	e->retry_after = -1;
+	e->rv_too_large = false;
 	set_reason(e, "TransportError");
 	set_message(e, msg);
 }
@@ -359,6 +407,7 @@ kapi_err_set(
 	e->rc = rc;
 	e->code = code;
 	e->retry_after = -1;
+	e->rv_too_large = false;
 	set_reason(e, rc == KAPI_OK ? "" : kapi_rc_name(rc));
 	set_message(e, msg);
 }

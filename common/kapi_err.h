@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 enum kapi_rc {
 	KAPI_OK = 0,
 	KAPI_ENOTFOUND,		/* 404 NotFound */
@@ -35,9 +37,10 @@ struct kapi_err {
 	char		 reason[48];	/* Status.reason, or synthesised */
 	int		 retry_after;	/* seconds; -1 when not given */
 	char		*message;	/* heap, never NULL after a fill */
+	bool		 rv_too_large;	/* kapi_status_rv_too_large() */
 };
 
-#define KAPI_ERR_INIT { KAPI_OK, 0, "", -1, NULL }
+#define KAPI_ERR_INIT { KAPI_OK, 0, "", -1, NULL, false }
 
 /* "NotFound", "Conflict", ... for logs and metrics. */
 const char *kapi_rc_name(enum kapi_rc rc);
@@ -60,6 +63,18 @@ void kapi_err_set(struct kapi_err *e, enum kapi_rc rc, long code,
 void kapi_err_fini(struct kapi_err *e);
 /* Moves src into dst (dst is finalised first). */
 void kapi_err_move(struct kapi_err *dst, struct kapi_err *src);
+
+/*
+ * Whether a Status object says the resourceVersion asked for is newer than
+ * the server's (the server was restored from a backup, or is behind), as
+ * client-go's reflector tells it (isTooLargeResourceVersionError): a
+ * details.causes[] entry with reason "ResourceVersionTooLarge"; or, for a
+ * Timeout (reason "Timeout" or code 504) from servers 1.17.0-1.18.5, a
+ * cause whose message is "Too large resource version", or those words in
+ * the Status message.  The answer to a list or watch is then: list again
+ * with resourceVersion "" (a consistent read).  NULL is false.
+ */
+bool kapi_status_rv_too_large(json_object *status);
 
 /* Retry-After in whole seconds (delta-seconds form; an HTTP date is
  * converted against the current time).  -1 when absent or unparseable. */

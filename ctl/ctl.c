@@ -356,6 +356,25 @@ ctl_rows(json_object *reply, struct buf *out)
 	buf_fini(&faults);
 }
 
+/* One line per cache that is not fresh (age over 1 s or failing). */
+static void
+cache_rows(json_object *a, size_t n, struct buf *out)
+{
+	char age[32];
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *k = json_object_array_get_idx(a, i);
+		if (num(k, "ageMs") < 1000 && num(k, "failing") == 0) {
+			continue;
+		}
+		buf_printf(out,
+		        "  cache     %s (%s): age %s, %lld failure(s)\n",
+		        str(k, "resource"), str(k, "name"),
+		        ctl_fmt_dur(num(k, "ageMs"), age, sizeof(age)),
+		        (long long)num(k, "failing"));
+	}
+}
+
 static void
 kinds_line(json_object *reply, struct buf *out)
 {
@@ -363,16 +382,29 @@ kinds_line(json_object *reply, struct buf *out)
 	size_t n = a != NULL && json_object_is_type(a, json_type_array)
 	        ? json_object_array_length(a)
 	        : 0;
-	int64_t objects = 0;
-	size_t synced = 0;
+	int64_t objects = 0, oldest = -1;
+	size_t synced = 0, failing = 0;
+	const char *res = "";
+	char age[32];
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *k = json_object_array_get_idx(a, i);
 		objects += num(k, "objects");
 		synced += flag_of(k, "synced") ? 1 : 0;
+		failing += num(k, "failing") > 0 ? 1 : 0;
+		if (num(k, "ageMs") > oldest) {
+			oldest = num(k, "ageMs");
+			res = str(k, "resource");
+		}
 	}
-	buf_printf(out, "caches      %zu/%zu kinds synced, %lld objects\n",
+	buf_printf(out, "caches      %zu/%zu kinds synced, %lld objects",
 	        synced, n, (long long)objects);
+	if (oldest >= 0) {
+		buf_printf(out, "; oldest %s (%s)",
+		        ctl_fmt_dur(oldest, age, sizeof(age)), res);
+	}
+	buf_printf(out, failing > 0 ? "; %zu failing\n" : "\n", failing);
+	cache_rows(a, n, out);
 }
 
 void

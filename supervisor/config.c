@@ -16,6 +16,7 @@ enum {
 	O_METRICS, O_PROBE, O_HSOCK, O_RUNDIR, O_WBIN, O_CTRLS, O_WORKERS,
 	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_NOSBX, O_HSHAKE, O_HELP,
 	O_RECOVER,
+	O_STALE,
 };
 
 static const struct option opts[] = {
@@ -40,6 +41,7 @@ static const struct option opts[] = {
         {"no-worker-sandbox", no_argument, NULL, O_NOSBX},
         {"worker-handshake-timeout", required_argument, NULL, O_HSHAKE},
         {"controller-recovery", required_argument, NULL, O_RECOVER},
+        {"cache-staleness-limit", required_argument, NULL, O_STALE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -87,6 +89,8 @@ cfg_usage(void)
 	        "(default 5s; longer under valgrind)\n"
 	        "  --controller-recovery D           a degraded controller "
 	        "recovers after D without a worker death (default 60s)\n"
+	        "  --cache-staleness-limit D         /readyz fails when a "
+	        "cache is older (default 5m)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -183,6 +187,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case O_NOSBX: c->no_worker_sandbox = true; return (0);
 	case O_HSHAKE: return (ms("--worker-handshake-timeout", optarg, &c->handshake_ms, err, len));
 	case O_RECOVER: return (ms("--controller-recovery", optarg, &c->recover_ms, err, len));
+	case O_STALE: return (ms("--cache-staleness-limit", optarg, &c->cache_stale_ms, err, len));
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
 	default:
@@ -202,7 +207,8 @@ cfg_parse(int argc, char **argv, struct sup_config *c, char *err,
 	        .renew_ms = 10000, .retry_ms = 2000, .metrics_addr = ":8080",
 	        .probe_addr = ":8081", .reconcile_ms = 60000,
 	        .shutdown_ms = 10000, .handshake_ms = 5000,
-	        .recover_ms = 60000, .log_format = "text"};
+	        .recover_ms = 60000, .cache_stale_ms = 300000,
+	        .log_format = "text"};
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {

@@ -36,6 +36,7 @@ struct sup_config {
 	int64_t shutdown_ms;      /* --shutdown-grace */
 	int64_t handshake_ms;     /* --worker-handshake-timeout */
 	int64_t recover_ms;       /* --controller-recovery (fault.h) */
+	int64_t cache_stale_ms;   /* --cache-staleness-limit */
 	const char *log_format;   /* --log-format text|json */
 	const char *max_run_history; /* --max-run-history N (NULL: unset;
 	                              * given to the AgentRun workers) */

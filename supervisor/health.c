@@ -515,6 +515,9 @@ kind_json(const struct stats_kind *k)
 	add_int(o, "watchRestarts", (int64_t)k->watch_restarts);
 	add_int(o, "watchErrors", (int64_t)k->watch_errors);
 	add_int(o, "events", (int64_t)k->events);
+	add_str(o, "resource", k->resource);
+	add_int(o, "ageMs", k->age_ms);
+	add_int(o, "failing", (int64_t)k->failing);
 	return (o);
 }
 
@@ -552,6 +555,7 @@ sup_json(const struct stats *st, int64_t now)
 	add_bool(o, "stopping", st->stopping);
 	add_int(o, "uptimeMs", now - st->start_ms);
 	add_bool(o, "cacheSynced", st->all_synced);
+	add_int(o, "cacheStalenessLimitMs", st->cache_stale_ms);
 	add_int(o, "relists", (int64_t)st->relists);
 	add_int(o, "watchRestarts", (int64_t)st->watch_restarts);
 	json_object_object_add(o, "api", api_json(st));

@@ -103,6 +103,33 @@ by_name(const void *a, const void *b)
 	        ((const struct http_check *)b)->name));
 }
 
+/* One informer-<resource> check per resource, after the n others. */
+static size_t
+check_caches(const struct stats *st, struct http_check *out, size_t n)
+{
+	for (size_t i = 0; i < st->nkinds && n < HTTP_MAX_CHECKS; i++) {
+		int64_t age = stats_resource_age(st, i);
+		struct http_check *c = &out[n];
+
+		if (age < 0 || st->kinds[i].resource[0] == '\0') {
+			continue;
+		}
+		*c = (struct http_check) { .ok = st->cache_stale_ms <= 0
+			|| age <= st->cache_stale_ms };
+		snprintf(c->name, sizeof(c->name), "%s", st->kinds[i].check);
+		snprintf(c->detail, sizeof(c->detail), "age %llds",
+		        (long long)(age / 1000));
+		if (!c->ok) {
+			snprintf(c->reason, sizeof(c->reason),
+			        "cache of %s is %llds old (limit %llds)",
+			        st->kinds[i].resource, (long long)(age / 1000),
+			        (long long)(st->cache_stale_ms / 1000));
+		}
+		n++;
+	}
+	return (n);
+}
+
 size_t
 http_ready_checks(const struct stats *st, struct http_check *out)
 {
@@ -118,7 +145,7 @@ http_ready_checks(const struct stats *st, struct http_check *out)
 		check_controller(&st->ctls[i], &out[n++]);
 	}
 	qsort(out, n, sizeof(*out), by_name);
-	return (n);
+	return (check_caches(st, out, n));
 }
 
 size_t
@@ -173,14 +200,18 @@ http_probe_answer(const struct http_check *c, size_t n, const char *one,
 	for (size_t i = 0; i < n; i++) {
 		if (excluded(q, c[i].name, used)) {
 			buf_printf(&list, "[+]%s excluded: ok\n", c[i].name);
-		} else if (c[i].ok) {
-			buf_printf(&list, "[+]%s %s\n", c[i].name,
+			continue;
+		}
+		if (c[i].ok) {
+			buf_printf(&list, "[+]%s %s", c[i].name,
 			        c[i].note[0] != '\0' ? c[i].note : "ok");
 		} else {
-			buf_printf(&list, "[-]%s failed: reason withheld\n",
+			buf_printf(&list, "[-]%s failed: reason withheld",
 			        c[i].name);
 			ok = false;
 		}
+		buf_printf(&list, c[i].detail[0] != '\0' ? " (%s)\n" : "%s\n",
+		        c[i].detail);
 	}
 	for (size_t i = 0; q != NULL && i < q->nexclude; i++) {
 		if (!used[i]) {

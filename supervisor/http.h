@@ -28,7 +28,7 @@
 #include "common/buf.h"
 #include "supervisor/stats.h"
 
-#define HTTP_MAX_CHECKS  32
+#define HTTP_MAX_CHECKS  64
 #define HTTP_MAX_EXCLUDE 16
 #define HTTP_MAX_CONNS   64
 #define HTTP_TIMEOUT_S   10 /* idle connection timeout */
@@ -40,17 +40,20 @@ struct http_check {
 	bool ok;
 	char reason[256]; /* why it failed; "" when ok */
 	char note[300];   /* shown instead of "ok" when it passes; "" none */
+	char detail[48];  /* shown after the verdict in lists, "" none */
 };
 
-/* The readiness checks of st (refreshed by the caller), sorted by name:
- * controller-NAME for each controller (fault.h: passes while it runs,
- * noted "degraded: REASON" in a controller fault, which does not fail
- * readiness; fails when it failed on a permanent exit), informers-synced
- * (every cache synced), leader-election (passes for the leader and a
- * standby alike), ping, workers (each controller that is neither degraded
- * nor failed has a ready, busy or standby worker, or is paused).  Fills
- * out[HTTP_MAX_CHECKS] (controllers beyond it are left out); returns how
- * many. */
+/* The readiness checks of st (refreshed by the caller): first, sorted by
+ * name, controller-NAME for each controller (fault.h: passes while it
+ * runs, noted "degraded: REASON" in a controller fault, which does not
+ * fail readiness; fails when it failed on a permanent exit),
+ * informers-synced (every cache synced), leader-election (passes for the
+ * leader and a standby alike), ping, workers (each controller that is
+ * neither degraded nor failed has a ready, busy or standby worker, or is
+ * paused); then one informer-<resource> per watched resource (its oldest
+ * cache's age, stats_kind.age_ms, is at most st->cache_stale_ms; detail
+ * "age Ns").  Fills out[HTTP_MAX_CHECKS] (checks beyond it are left out);
+ * returns how many. */
 size_t http_ready_checks(const struct stats *st, struct http_check *out);
 /* The liveness checks: ping (the loop answered).  Returns how many. */
 size_t http_live_checks(struct http_check *out);

@@ -39,6 +39,10 @@ struct src {
 	bool reported_sync;
 	bool filtered; /* some kind of it has a filter */
 	uint64_t watch_errors, events, watch_bytes;
+	int64_t fresh_ms;    /* last known in sync (informer.h inf_age_ms) */
+	uint64_t watch_seen; /* events of the open watch */
+	uint64_t fails;      /* failed requests in the current streak */
+	int64_t fail_since_ms;
 };
 
 struct kind {
@@ -159,6 +163,7 @@ kind_attach(struct inf *in, struct kind *k)
 	s->refl = refl_new(in->conf.seed + k->idx);
 	s->cache = cache_new(k->name);
 	s->stage = cache_stage_new();
+	s->fresh_ms = clock_now(in);
 	in->srcs = xreallocarray(in->srcs, in->nsrcs + 1, sizeof(*in->srcs));
 	in->srcs[in->nsrcs++] = s;
 	k->src = s;
@@ -245,40 +250,40 @@ inf_free(struct inf *in)
 
 /* ---- outcomes ---- */
 
+/* An answer's outcome for the reflector.  A resourceVersion newer than
+ * the server has is told by the Status's causes (kapi_err.h), whatever
+ * its code, as client-go tells it. */
 static enum refl_result
 result_of(const struct kapi_err *e)
 {
+	if (e->rc != KAPI_OK && e->rv_too_large) {
+		return (REFL_TOO_LARGE);
+	}
 	switch (e->rc) {
 	case KAPI_OK:
 		return (REFL_OK);
 	case KAPI_EGONE:
 		return (REFL_EXPIRED);
 	case KAPI_ETIMEOUT:
-		if (e->code == 504 && strcmp(e->reason, "TooLarge") == 0) {
-			return (REFL_TOO_LARGE);
-		}
-		return (REFL_RETRY);
 	case KAPI_ETOOMANY:
 	case KAPI_ESERVER:
-	case KAPI_ETRANSPORT:
 		return (REFL_RETRY);
+	case KAPI_ETRANSPORT:
+		return (REFL_LOST);
 	default:
-		if (e->code == 504 && strcmp(e->reason, "TooLarge") == 0) {
-			return (REFL_TOO_LARGE);
-		}
 		return (REFL_ERROR);
 	}
 }
 
-/* An ERROR watch event's Status code as a reflector outcome. */
+/* An ERROR watch event's Status as a reflector outcome. */
 static enum refl_result
-result_of_status(long code, const char *reason)
+result_of_status(json_object *status, long code, const char *reason)
 {
 	if (code == 410 || strcmp(reason, "Expired") == 0
 	        || strcmp(reason, "Gone") == 0) {
 		return (REFL_EXPIRED);
 	}
-	if (code == 504 && strcmp(reason, "TooLarge") == 0) {
+	if (kapi_status_rv_too_large(status)) {
 		return (REFL_TOO_LARGE);
 	}
 	if (code == 429 || code >= 500) {
@@ -426,6 +431,42 @@ on_delete(void *arg, const struct cache_item *tomb)
 	        s->filtered ? seen_by(s, tomb) : 0, 0);
 }
 
+/* ---- failing streaks ---- */
+
+/* A list or watch of s failed: the first failure after a success starts
+ * a streak and says so, once. */
+static void
+src_failed(struct src *s, const char *what, const char *msg)
+{
+	if (s->fails++ == 0) {
+		s->fail_since_ms = clock_now(s->in);
+		log_warnx("informer: %s of %s%s%s failing: %s", what,
+		        s->k->k.res.plural,
+		        s->k->k.selector != NULL ? " " : "",
+		        s->k->k.selector != NULL ? s->k->k.selector : "",
+		        msg != NULL && msg[0] != '\0' ? msg : "no answer");
+	}
+}
+
+/* s is in sync (a list completed, a watch event came): a streak ends. */
+static void
+src_ok(struct src *s)
+{
+	int64_t now = clock_now(s->in);
+
+	s->fresh_ms = now;
+	if (s->fails > 0) {
+		log_info("informer: list/watch of %s%s%s recovered after "
+		         "%llu failure(s) / %.1f s",
+		        s->k->k.res.plural,
+		        s->k->k.selector != NULL ? " " : "",
+		        s->k->k.selector != NULL ? s->k->k.selector : "",
+		        (unsigned long long)s->fails,
+		        (double)(now - s->fail_since_ms) / 1000.0);
+		s->fails = 0;
+	}
+}
+
 static void
 list_complete(struct src *s)
 {
@@ -439,6 +480,7 @@ list_complete(struct src *s)
 	skipped = cache_replace_staged(
 	        s->cache, s->stage, refl_list_rv(s->refl), &h, s);
 	in->origin = INF_LIVE;
+	src_ok(s);
 	if (skipped > 0) {
 		log_warnx("informer: %s: %zu invalid listed objects skipped",
 		        s->k->k.name, skipped);
@@ -701,6 +743,9 @@ list_done(void *arg, struct kapi_resp *resp)
 		log_debug("informer: %s: list failed: %s", s->k->k.name,
 		        resp->err.message != NULL ? resp->err.message : "");
 	}
+	if (res != REFL_OK && res != REFL_EXPIRED && res != REFL_TOO_LARGE) {
+		src_failed(s, "list", resp->err.message);
+	}
 	step = refl_list_page(s->refl, res,
 	        doc != NULL ? jx_get_str(doc, "metadata.continue") : NULL,
 	        doc != NULL ? jx_get_str(doc, "metadata.resourceVersion")
@@ -793,6 +838,8 @@ apply_event(struct src *s, struct kapi_watch_event *ev)
 	refl_watch_event(s->refl, ev->rv);
 	c = cache_apply(s->cache, cache_ev[ev->type], ev->object, &res);
 	s->events++;
+	s->watch_seen++;
+	src_ok(s);
 	if (c == CACHE_INVALID) {
 		log_warnx("informer: %s: %s event refused: %s", s->k->k.name,
 		        kapi_watch_type_name(ev->type), res.err);
@@ -823,7 +870,7 @@ handle_event(struct src *s, struct kapi_watch_event *ev)
 	log_debug("informer: %s: watch ERROR %ld %s: %s", s->k->k.name, code,
 	        reason, msg);
 	kapi_multi_cancel(s->in->m, s->watch_id);
-	watch_finish(s, result_of_status(code, reason));
+	watch_finish(s, result_of_status(ev->object, code, reason));
 	return (false);
 }
 
@@ -876,6 +923,14 @@ watch_done(void *arg, struct kapi_resp *resp)
 		log_debug("informer: %s: watch ended: %s", s->k->k.name,
 		        resp->err.message != NULL ? resp->err.message : "");
 	}
+	if (resp->code >= 200 && resp->code <= 299) {
+		s->fresh_ms = clock_now(s->in); /* it was open until now */
+	}
+	if (res == REFL_OK) {
+		src_ok(s);
+	} else if (res != REFL_EXPIRED && res != REFL_TOO_LARGE) {
+		src_failed(s, "watch", resp->err.message);
+	}
 	watch_finish(s, res);
 }
 
@@ -893,6 +948,7 @@ send_watch(struct src *s, const struct refl_action *act, int64_t now_ms)
 	req.list.timeout_seconds = act->timeout_s;
 	req.list.allow_watch_bookmarks = true;
 	s->dec = kapi_watch_new(s->in->conf.max_event_bytes, 0);
+	s->watch_seen = 0;
 	s->watch_id
 	        = kapi_multi_watch(s->in->m, &req, watch_data, watch_done, s);
 	refl_watch_started(s->refl, now_ms);
@@ -900,10 +956,27 @@ send_watch(struct src *s, const struct refl_action *act, int64_t now_ms)
 
 /* ---- timers ---- */
 
+/* When s's streak ends by a watch that stays open: since it opened, or
+ * INT64_MAX when that is not the case. */
+static int64_t
+recovery_due(const struct src *s)
+{
+	int64_t since;
+
+	if (s->fails == 0 || !refl_watching(s->refl, &since)) {
+		return (INT64_MAX);
+	}
+	return (since + INF_FRESH_MS);
+}
+
 static void
 src_tick(struct src *s, int64_t now_ms)
 {
 	struct refl_action act;
+
+	if (recovery_due(s) <= now_ms) {
+		src_ok(s); /* its watch is open for good */
+	}
 
 	while (s->until_ms <= now_ms) {
 		refl_next(s->refl, now_ms, &act);
@@ -935,9 +1008,11 @@ inf_next_deadline(const struct inf *in, int64_t now_ms)
 	int64_t t = INT64_MAX;
 
 	for (size_t i = 0; i < in->nsrcs; i++) {
+		int64_t r = recovery_due(in->srcs[i]);
 		if (in->srcs[i]->until_ms < t) {
 			t = in->srcs[i]->until_ms;
 		}
+		t = r < t ? r : t;
 	}
 	return (t < now_ms ? now_ms : t);
 }
@@ -1028,6 +1103,23 @@ inf_fresh(const struct inf *in, size_t kind)
 	return (clock_now(in) - since >= INF_FRESH_MS);
 }
 
+int64_t
+inf_age_ms(const struct inf *in, size_t kind)
+{
+	const struct src *s;
+	int64_t since, now = clock_now(in);
+
+	if (kind >= in->n) {
+		return (0);
+	}
+	s = in->kinds[kind].src;
+	if (s->reported_sync && refl_watching(s->refl, &since)
+	        && (s->watch_seen > 0 || now - since >= INF_FRESH_MS)) {
+		return (0);
+	}
+	return (now > s->fresh_ms ? now - s->fresh_ms : 0);
+}
+
 enum inf_origin
 inf_origin(const struct inf *in)
 {
@@ -1068,4 +1160,6 @@ inf_stats(const struct inf *in, size_t kind, struct inf_stats *out)
 	out->objects = cache_count(s->cache);
 	out->bytes = cache_bytes(s->cache);
 	out->synced = s->reported_sync;
+	out->age_ms = inf_age_ms(in, kind);
+	out->failing = s->fails;
 }

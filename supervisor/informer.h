@@ -117,6 +117,8 @@ struct inf_stats {
 	uint64_t objects;        /* objects in the cache now */
 	uint64_t bytes;          /* bytes held by the cache now */
 	bool synced;
+	int64_t age_ms;   /* inf_age_ms() */
+	uint64_t failing; /* failed requests in the current streak, 0: none */
 };
 
 /*
@@ -181,6 +183,20 @@ enum inf_origin inf_origin(const struct inf *in);
  * informer's clock (struct inf_conf). */
 #define INF_FRESH_MS 1000
 bool inf_fresh(const struct inf *in, size_t kind);
+
+/*
+ * The age of kind's cache: the time since it was last known to hold what
+ * the server holds.  It is known so when a list completes, when a watch
+ * event or bookmark arrives, while a watch is open once it has delivered
+ * an event or stayed open INF_FRESH_MS (age 0 then: an idle open watch is
+ * not stale), and up to the moment an established watch (HTTP 2xx) ends.
+ * Before the first list it counts from the informer's creation.  A
+ * failing list or watch lets it grow.  Failures also make streaks: the
+ * first failed list or watch after a success logs one warning naming the
+ * resource and the error, the next success one info line "recovered
+ * after N failure(s) / T s"; 410 and TooLarge answers are not failures.
+ */
+int64_t inf_age_ms(const struct inf *in, size_t kind);
 
 /* Fills *out with the counters of kind (zeroed when out of range). */
 void inf_stats(const struct inf *in, size_t kind, struct inf_stats *out);

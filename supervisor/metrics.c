@@ -447,6 +447,22 @@ controller_faults(const struct stats *st, struct buf *b)
 	        "Times the controller became degraded", faults);
 }
 
+static void
+caches(const struct stats *st, struct buf *b)
+{
+	family(b, "sympozium_cache_age_seconds", "gauge",
+	        "Time since the watch cache of a resource was last known to "
+	        "hold what the API server holds (0 while its watch is open)");
+	for (size_t i = 0; i < st->nkinds; i++) {
+		int64_t age = stats_resource_age(st, i);
+		struct lbl l = lbl1("resource", st->kinds[i].resource);
+		if (age >= 0 && st->kinds[i].resource[0] != '\0') {
+			line(b, "sympozium_cache_age_seconds", &l, NULL,
+			        (double)age / 1000.0);
+		}
+	}
+}
+
 /* ---- the supervisor's process ---- */
 
 static void
@@ -500,6 +516,7 @@ met_render(const struct stats *st, const struct met_ctx *ctx, struct buf *out)
 	worker_procs(st, ctx, out, true);
 	quarantine(st, out);
 	controller_faults(st, out);
+	caches(st, out);
 	process(st, ctx, out);
 }
 

@@ -295,6 +295,7 @@ refl_list_page(struct refl *r, enum refl_result res, const char *cont,
 	case REFL_TOO_LARGE:
 		return (list_expired(r, res, now_ms));
 	case REFL_RETRY:
+	case REFL_LOST:
 	case REFL_ERROR:
 		break;
 	}
@@ -335,6 +336,13 @@ refl_watch_end(struct refl *r, enum refl_result res, int64_t now_ms)
 		        && now_ms - r->watch_start_ms < REFL_SHORT_WATCH_MS) {
 			log_debug("reflector: very short watch");
 			delay(r, ST_WATCH_DUE, now_ms);
+		} else if (r->watch_events == 0
+		        && now_ms - r->watch_start_ms
+		                >= (int64_t)REFL_WATCH_MIN_S * 1000) {
+			/* not even the bookmark servers send before the
+			 * deadline: the server is behind our RV */
+			log_debug("reflector: silent watch: relisting");
+			at_once(r, ST_LIST_DUE, now_ms);
 		} else {
 			at_once(r, ST_WATCH_DUE, now_ms);
 		}
@@ -342,8 +350,16 @@ refl_watch_end(struct refl *r, enum refl_result res, int64_t now_ms)
 	case REFL_RETRY:
 		delay(r, ST_WATCH_DUE, now_ms);
 		break;
-	case REFL_EXPIRED:
+	case REFL_LOST:
+		delay(r, ST_LIST_DUE, now_ms);
+		break;
 	case REFL_TOO_LARGE:
+		/* the server is behind the RV (restored from a backup): a
+		 * list at it would wait and fail the same way */
+		r->rv_gone = true;
+		delay(r, ST_LIST_DUE, now_ms);
+		break;
+	case REFL_EXPIRED:
 	case REFL_ERROR:
 		delay(r, ST_LIST_DUE, now_ms);
 		break;

@@ -16,9 +16,14 @@
  *    limit 500 and sends resourceVersionMatch=NotOlderThan, so the server
  *    never answers 410 for an exact RV (client-go would, then list again:
  *    we save that LIST); otherwise it sends no limit, as client-go does.
- *  - A list that fails with 410 Expired or 504 TooLarge is retried at
- *    once with resourceVersion "" (consistent read), same page size; if
- *    that fails too, the list is retried after a backoff delay.
+ *  - A list that fails with 410 Expired or TooLarge (the RV is newer
+ *    than the server's: a restore from a backup; told by the Status's
+ *    causes, kapi_status_rv_too_large()) is retried at once with
+ *    resourceVersion "" (consistent read), same page size; if that fails
+ *    too, the list is retried after a backoff delay.  A watch answered
+ *    TooLarge relists after one backoff delay straight with
+ *    resourceVersion "" (client-go lists at the RV first, which costs the
+ *    server's wait of up to 3 s and a second TooLarge).
  *  - A continue page that fails with 410: the list is redone at once in
  *    full, without limit, with the same resourceVersion (client-go's
  *    pager FullListIfExpired).
@@ -27,10 +32,19 @@
  *    the last RV seen, with no list.  ERROR 410 / HTTP 410 relists after
  *    one backoff delay (client-go's outer loop waits a delay whenever
  *    ListAndWatch returns; with a rested backoff that is 0.8 to 1.6 s).
- *    REFL_RETRY (429, 5xx, connection refused or reset, a broken stream)
- *    and a "very short watch" (clean end within 1 s of the start with
- *    zero events) back off, then re-watch from the last RV (a stale RV
- *    then earns a 410 and a relist).  REFL_ERROR (any other failure, e.g.
+ *    REFL_RETRY (429, 5xx, a broken stream) and a "very short watch"
+ *    (clean end within 1 s of the start with zero events) back off, then
+ *    re-watch from the last RV (a stale RV then earns a 410 and a
+ *    relist).  REFL_LOST (the connection failed or broke: the server may
+ *    have restarted) backs off, then relists from the last RV (client-go
+ *    re-watches): a server restored from a backup holds objects below
+ *    that RV, which a watch from it never reports, and a watch from an RV
+ *    the server has not reached yet waits silently (kube-api.md B.5);
+ *    the list finds them, or is answered TooLarge.  For the same reason
+ *    a watch that ends cleanly after REFL_WATCH_MIN_S or more without a
+ *    single event (not even the bookmark real servers send about 2 s
+ *    before the deadline) relists from the last RV instead of
+ *    re-watching.  REFL_ERROR (any other failure, e.g.
  *    403) backs off, then relists (client-go: "watch ended with error").
  *  - A failed list (not 410/TooLarge) backs off, then retries the list.
  *  - Backoff: common/backoff.h with the reflector's values (0.8 s doubling
@@ -85,8 +99,10 @@ struct refl_action {
 enum refl_result {
 	REFL_OK,        /* success (watch: clean end of stream) */
 	REFL_EXPIRED,   /* 410 Gone / Expired (HTTP or ERROR event) */
-	REFL_TOO_LARGE, /* 504 with reason TooLarge (RV too new) */
-	REFL_RETRY,     /* 429, 5xx, connection refused/reset, broken stream */
+	REFL_TOO_LARGE, /* RV newer than the server's (504 Timeout with
+	                 * cause ResourceVersionTooLarge) */
+	REFL_RETRY,     /* 429, 5xx, a broken stream */
+	REFL_LOST,      /* no answer: connection refused, reset, closed */
 	REFL_ERROR,     /* anything else */
 };
 

@@ -300,6 +300,24 @@ stats_verb_name(enum kapi_verb v)
 	return ((unsigned)v <= KAPI_LOG ? n[v] : "UNKNOWN");
 }
 
+int64_t
+stats_resource_age(const struct stats *st, size_t i)
+{
+	int64_t age = st->kinds[i].age_ms;
+
+	for (size_t j = 0; j < st->nkinds; j++) {
+		if (strcmp(st->kinds[j].resource, st->kinds[i].resource)
+		        != 0) {
+			continue;
+		}
+		if (j < i) {
+			return (-1);
+		}
+		age = st->kinds[j].age_ms > age ? st->kinds[j].age_ms : age;
+	}
+	return (age);
+}
+
 /* ---- the supervisor's side ---- */
 
 struct stats *
@@ -318,9 +336,15 @@ sup_stats_new(struct sup *s, int64_t now_ms)
 		}
 	}
 	for (size_t i = 0; i < s->nkinds; i++) {
-		stats_add_kind(st, s->kinds[i].name,
+		size_t row = stats_add_kind(st, s->kinds[i].name,
 		        s->ctls[s->kind_ctl[i]].spec->name);
+		struct stats_kind *k = &st->kinds[row]; /* after the realloc */
+		set_text(k->resource, sizeof(k->resource),
+		        s->kinds[i].res.plural);
+		snprintf(k->check, sizeof(k->check), "informer-%s",
+		        k->resource);
 	}
+	st->cache_stale_ms = s->cfg.cache_stale_ms;
 	return (st);
 }
 
@@ -427,6 +451,8 @@ refresh_kinds(struct sup *s)
 		k->watch_restarts = is.watch_restarts;
 		k->watch_errors = is.watch_errors;
 		k->events = is.events;
+		k->age_ms = is.age_ms;
+		k->failing = is.failing;
 		st->relists += is.relists;
 		st->watch_restarts += is.watch_restarts;
 	}

@@ -138,6 +138,10 @@ struct stats_kind {
 	bool synced;
 	uint64_t objects;
 	uint64_t lists, relists, watches, watch_restarts, watch_errors, events;
+	char resource[STATS_NAME_MAX];   /* plural, e.g. "agentruns" */
+	char check[STATS_NAME_MAX + 16]; /* "informer-<resource>" */
+	int64_t age_ms;                  /* the cache's age (inf_age_ms()) */
+	uint64_t failing; /* failed requests in the current streak */
 };
 
 /* API requests by (verb, HTTP code); code 0: no answer (connection). */
@@ -165,6 +169,7 @@ struct stats {
 	uint64_t api_total;
 	uint64_t api_errors;   /* answers other than 2xx, and no answer */
 	uint64_t api_overflow; /* pairs beyond STATS_API_SLOTS */
+	int64_t cache_stale_ms; /* --cache-staleness-limit: readiness bound */
 	uint64_t relists;      /* sums over the kinds, copied */
 	uint64_t watch_restarts;
 	/* tables */
@@ -223,6 +228,11 @@ int64_t stats_hist_quantile(const struct stats_hist *h, double q);
  * histogram_quantile: linear within a bucket), in seconds; -1 when
  * empty. */
 double stats_hist_bucket_quantile(const struct stats_hist *h, double q);
+
+/* The age of the oldest cache of st->kinds[i]'s resource (over every
+ * kind of that resource), or -1 when an earlier kind has the same
+ * resource: one figure per resource, at its first kind. */
+int64_t stats_resource_age(const struct stats *st, size_t i);
 
 /* "success", "error", "requeue", "requeue_after"; "unknown". */
 const char *stats_result_label(enum stats_result r);

@@ -224,6 +224,7 @@ test_probes(void **state)
 	        "[+]leader-election ok\n"
 	        "[+]ping ok\n"
 	        "[+]workers ok\n"
+	        "[+]informer-configmaps ok (age 0s)\n"
 	        "healthz check passed\n");
 	free(body);
 	assert_int_equal(get(pport, "/healthz?verbose", &body, NULL), 200);
@@ -575,6 +576,107 @@ test_permanent_failure(void **state)
 	assert_true(metric_now(mport, FAILED_M) == 0);
 }
 
+/* ---- failing watches ---- */
+
+#define STALE_LIMIT_S 3
+#define FAIL_MS       (STALE_LIMIT_S * 1000 + 4000) /* the fault's length */
+
+/* kubesim admin request; returns the HTTP status. */
+static long
+admin(struct optest *f, const char *method, const char *path, const char *body)
+{
+	struct ksim_resp *r = ksim_request(ksim_url(f->a.k), method, path,
+	        body != NULL ? "application/json" : NULL, body, NULL, 10000);
+	long code = r->code;
+
+	ksim_resp_free(r);
+	return (code);
+}
+
+static double
+cache_age(int mport)
+{
+	char *page = NULL;
+	double v;
+
+	assert_int_equal(get(mport, "/metrics", &page, NULL), 200);
+	v = metric(
+	        page, "sympozium_cache_age_seconds{resource=\"configmaps\"}");
+	free(page);
+	return (v);
+}
+
+/*
+ * kubesim answers every list and watch of configmaps 503 for FAIL_MS (the
+ * open watches closed): one warning per source (testctl has two), the
+ * cache's age grows in /readyz?verbose and the metric, /readyz fails once
+ * past --cache-staleness-limit while /healthz stays 200; after the fault,
+ * one "recovered" line per source and /readyz is 200 again.
+ */
+static void
+test_failing_watch(void **state)
+{
+	struct optest *f = *state;
+	char ma[32], pa[32], *body, *text;
+	int mport = free_port(), pport = free_port();
+	const char *args[] = { "--health-socket", f->sock, "--shutdown-grace",
+		"1s", "--metrics-bind-address", ma,
+		"--health-probe-bind-address", pa, "--cache-staleness-limit",
+		"3s", NULL };
+	int64_t t0;
+
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", mport);
+	snprintf(pa, sizeof(pa), "127.0.0.1:%d", pport);
+	optest_sd_start(f, 0, OPTEST_SD_TESTCTL | OPTEST_SD_HTTP, args);
+	assert_true(wait_code(pport, "/readyz", 200, WAIT_MS));
+	ksim_sleep_ms(1200); /* the watches open for good */
+	assert_true(cache_age(mport) == 0);
+	assert_int_equal(admin(f, "POST", "/_kubesim/faults",
+	                         "{\"verbs\":[\"list\",\"watch\"],"
+	                         "\"resource\":\"configmaps\",\"code\":503}"),
+	        201);
+	assert_int_equal(
+	        admin(f, "POST", "/_kubesim/close-watches", NULL), 200);
+	t0 = ksim_now_ms();
+	assert_true(wait_code(pport, "/readyz", 500, FAIL_MS + 2000));
+	assert_true(ksim_now_ms() - t0 >= STALE_LIMIT_S * 1000 - 500);
+	assert_int_equal(get(pport, "/healthz", NULL, NULL), 200);
+	assert_int_equal(get(pport, "/readyz?verbose", &body, NULL), 500);
+	assert_non_null(strstr(
+	        body, "[-]informer-configmaps failed: reason withheld (age "));
+	free(body);
+	assert_int_equal(
+	        get(pport, "/readyz/informer-configmaps", &body, NULL), 500);
+	assert_non_null(strstr(body, "cache of configmaps is "));
+	free(body);
+	assert_true(cache_age(mport) >= STALE_LIMIT_S);
+	while (ksim_now_ms() - t0 < FAIL_MS) {
+		assert_int_equal(get(pport, "/healthz", NULL, NULL), 200);
+		ksim_sleep_ms(200);
+	}
+	assert_int_equal(admin(f, "DELETE", "/_kubesim/faults", NULL), 200);
+	/* the reflectors' backoff after a few seconds of failures: < 30 s */
+	assert_true(wait_code(pport, "/readyz", 200, 40000));
+	assert_true(sdproc_log_wait(&f->sd[0], "recovered after", 2, 40000));
+	text = sdproc_log_text(f->sd[0].log);
+	/* one warning and one recovery per failing source, whatever the
+	 * number of retries */
+	assert_int_equal(sdproc_count(text, "of configmaps "), 4);
+	assert_int_equal(sdproc_count(text, " failing: "), 2);
+	assert_int_equal(sdproc_count(text, "recovered after"), 2);
+	assert_null(strstr(text, "after 1 failure(s)")); /* it was retried */
+	free(text);
+	assert_true(cache_age(mport) < STALE_LIMIT_S);
+}
+
+/* The plain fixture: kubesim without faults. */
+static int
+setup_plain(void **state)
+{
+	*state = optest_testctl_new("test-http", NULL, WAIT_MS);
+	return (*state != NULL ? 0 : -1);
+}
+
 int
 main(void)
 {
@@ -587,6 +689,8 @@ main(void)
 		        test_ports, setup, optest_testctl_teardown),
 		cmocka_unit_test_setup_teardown(test_controller_fault,
 		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_failing_watch,
+		        setup_plain, optest_testctl_teardown),
 		cmocka_unit_test_setup_teardown(test_permanent_failure,
 		        optest_testctl_setup, optest_testctl_teardown),
 	};

@@ -40,6 +40,7 @@
 #define STOP_TIMEOUT_MS  5000
 #define DEFAULT_REQ_MS   15000
 #define API_MAX_EXTRA    56
+#define RESTART_TIMEOUT_MS 5000
 
 struct ksim {
 	pid_t pid;
@@ -872,6 +873,44 @@ ksim_api_start(struct ksim_api *a, const char *const *extra_args,
 	a->c = kapi_client_new(a->conf, user_agent);
 	kapi_client_set_timeout(a->c, timeout_ms);
 	return (0);
+}
+
+int
+ksim_api_restart(
+        struct ksim_api *a, int down_ms, const char *const *extra_args)
+{
+	const char *args[API_MAX_EXTRA + 1];
+	const char *hp;
+	char listen[80];
+	int64_t deadline;
+	size_t n = 0;
+
+	if (a->k == NULL || (hp = strstr(ksim_url(a->k), "://")) == NULL) {
+		fprintf(stderr, "ksim: restart: no server running\n");
+		return (-1);
+	}
+	snprintf(listen, sizeof(listen), "%s", hp + 3);
+	args[n++] = "--listen";
+	args[n++] = listen;
+	for (; extra_args != NULL && *extra_args != NULL; extra_args++) {
+		if (n == API_MAX_EXTRA) {
+			fprintf(stderr, "ksim: restart: too many args\n");
+			return (-1);
+		}
+		args[n++] = *extra_args;
+	}
+	args[n] = NULL;
+	(void)ksim_stop(a->k);
+	a->k = NULL;
+	ksim_sleep_ms(down_ms);
+	/* the port is free once the old process is gone (SO_REUSEADDR);
+	 * a few tries cover a slow exit */
+	deadline = ksim_now_ms() + RESTART_TIMEOUT_MS;
+	while ((a->k = api_start_server(a, args)) == NULL
+	        && ksim_now_ms() < deadline) {
+		ksim_sleep_ms(100);
+	}
+	return (a->k != NULL ? 0 : -1);
 }
 
 int

@@ -135,6 +135,16 @@ struct ksim_api {
  * stderr and nothing left behind (*a zeroed). */
 int ksim_api_start(struct ksim_api *a, const char *const *extra_args,
         const char *user_agent, long timeout_ms);
+/* Stops a's kubesim, waits down_ms, and starts a new, empty one (a fresh
+ * store: the API server "restored" with nothing in it) on the same
+ * address, with the
+ * same kubeconfig and request log (appended to) and extra_args (at most
+ * 54, may be NULL), retrying for up to 5 s while the port is busy.  The
+ * client and everything configured from the kubeconfig stay valid (not
+ * with --tls: the new server has a new CA).  Returns 0, or -1 with the
+ * reason on stderr (a->k is then NULL; ksim_api_stop() still cleans up). */
+int ksim_api_restart(
+        struct ksim_api *a, int down_ms, const char *const *extra_args);
 /* Frees the client and the configuration, stops kubesim, removes the
  * directory with everything in it (kept when $KEEP_TEST_DIR is set), and
  * zeroes *a.  Returns ksim_stop()'s status

@@ -153,8 +153,10 @@ static const char status_reply[]
           "\"quarantined\":1,\"reconciles\":{\"success\":8,\"error\":2,"
           "\"requeue\":1,\"requeue_after\":1},"
           "\"latencyMs\":{\"p50\":12,\"p99\":2500}}],"
-          "\"kinds\":[{\"name\":\"a\",\"synced\":true,\"objects\":5},"
-          "{\"name\":\"b\",\"synced\":false,\"objects\":2}],"
+          "\"kinds\":[{\"name\":\"a\",\"synced\":true,\"objects\":5,"
+          "\"resource\":\"configmaps\",\"ageMs\":0,\"failing\":0},"
+          "{\"name\":\"b\",\"synced\":false,\"objects\":2,"
+          "\"resource\":\"secrets\",\"ageMs\":312000,\"failing\":4}],"
           "\"workers\":[{\"name\":\"testctl-0\",\"pid\":1234,"
           "\"state\":\"busy\",\"startedAgoMs\":5000,\"restarts\":2,"
           "\"lastExit\":\"signal SIGKILL\",\"heartbeatAgeMs\":150,"
@@ -193,6 +195,11 @@ test_status_screen(void **state)
 	        "1m1s, up 1m2s\n"));
 	assert_non_null(strstr(t, "lease       elected (holder host_1)"));
 	assert_non_null(strstr(t, "caches      1/2 kinds synced, 7 objects"));
+	/* the oldest cache, and a line for each stale or failing one */
+	assert_non_null(strstr(t, "; oldest 5m12s (secrets); 1 failing\n"
+	                          "  cache     secrets (b): age 5m12s, 4 "
+	                          "failure(s)\n"));
+	assert_null(strstr(t, "cache     configmaps"));
 	assert_non_null(strstr(t,
 	        "api         9 requests, 1 errors; 0 "
 	        "relists, 3 watch restarts"));

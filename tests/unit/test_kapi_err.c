@@ -289,6 +289,88 @@ test_transport_set_move(void **state)
 	kapi_err_fini(&b);
 }
 
+/* client-go's isTooLargeResourceVersionError: the cause, whatever the
+ * code; for a Timeout only, the cause message or the Status message of
+ * 1.17.0-1.18.5 servers. */
+static void
+test_rv_too_large(void **state)
+{
+	static const struct {
+		long code;
+		const char *body;
+		bool want;
+	} t[] = {
+		/* the real 1.19+ answer (and kubesim's) */
+		{ 504,
+		        "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+		        "\"status\":\"Failure\",\"message\":\"Timeout: Too "
+		        "large resource version: 900, current: 120\","
+		        "\"reason\":\"Timeout\",\"details\":{\"causes\":[{"
+		        "\"reason\":\"ResourceVersionTooLarge\",\"message\":"
+		        "\"Too large resource "
+		        "version\"}],\"retryAfterSeconds\""
+		        ":1},\"code\":504}",
+		        true },
+		/* the cause alone, any reason */
+		{ 500,
+		        "{\"kind\":\"Status\",\"reason\":\"InternalError\","
+		        "\"details\":{\"causes\":[{\"reason\":"
+		        "\"ResourceVersionTooLarge\"}]},\"code\":500}",
+		        true },
+		/* 1.17.0-1.18.5: a Timeout with only the cause message */
+		{ 504,
+		        "{\"kind\":\"Status\",\"reason\":\"Timeout\","
+		        "\"details\":{\"causes\":[{\"message\":\"Too large "
+		        "resource version\"}]},\"code\":504}",
+		        true },
+		/* ... or only the Status message */
+		{ 504,
+		        "{\"kind\":\"Status\",\"reason\":\"Timeout\","
+		        "\"message\":\"Timeout: Too large resource version: "
+		        "9, "
+		        "current: 3\",\"code\":504}",
+		        true },
+		/* the words in another error are not enough */
+		{ 500,
+		        "{\"kind\":\"Status\",\"reason\":\"InternalError\","
+		        "\"message\":\"Too large resource version\",\"code\":"
+		        "500}",
+		        false },
+		/* a plain Timeout */
+		{ 504,
+		        "{\"kind\":\"Status\",\"reason\":\"Timeout\","
+		        "\"message\":\"request timed out\",\"code\":504}",
+		        false },
+		/* not a Status; bad causes */
+		{ 504, "Too large resource version", false },
+		{ 504,
+		        "{\"kind\":\"Status\",\"reason\":\"Timeout\","
+		        "\"details\":{\"causes\":{\"reason\":"
+		        "\"ResourceVersionTooLarge\"}},\"code\":504}",
+		        false },
+	};
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		decode(&e, t[i].code, "GET", t[i].body, NULL);
+		if (e.rv_too_large != t[i].want) {
+			fail_msg("case %zu: rv_too_large %d", i,
+			        e.rv_too_large);
+		}
+	}
+	/* every other fill clears it */
+	decode(&e, 504, "GET", t[0].body, NULL);
+	assert_true(e.rv_too_large);
+	decode(&e, 200, "GET", "{}", NULL);
+	assert_false(e.rv_too_large);
+	decode(&e, 504, "GET", t[0].body, NULL);
+	kapi_err_transport(&e, "refused");
+	assert_false(e.rv_too_large);
+	kapi_err_fini(&e);
+	assert_false(kapi_status_rv_too_large(NULL));
+}
+
 int
 main(void)
 {
@@ -304,6 +386,7 @@ main(void)
 		cmocka_unit_test(test_huge_body),
 		cmocka_unit_test(test_retry_after_parse),
 		cmocka_unit_test(test_transport_set_move),
+		cmocka_unit_test(test_rv_too_large),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -305,6 +305,12 @@ sample_stats(void)
 	stats_add_worker(st, "instance", 1);
 	stats_add_worker(st, "we\"ird\\x\ny", 0);
 	stats_add_kind(st, "SympoziumInstance", "instance");
+	stats_add_kind(st, "SympoziumInstance", "we\"ird\\x\ny");
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(st->kinds[i].resource, sizeof(st->kinds[i].resource),
+		        "sympoziuminstances");
+		st->kinds[i].age_ms = i == 0 ? 1500 : 42000;
+	}
 	stats_reconcile(st, "instance", 0, STATS_SUCCESS, 3, NULL, 2000);
 	stats_reconcile(st, "instance", 0, STATS_SUCCESS, 120, NULL, 2000);
 	stats_reconcile(st, "instance", 1, STATS_ERROR, 70000, "boom", 2000);
@@ -492,6 +498,10 @@ test_required_names(void **state)
 	assert_true(val(p, "sympozium_controller_failed", in, NULL) == 0);
 	assert_true(
 	        val(p, "sympozium_controller_faults_total", in, NULL) == 2);
+	/* one series per resource: its oldest cache */
+	assert_true(val(p, "sympozium_cache_age_seconds",
+	                    "resource=sympoziuminstances;", NULL)
+	        == 42);
 	assert_true(val(p, "process_start_time_seconds", "", NULL)
 	        == 1700000000.123);
 	assert_true(val(p, "process_resident_memory_bytes", "", NULL) > 0);

@@ -203,6 +203,61 @@ test_controller_checks(void **state)
 	stats_free(st);
 }
 
+/* One informer-<resource> check per resource: its oldest cache against
+ * the staleness limit; the age shown in the listing. */
+static void
+test_stale_cache(void **state)
+{
+	struct stats *st = ready_stats();
+	struct http_query v = { .verbose = true };
+	const char *res[] = { "agentruns", "pods", "agentruns" };
+	char *body;
+
+	(void)state;
+	stats_add_kind(st, "AgentRun", "b");
+	st->kinds[2].synced = true;
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(st->kinds[i].resource, sizeof(st->kinds[i].resource),
+		        "%s", res[i]);
+		snprintf(st->kinds[i].check, sizeof(st->kinds[i].check),
+		        "informer-%s", res[i]);
+	}
+	st->cache_stale_ms = 300000;
+	st->kinds[0].age_ms = 0;
+	st->kinds[1].age_ms = 2500;
+	st->kinds[2].age_ms = 300000; /* at the limit: still ready */
+	assert_int_equal(answer(st, NULL, &v, &body), 200);
+	assert_string_equal(body,
+	        "[+]controller-a ok\n"
+	        "[+]controller-b ok\n"
+	        "[+]informers-synced ok\n"
+	        "[+]leader-election ok\n"
+	        "[+]ping ok\n"
+	        "[+]workers ok\n"
+	        "[+]informer-agentruns ok (age 300s)\n"
+	        "[+]informer-pods ok (age 2s)\n"
+	        "healthz check passed\n");
+	free(body);
+	st->kinds[2].age_ms = 312000;
+	assert_int_equal(answer(st, NULL, NULL, &body), 500);
+	assert_non_null(strstr(body,
+	        "[-]informer-agentruns failed: reason withheld (age 312s)\n"));
+	free(body);
+	assert_int_equal(answer(st, "informer-agentruns", NULL, &body), 500);
+	assert_string_equal(body,
+	        "internal server error: cache of agentruns is 312s old "
+	        "(limit 300s)\n");
+	free(body);
+	assert_int_equal(answer(st, "informer-pods", NULL, &body), 200);
+	free(body);
+	/* excluded like any check */
+	struct http_query ex
+	        = { .exclude = { "informer-agentruns" }, .nexclude = 1 };
+	assert_int_equal(answer(st, NULL, &ex, &body), 200);
+	free(body);
+	stats_free(st);
+}
+
 static void
 test_live(void **state)
 {
@@ -363,6 +418,7 @@ main(void)
 		cmocka_unit_test(test_ready),
 		cmocka_unit_test(test_not_ready),
 		cmocka_unit_test(test_controller_checks),
+		cmocka_unit_test(test_stale_cache),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_server),

@@ -182,8 +182,8 @@ test_clean_end_rewatch_no_list(void **state)
 	refl_watch_end(r, REFL_OK, 300000);
 	want_watch(r, 300000, "105");
 	refl_watch_started(r, 300010);
-	refl_watch_end(r, REFL_OK, 600000); /* idle, long: still clean */
-	want_watch(r, 600000, "105");
+	refl_watch_end(r, REFL_OK, 400000); /* idle, long: still clean */
+	want_watch(r, 400000, "105");
 	assert_int_equal(s->lists, 1);
 	assert_int_equal(s->list_requests, 1);
 	assert_int_equal(s->watches, 3);
@@ -232,8 +232,9 @@ test_list_expired_retries_consistent(void **state)
 	assert_int_equal(
 	        refl_list_page(r, REFL_OK, NULL, "300", 5002), REFL_LIST_DONE);
 	want_watch(r, 5002, "300");
-	/* Later relists use the last RV again. */
-	refl_watch_end(r, REFL_TOO_LARGE, 6000);
+	/* Later relists use the last RV again; a TooLarge answer (the
+	 * server was restored from a backup) retries at once with "". */
+	refl_watch_end(r, REFL_ERROR, 6000);
 	want_list(r, 10000, "300", 0, NULL, NULL);
 	assert_int_equal(refl_list_page(r, REFL_TOO_LARGE, NULL, NULL, 10001),
 	        REFL_LIST_RESTART);
@@ -244,6 +245,70 @@ test_list_expired_retries_consistent(void **state)
 	        REFL_LIST_RESTART);
 	assert_in_range(want_wait(r, 10002), 800, 60000);
 	want_list(r, 80000, "", 500, NULL, NULL);
+	refl_free(r);
+}
+
+/* A watch answered TooLarge (its RV is newer than the restored server's):
+ * after one backoff delay the relist goes straight to a consistent read,
+ * paged, and the watch then follows the new server's RVs. */
+static void
+test_watch_too_large_lists_consistent(void **state)
+{
+	struct refl *r = synced(0);
+	int64_t d;
+
+	(void)state;
+	refl_watch_end(r, REFL_TOO_LARGE, 1000);
+	d = want_wait(r, 1000);
+	assert_in_range(d, 800, 1600);
+	want_list(r, 1000 + d, "", 500, NULL, NULL);
+	assert_int_equal(refl_list_page(r, REFL_OK, NULL, "42", 1000 + d),
+	        REFL_LIST_DONE);
+	want_watch(r, 1000 + d, "42");
+	assert_string_equal(refl_rv(r), "42");
+	/* the next relist uses the new RV again */
+	refl_watch_end(r, REFL_ERROR, 5000);
+	d = want_wait(r, 5000);
+	want_list(r, 5000 + d, "42", 0, NULL, NULL);
+	refl_free(r);
+}
+
+/* The connection lost (the server may have restarted, restored from a
+ * backup): relist from the last RV after one delay, then watch. */
+static void
+test_watch_lost_relists(void **state)
+{
+	struct refl *r = synced(0);
+	const struct refl_stats *s = refl_stats(r);
+	int64_t d;
+
+	(void)state;
+	refl_watch_end(r, REFL_LOST, 1000);
+	d = want_wait(r, 1000);
+	want_list(r, 1000 + d, "100", 0, NULL, NULL);
+	assert_int_equal(s->relists, 1);
+	/* a lost list is retried like any failed list */
+	assert_int_equal(refl_list_page(r, REFL_LOST, NULL, NULL, 3000),
+	        REFL_LIST_RESTART);
+	d = want_wait(r, 3000);
+	want_list(r, 3000 + d, "100", 0, NULL, NULL);
+	assert_int_equal(refl_list_page(r, REFL_OK, NULL, "120", 3000 + d),
+	        REFL_LIST_DONE);
+	want_watch(r, 3000 + d, "120");
+	refl_free(r);
+}
+
+/* A full-length watch without one event, not even the pre-deadline
+ * bookmark: the server is behind the RV (restored): relist at once. */
+static void
+test_silent_watch_relists(void **state)
+{
+	struct refl *r = synced(0);
+
+	(void)state;
+	refl_watch_end(r, REFL_OK, 300000);
+	want_list(r, 300000, "100", 0, NULL, NULL);
+	assert_int_equal(refl_stats(r)->relists, 1);
 	refl_free(r);
 }
 
@@ -435,6 +500,9 @@ main(void)
 		cmocka_unit_test(test_clean_end_rewatch_no_list),
 		cmocka_unit_test(test_expired_relists),
 		cmocka_unit_test(test_list_expired_retries_consistent),
+		cmocka_unit_test(test_watch_too_large_lists_consistent),
+		cmocka_unit_test(test_watch_lost_relists),
+		cmocka_unit_test(test_silent_watch_relists),
 		cmocka_unit_test(test_list_failure_backoff),
 		cmocka_unit_test(test_watch_errors),
 		cmocka_unit_test(test_watching),
