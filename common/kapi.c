@@ -320,7 +320,8 @@ setup_easy(struct xfer *x, const struct kapi_req *req)
 		curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
 		curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 	} else {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+		        req->timeout_ms > 0 ? req->timeout_ms : c->timeout_ms);
 	}
 	setup_tls(e, c->conf);
 	if (c->conf->tls_server_name != NULL) {

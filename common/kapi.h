@@ -143,6 +143,8 @@ struct kapi_req {
 	struct kapi_delete_opts del;
 	struct kapi_log_opts log;
 	int max_retries; /* 0 = default, < 0 = none */
+	long timeout_ms; /* total, per attempt; 0 = the client's (not for
+	                  * WATCH) */
 };
 
 /* The outcome of one request (after its retries). */

@@ -74,7 +74,8 @@ static void
 send_action(struct sup *s, struct lease_action *act)
 {
 	struct kapi_req req = {.res = &leases, .ns = s->cfg.le_namespace,
-	        .name = s->cfg.le_id, .max_retries = -1};
+	        .name = s->cfg.le_id, .max_retries = -1,
+	        .timeout_ms = act->timeout_ms};
 
 	switch (act->act) {
 	case LEASE_ACT_GET:
