@@ -576,7 +576,6 @@ http_next_deadline(const struct http *h, int64_t now_ms)
 	return (c >= 0 && (d < 0 || c < d) ? c : d);
 }
 
-
 /* ---- the supervisor's side ---- */
 
 int
