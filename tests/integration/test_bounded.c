@@ -117,17 +117,6 @@ handler(void *arg, const struct testsrv_req *req, struct testsrv_resp *resp)
 	}
 }
 
-static size_t
-rss_bytes(void)
-{
-	FILE *fp = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-
-	assert_non_null(fp);
-	assert_int_equal(fscanf(fp, "%lu %lu", &size, &res), 2);
-	fclose(fp);
-	return ((size_t)res * (size_t)sysconf(_SC_PAGESIZE));
-}
 
 static bool
 has_good3(struct inf *in)
@@ -149,7 +138,7 @@ test_endless_and_deep(void **state)
 	char logpath[] = "/tmp/test-bounded-XXXXXX", *text;
 	int logfd = mkstemp(logpath);
 	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
-	size_t rss0 = rss_bytes();
+	size_t rss0 = testutil_rss_bytes();
 
 	(void)state;
 	assert_non_null(srv);
@@ -188,7 +177,7 @@ test_endless_and_deep(void **state)
 	        "deeper than 64 levels: skipped"));
 	assert_non_null(strstr(text, "watch: MODIFIED event of d/deep2"));
 	/* the endless body cost at most a few caps */
-	assert_true(rss_bytes() < rss0 + 8 * LIST_CAP);
+	assert_true(testutil_rss_bytes() < rss0 + 8 * LIST_CAP);
 	free(text);
 	inf_free(in);
 	kapi_multi_free(m);

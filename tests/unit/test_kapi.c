@@ -23,6 +23,7 @@
 #include "common/xmalloc.h"
 #include "tests/lib/testcert.h"
 #include "tests/lib/testsrv.h"
+#include "tests/lib/testutil.h"
 
 #define TOKEN "tok-1"
 
@@ -1163,18 +1164,6 @@ test_multi_retry_is_a_deadline(void **state)
 	kapi_multi_free(m);
 }
 
-/* Resident set size in bytes (/proc/self/statm). */
-static size_t
-rss_bytes(void)
-{
-	FILE *fp = fopen("/proc/self/statm", "r");
-	unsigned long size = 0, res = 0;
-
-	assert_non_null(fp);
-	assert_int_equal(fscanf(fp, "%lu %lu", &size, &res), 2);
-	fclose(fp);
-	return ((size_t)res * (size_t)sysconf(_SC_PAGESIZE));
-}
 
 /* An endless 200 answer to a LIST (issue 13): the client stops at the
  * cap with KAPI_ETOOBIG naming the method, the path and the cap, keeps
@@ -1202,7 +1191,7 @@ test_body_cap(void **state)
 	}
 	kapi_client_set_timeout(f->c, 5000);
 	kapi_client_set_max_body(f->c, 2u << 20, 0);
-	rss0 = rss_bytes();
+	rss0 = testutil_rss_bytes();
 	t0 = mono_ms();
 	testsrv_push_resp(f->srv, &r);
 	assert_int_equal(kapi_do(f->c, &req, &out), KAPI_ETOOBIG);
@@ -1217,7 +1206,7 @@ test_body_cap(void **state)
 	assert_string_equal(kapi_rc_name(out.err.rc), "ResponseTooLarge");
 	assert_int_equal(out.body.len, 0);
 	assert_int_equal(out.retries, 0);
-	assert_true(rss_bytes() < rss0 + (16u << 20));
+	assert_true(testutil_rss_bytes() < rss0 + (16u << 20));
 	kapi_resp_fini(&out);
 	/* A per-request cap, on a GET; then a normal answer. */
 	testsrv_push_resp(f->srv, &r);
