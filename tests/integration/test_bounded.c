@@ -177,7 +177,7 @@ test_endless_and_deep(void **state)
 	        "deeper than 64 levels: skipped"));
 	assert_non_null(strstr(text, "watch: MODIFIED event of d/deep2"));
 	/* the endless body cost at most a few caps */
-	assert_true(testutil_rss_bytes() < rss0 + 8 * LIST_CAP);
+	assert_true(rss0 == 0 || testutil_rss_bytes() < rss0 + 8 * LIST_CAP);
 	free(text);
 	inf_free(in);
 	kapi_multi_free(m);

@@ -116,9 +116,17 @@ testutil_rmtree(const char *dir)
 size_t
 testutil_rss_bytes(void)
 {
-	FILE *fp = fopen("/proc/self/statm", "r");
+	const char *pre = getenv("LD_PRELOAD");
 	unsigned long size = 0, res = 0;
+	FILE *fp;
 
+#ifdef __SANITIZE_ADDRESS__
+	return (0);
+#endif
+	if (pre != NULL && strstr(pre, "vgpreload") != NULL) {
+		return (0);
+	}
+	fp = fopen("/proc/self/statm", "r");
 	if (fp == NULL || fscanf(fp, "%lu %lu", &size, &res) != 2) {
 		fail_msg("/proc/self/statm: cannot read it");
 	}
