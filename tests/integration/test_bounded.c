@@ -12,6 +12,11 @@
  *   - the watch sends a too-deep MODIFIED event, then an ADDED one: the
  *     deep one is skipped with a warning, the watch goes on (no error, no
  *     relist) and the added object is cached.
+ * And against bin/kubesim, which accepts an object exactly at the
+ * decoder's depth limit: its watch event (one level deeper, inside the
+ * event) is skipped with a warning, the watch goes on and the next object
+ * is cached (before, the watch broke on it and resumed before it,
+ * forever).
  * The supervisor's log lines are captured (log_setfd) and checked.  Every
  * wait is bounded.
  */
@@ -28,12 +33,14 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/jsonx.h"
 #include "common/kapi.h"
 #include "common/kapi_conf.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/informer.h"
+#include "tests/lib/ksim.h"
 #include "tests/lib/testsrv.h"
 #include "tests/lib/testutil.h"
 
@@ -42,6 +49,9 @@
 #define DEPTH    100
 
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_CRD
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct kapi_res R_BLOB = { "example.com", "v1", "blobs", true };
 
 static atomic_int nlists;
 
@@ -117,11 +127,24 @@ handler(void *arg, const struct testsrv_req *req, struct testsrv_resp *resp)
 	}
 }
 
-
+/* Runs the loop until ns/name is cached or WAIT_MS passed, the log in
+ * logfd meanwhile. */
 static bool
-has_good3(struct inf *in)
+pump_until(struct kapi_multi *m, struct inf *in, const char *ns,
+        const char *name, int logfd)
 {
-	return (cache_get(inf_cache(in, 0), "d", "good3") != NULL);
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+	bool got;
+
+	log_setfd(logfd);
+	while (!(got = cache_get(inf_cache(in, 0), ns, name) != NULL)
+	        && timefmt_now_ms_mono() < end) {
+		kapi_multi_poll(m, NULL, 0, 50);
+		kapi_multi_perform(m);
+		inf_tick(in, timefmt_now_ms_mono());
+	}
+	log_setfd(-1);
+	return (got);
 }
 
 static void
@@ -137,7 +160,6 @@ test_endless_and_deep(void **state)
 	struct inf_stats st;
 	char logpath[] = "/tmp/test-bounded-XXXXXX", *text;
 	int logfd = mkstemp(logpath);
-	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
 	size_t rss0 = testutil_rss_bytes();
 
 	(void)state;
@@ -150,16 +172,9 @@ test_endless_and_deep(void **state)
 	m = kapi_multi_new(c);
 	in = inf_new(m, &k, 1, &ic);
 	assert_non_null(in);
-	log_setfd(logfd);
-	while (!has_good3(in) && timefmt_now_ms_mono() < end) {
-		kapi_multi_poll(m, NULL, 0, 50);
-		kapi_multi_perform(m);
-		inf_tick(in, timefmt_now_ms_mono());
-	}
-	log_setfd(-1);
+	assert_true(pump_until(m, in, "d", "good3", logfd));
 	text = testutil_read_file(logpath, NULL);
 	printf("%s", text);
-	assert_true(has_good3(in));
 	assert_non_null(cache_get(inf_cache(in, 0), "d", "good1"));
 	assert_non_null(cache_get(inf_cache(in, 0), "d", "good2"));
 	assert_null(cache_get(inf_cache(in, 0), "d", "deep"));
@@ -188,11 +203,113 @@ test_endless_and_deep(void **state)
 	unlink(logpath);
 }
 
+/* A Blob (a CRD that keeps unknown fields) exactly JX_DEFAULT_DEPTH deep,
+ * kubesim's limit too. */
+static json_object *
+deep_blob(const char *name)
+{
+	struct buf b = BUF_INIT;
+	json_object *o;
+
+	buf_printf(&b,
+	        "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Blob\","
+	        "\"metadata\":{\"name\":\"%s\"},\"spec\":",
+	        name);
+	for (int i = 0; i < JX_DEFAULT_DEPTH - 2; i++) {
+		buf_puts(&b, "{\"x\":");
+	}
+	buf_puts(&b, "{}");
+	for (int i = 0; i < JX_DEFAULT_DEPTH - 2; i++) {
+		buf_putc(&b, '}');
+	}
+	buf_putc(&b, '}');
+	o = jx_parse(b.data, b.len, 0, NULL, 0);
+	assert_non_null(o);
+	buf_fini(&b);
+	return (o);
+}
+
+/* Creates the Blob CRD, then a first Blob once it is served. */
+static void
+make_blobs(struct ksim_api *a)
+{
+	json_object *crd = testutil_json(
+	        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":"
+	        "\"CustomResourceDefinition\",\"metadata\":{\"name\":"
+	        "\"blobs.example.com\"},\"spec\":{\"group\":\"example.com\","
+	        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"blobs\","
+	        "\"singular\":\"blob\",\"kind\":\"Blob\",\"listKind\":"
+	        "\"BlobList\"},\"versions\":[{\"name\":\"v1\",\"served\":"
+	        "true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{"
+	        "\"type\":\"object\",\"x-kubernetes-preserve-unknown-"
+	        "fields\":true}}}]}}",
+	        0);
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+	enum kapi_rc rc;
+
+	assert_int_equal(
+	        kapi_create(a->c, &R_CRD, NULL, crd, NULL, NULL), KAPI_OK);
+	json_object_put(crd);
+	while ((rc = ksim_api_create(a, &R_BLOB, "default", "before", NULL))
+	                == KAPI_ENOTFOUND
+	        && timefmt_now_ms_mono() < end) {
+		ksim_sleep_ms(50);
+	}
+	assert_int_equal(rc, KAPI_OK);
+}
+
+static void
+test_kubesim_deep_event(void **state)
+{
+	struct ksim_api a;
+	struct inf_kind k = { "blobs", R_BLOB, NULL, "default" };
+	struct inf_conf ic = { .seed = 7 };
+	struct kapi_multi *m;
+	struct inf *in;
+	struct inf_stats st;
+	json_object *o = deep_blob("d62");
+	char logpath[] = "/tmp/test-bounded-XXXXXX", *text;
+	int logfd = mkstemp(logpath);
+
+	(void)state;
+	assert_true(logfd >= 0);
+	assert_int_equal(
+	        ksim_api_start(&a, NULL, "test-bounded/0.1", WAIT_MS), 0);
+	make_blobs(&a);
+	m = kapi_multi_new(a.c);
+	in = inf_new(m, &k, 1, &ic);
+	assert_true(pump_until(m, in, "default", "before", logfd));
+	assert_int_equal(
+	        kapi_create(a.c, &R_BLOB, "default", o, NULL, NULL), KAPI_OK);
+	assert_int_equal(
+	        ksim_api_create(&a, &R_BLOB, "default", "after", NULL),
+	        KAPI_OK);
+	assert_true(pump_until(m, in, "default", "after", logfd));
+	text = testutil_read_file(logpath, NULL);
+	printf("%s", text);
+	assert_null(cache_get(inf_cache(in, 0), "default", "d62"));
+	assert_non_null(cache_get(inf_cache(in, 0), "default", "before"));
+	inf_stats(in, 0, &st);
+	assert_int_equal(st.watch_errors, 0);
+	assert_int_equal(st.list_requests, 1);
+	assert_non_null(strstr(text,
+	        "watch: ADDED event of default/d62 at offset 0 nested deeper "
+	        "than 64 levels: skipped"));
+	free(text);
+	json_object_put(o);
+	inf_free(in);
+	kapi_multi_free(m);
+	assert_int_equal(ksim_api_stop(&a), 0);
+	close(logfd);
+	unlink(logpath);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endless_and_deep),
+		cmocka_unit_test(test_kubesim_deep_event),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
