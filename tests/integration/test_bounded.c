@@ -17,7 +17,11 @@
  * event) is skipped with a warning, the watch goes on and the next object
  * is cached (before, the watch broke on it and resumed before it,
  * forever).
- * The supervisor's log lines are captured (log_setfd) and checked.  Every
+ * And bin/sympoziumd with --max-response-bytes 64Ki, whose one watched
+ * ConfigMap is bigger than that: every LIST fails at the cap with the
+ * error in the log, the supervisor retries with backoff and stays up
+ * (SIGTERM: exit 0).
+ * The informer's log lines are captured (log_setfd) and checked.  Every
  * wait is bounded.
  */
 #include <setjmp.h>
@@ -41,6 +45,8 @@
 #include "common/xmalloc.h"
 #include "supervisor/informer.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
+#include "tests/lib/sdproc.h"
 #include "tests/lib/testsrv.h"
 #include "tests/lib/testutil.h"
 
@@ -304,12 +310,49 @@ test_kubesim_deep_event(void **state)
 	unlink(logpath);
 }
 
+static void
+test_supervisor_carries_on(void **state)
+{
+	struct optest *o = optest_testctl_new("test-bounded", NULL, WAIT_MS);
+	const char *args[] = { "--max-response-bytes", "64Ki", NULL };
+	const char *needle = "exceeds the cap of 65536 bytes";
+	struct buf b = BUF_INIT;
+	json_object *cmo;
+
+	(void)state;
+	assert_non_null(o);
+	buf_puts(&b,
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	        "\"metadata\":{\"name\":\"big\",\"labels\":{"
+	        "\"testctl.sympozium.ai/enabled\":\"true\"}},"
+	        "\"data\":{\"big\":\"");
+	for (int i = 0; i < 100 * 1024; i++) {
+		buf_putc(&b, 'a');
+	}
+	buf_puts(&b, "\"}}");
+	cmo = jx_parse(b.data, b.len, 0, NULL, 0);
+	assert_int_equal(
+	        kapi_create(o->a.c, &R_CM, "default", cmo, NULL, NULL),
+	        KAPI_OK);
+	optest_sd_start(o, 0, OPTEST_SD_TESTCTL, args);
+	/* the first list and at least one retry, each stopped at the cap */
+	if (!sdproc_log_wait(&o->sd[0], needle, 2, WAIT_MS)) {
+		sdproc_dump_log(o->sd[0].log);
+		fail_msg("no two LISTs stopped at the cap");
+	}
+	assert_true(sdproc_alive(o->sd[0].pid));
+	json_object_put(cmo);
+	buf_fini(&b);
+	assert_int_equal(optest_finish(o, OPTEST_TERM_EXIT0, false), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_endless_and_deep),
 		cmocka_unit_test(test_kubesim_deep_event),
+		cmocka_unit_test(test_supervisor_carries_on),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
