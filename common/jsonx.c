@@ -1,8 +1,8 @@
 /*
  * jsonx.c: json-c helpers (jsonx.h): dotted-path getters and setters,
- * semantic equality, stripped copies, compact serialisation and a strict,
- * bounded parser.  Used by the watch cache, the reconcilers and the REST
- * client; pure logic, no I/O.
+ * semantic equality, stripped copies, compact serialisation, a strict,
+ * bounded parser, and a structure-only reader of raw text.  Used by the watch
+ * cache, the reconcilers and the REST client; pure logic, no I/O.
  */
 #include "common/jsonx.h"
 
@@ -502,4 +502,132 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 	}
 	json_tokener_free(tok);
 	return (obj);
+}
+
+/* ---- raw text ---- */
+
+static const char *
+text_ws(const char *p, const char *end)
+{
+	while (p < end
+	        && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+		p++;
+	}
+	return (p);
+}
+
+/* p at '"': the position after the closing quote, or NULL. */
+static const char *
+text_string_end(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\') {
+			p++;
+		} else if (*p == '"') {
+			return (p + 1);
+		}
+	}
+	return (NULL);
+}
+
+const char *
+jx_text_skip(const char *p, const char *end)
+{
+	size_t depth = 0;
+
+	if (p >= end) {
+		return (NULL);
+	}
+	if (*p == '"') {
+		return (text_string_end(p, end));
+	}
+	if (*p != '{' && *p != '[') {
+		while (p < end && strchr(",}] \t\r\n", *p) == NULL) {
+			p++;
+		}
+		return (p);
+	}
+	for (; p < end; p++) {
+		if (*p == '"') {
+			if ((p = text_string_end(p, end)) == NULL) {
+				return (NULL);
+			}
+			p--;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			return (p + 1);
+		}
+	}
+	return (NULL);
+}
+
+const char *
+jx_text_member(const char *p, const char *end, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *k, *ke;
+
+	if (p == NULL || p >= end || *p != '{') {
+		return (NULL);
+	}
+	for (p = text_ws(p + 1, end); p < end && *p == '"';) {
+		k = p;
+		if ((ke = text_string_end(p, end)) == NULL) {
+			return (NULL);
+		}
+		p = text_ws(ke, end);
+		if (p >= end || *p != ':') {
+			return (NULL);
+		}
+		p = text_ws(p + 1, end);
+		if ((size_t)(ke - k) == klen + 2
+		        && memcmp(k + 1, key, klen) == 0) {
+			return (p);
+		}
+		if ((p = jx_text_skip(p, end)) == NULL) {
+			return (NULL);
+		}
+		p = text_ws(p, end);
+		if (p >= end || *p != ',') {
+			return (NULL);
+		}
+		p = text_ws(p + 1, end);
+	}
+	return (NULL);
+}
+
+void
+jx_text_string(const char *p, const char *end, char *out, size_t n)
+{
+	const char *q = p != NULL && p < end && *p == '"'
+	        ? text_string_end(p, end)
+	        : NULL;
+	json_object *o
+	        = q != NULL ? jx_parse(p, (size_t)(q - p), 1, NULL, 0) : NULL;
+	const char *v = json_object_is_type(o, json_type_string)
+	        ? json_object_get_string(o)
+	        : "";
+	size_t i;
+
+	for (i = 0; n > 0 && i + 1 < n && v[i] != '\0'; i++) {
+		out[i] = (unsigned char)v[i] < 0x20 ? '?' : v[i];
+	}
+	if (n > 0) {
+		out[i] = '\0';
+	}
+	json_object_put(o);
+}
+
+void
+jx_text_name(const char *p, const char *end, char *out, size_t n)
+{
+	const char *md = jx_text_member(p, end, "metadata");
+	char ns[254], name[254];
+
+	jx_text_string(
+	        jx_text_member(md, end, "namespace"), end, ns, sizeof(ns));
+	jx_text_string(
+	        jx_text_member(md, end, "name"), end, name, sizeof(name));
+	snprintf(out, n, "%s%s%s", ns, ns[0] != '\0' ? "/" : "", name);
 }

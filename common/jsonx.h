@@ -103,4 +103,22 @@ char *jx_to_string(json_object *obj);
 json_object *jx_parse(
         const char *s, size_t len, int max_depth, char *err, size_t errlen);
 
+/*
+ * Raw JSON text, read for its structure only (no validation), without
+ * recursion, so at any depth: what names an object too deep to parse.
+ * Every function reads [p, end) only.
+ */
+/* The end of the JSON value starting at p (no leading blanks), or NULL
+ * when the text ends first. */
+const char *jx_text_skip(const char *p, const char *end);
+/* The value of member key of the object starting at p ('{'; top-level
+ * members only), or NULL when absent or p is not an object. */
+const char *jx_text_member(const char *p, const char *end, const char *key);
+/* The string value at p, decoded (at most n - 1 bytes, control
+ * characters as '?') into out; "" when p is not a string. */
+void jx_text_string(const char *p, const char *end, char *out, size_t n);
+/* "NS/NAME", "NAME" (cluster-scoped) or "" (neither readable) of the
+ * object at p, from its metadata, into out[n]. */
+void jx_text_name(const char *p, const char *end, char *out, size_t n);
+
 #endif

@@ -33,13 +33,13 @@
 #define CONNECT_TIMEOUT_MS 10000L
 #define WATCH_GRACE_S      60L
 #define POLL_MAX_MS        3600000
-#define ERRBODY_MAX        (1024 * 1024)
 
 struct kapi_client {
 	struct kapi_conf *conf;
 	char *ua;
 	long timeout_ms;
-	struct kapi_multi *sync; /* for kapi_do, created on demand */
+	size_t max_list, max_body; /* caps on answer bodies */
+	struct kapi_multi *sync;   /* for kapi_do, created on demand */
 };
 
 struct xfer {
@@ -57,6 +57,8 @@ struct xfer {
 	size_t body_len;
 	char *bad; /* invalid request: the reason */
 	int max_retries;
+	size_t cap;   /* of the answer's body */
+	bool too_big; /* the body passed it: transfer aborted */
 	kapi_done_cb done;
 	kapi_data_cb data;
 	void *arg;
@@ -108,6 +110,8 @@ kapi_client_new(struct kapi_conf *conf, const char *user_agent)
 	c->ua = xasprintf("%s (linux/%s) sympozium",
 	        user_agent != NULL ? user_agent : "sympozium/dev", KAPI_ARCH);
 	c->timeout_ms = KAPI_TIMEOUT_MS;
+	c->max_list = KAPI_MAX_LIST_BYTES;
+	c->max_body = KAPI_MAX_BODY_BYTES;
 	return (c);
 }
 
@@ -127,6 +131,18 @@ void
 kapi_client_set_timeout(struct kapi_client *c, long timeout_ms)
 {
 	c->timeout_ms = timeout_ms;
+}
+
+void
+kapi_client_set_max_body(
+        struct kapi_client *c, size_t list_bytes, size_t other_bytes)
+{
+	if (list_bytes > 0) {
+		c->max_list = list_bytes;
+	}
+	if (other_bytes > 0) {
+		c->max_body = other_bytes;
+	}
 }
 
 struct kapi_conf *
@@ -153,8 +169,15 @@ on_data(char *p, size_t size, size_t n, void *arg)
 		x->data(x->arg, x->id, p, len);
 		return (x->cancelled ? 0 : len);
 	}
-	if ((code < 200 || code > 299) && x->resp.body.len > ERRBODY_MAX) {
-		return (len);
+	if ((code < 200 || code > 299)
+	        && x->resp.body.len >= KAPI_MAX_ERROR_BYTES) {
+		return (len); /* the Status is at the start: drain the rest */
+	}
+	if (len > x->cap - x->resp.body.len) {
+		/* aborts the transfer (CURLE_WRITE_ERROR) */
+		x->too_big = true;
+		buf_fini(&x->resp.body);
+		return (0);
 	}
 	buf_append(&x->resp.body, p, len);
 	return (len);
@@ -320,7 +343,8 @@ setup_easy(struct xfer *x, const struct kapi_req *req)
 		curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L);
 		curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 10L);
 	} else {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+		        req->timeout_ms > 0 ? req->timeout_ms : c->timeout_ms);
 	}
 	setup_tls(e, c->conf);
 	if (c->conf->tls_server_name != NULL) {
@@ -361,6 +385,7 @@ static void
 start_attempt(struct xfer *x)
 {
 	buf_reset(&x->resp.body);
+	x->too_big = false;
 	x->has_ra = false;
 	x->errbuf[0] = '\0';
 	x->due_ms = -1;
@@ -501,6 +526,22 @@ finish_http(struct xfer *x)
 	complete(x);
 }
 
+/* The body passed its cap: a failed request, never retried here. */
+static void
+finish_too_big(struct xfer *x)
+{
+	const char *path = strstr(x->url, "://");
+
+	path = path != NULL ? strchr(path + 3, '/') : NULL;
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->resp.code);
+	kapi_err_set(&x->resp.err, KAPI_ETOOBIG, x->resp.code,
+	        "%s %s: answer body exceeds the cap of %zu bytes; transfer "
+	        "aborted",
+	        x->method, path != NULL ? path : x->url, x->cap);
+	log_warnx("kapi: %s", x->resp.err.message);
+	complete(x);
+}
+
 /* One attempt ended (CURLMSG_DONE). */
 static void
 finish_attempt(struct xfer *x, CURLcode rc)
@@ -510,6 +551,8 @@ finish_attempt(struct xfer *x, CURLcode rc)
 	if (x->cancelled) {
 		unlink_xfer(x);
 		xfer_free(x);
+	} else if (x->too_big) {
+		finish_too_big(x);
 	} else if (rc != CURLE_OK) {
 		finish_transport(x, rc);
 	} else {
@@ -561,6 +604,9 @@ xfer_new(struct kapi_multi *m, const struct kapi_req *req)
 	x->max_retries = req->max_retries == 0 ? KAPI_MAX_RETRIES
 	        : req->max_retries < 0         ? 0
 	                                       : req->max_retries;
+	x->cap = req->max_body > 0       ? req->max_body
+	        : req->verb == KAPI_LIST ? m->c->max_list
+	                                 : m->c->max_body;
 	kapi_resp_init(&x->resp);
 	x->resp.id = x->id;
 	if (kapi_url(m->c->conf, req, &url, &why) == -1) {

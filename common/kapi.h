@@ -42,6 +42,12 @@
  *     verified against the certificate: the URL names that host and
  *     CURLOPT_CONNECT_TO points it at the configured server (so the Host
  *     header carries the name too, which the API server ignores).
+ *   - Bounded answers: a body longer than its cap (req->max_body, else the
+ *     client's cap for a LIST or for any other verb; a watch is framed
+ *     per event by its decoder instead) aborts the transfer: the request
+ *     completes with KAPI_ETOOBIG, the message naming the method, the
+ *     path and the cap, logged as a warning; it is not retried (the
+ *     caller's backoff decides).  Nothing is kept of the body.
  *   - Headers: Accept: application/json, *\/\*; Content-Type per verb;
  *     User-Agent "<user_agent> (linux/<arch>) sympozium"; gzip accepted.
  *     Warning headers are logged with log_warnx.
@@ -67,6 +73,14 @@
 #define KAPI_TRANSPORT_RETRIES 3
 #define KAPI_RETRY_AFTER_CAP   60
 #define KAPI_TIMEOUT_MS        30000
+/* Default caps on one answer's body (kapi_client_set_max_body): a LIST
+ * page (500 objects a page, or a whole list the watch cache serves
+ * unpaginated: 10,000 objects of 20 KiB fit), and any other answer (an
+ * object is at most 1.5 MiB in etcd; pod logs are read with limitBytes).
+ * An error answer keeps at most KAPI_MAX_ERROR_BYTES. */
+#define KAPI_MAX_LIST_BYTES  ((size_t)256 << 20)
+#define KAPI_MAX_BODY_BYTES  ((size_t)16 << 20)
+#define KAPI_MAX_ERROR_BYTES ((size_t)1 << 20)
 
 /* A resource: core group is "" (-> /api/v1), else /apis/<group>/<ver>. */
 struct kapi_res {
@@ -121,7 +135,8 @@ struct kapi_delete_opts {
 /* pods/log options. */
 struct kapi_log_opts {
 	const char *container;
-	long tail_lines; /* > 0 to send */
+	long tail_lines;  /* > 0 to send */
+	long limit_bytes; /* > 0 to send: the server stops there */
 	bool previous;
 	bool timestamps;
 };
@@ -145,6 +160,9 @@ struct kapi_req {
 	struct kapi_delete_opts del;
 	struct kapi_log_opts log;
 	int max_retries; /* 0 = default, < 0 = none */
+	long timeout_ms; /* total, per attempt; 0 = the client's (not for
+	                  * WATCH) */
+	size_t max_body; /* cap on the answer's body; 0 = the client's */
 };
 
 /* The outcome of one request (after its retries). */
@@ -182,6 +200,11 @@ struct kapi_client *kapi_client_new(
         struct kapi_conf *conf, const char *user_agent);
 void kapi_client_free(struct kapi_client *c);
 void kapi_client_set_timeout(struct kapi_client *c, long timeout_ms);
+/* The caps on answer bodies: list_bytes for LIST, other_bytes for every
+ * other verb but WATCH; 0 keeps the current one (defaults
+ * KAPI_MAX_LIST_BYTES and KAPI_MAX_BODY_BYTES). */
+void kapi_client_set_max_body(
+        struct kapi_client *c, size_t list_bytes, size_t other_bytes);
 struct kapi_conf *kapi_client_conf(struct kapi_client *c);
 
 /* Blocking.  Runs req to completion (with retries) and fills out (caller

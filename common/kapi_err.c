@@ -109,6 +109,7 @@ static const char *const rc_names[] = {
 	[KAPI_EBADREQUEST] = "BadRequest",
 	[KAPI_ETRANSPORT] = "TransportError",
 	[KAPI_EDECODE] = "DecodeError",
+	[KAPI_ETOOBIG] = "ResponseTooLarge",
 };
 
 const char *

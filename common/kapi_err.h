@@ -29,6 +29,7 @@ enum kapi_rc {
 	KAPI_EBADREQUEST,	/* 400 and the other 4xx (405, 406, 415) */
 	KAPI_ETRANSPORT,	/* no HTTP answer: refused, reset, TLS */
 	KAPI_EDECODE,		/* a 2xx answer that is not what it must be */
+	KAPI_ETOOBIG,		/* the answer's body passed its cap (kapi.h) */
 };
 
 struct kapi_err {

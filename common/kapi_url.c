@@ -210,6 +210,7 @@ query(struct buf *out, const struct kapi_req *req)
 	case KAPI_LOG:
 		param(out, &first, "container", req->log.container);
 		param_long(out, &first, "tailLines", req->log.tail_lines);
+		param_long(out, &first, "limitBytes", req->log.limit_bytes);
 		param(out, &first, "previous",
 		        req->log.previous ? "true" : NULL);
 		param(out, &first, "timestamps",

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/jsonx.h"
 #include "common/kapi_watch.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -46,6 +47,13 @@ struct kapi_watch {
 	size_t event_off;  /* stream offset of the partial event's '{' */
 	size_t max_bytes;
 	int max_depth;
+	/* skipping an event too deep to parse: its '{' and the scan */
+	int skipping;
+	size_t ev_start, sk_pos, sk_depth;
+	int sk_str, sk_esc;
+	size_t skipped;
+	kapi_watch_skip_fn *on_skip;
+	void *skip_arg;
 	int has_ready;
 	struct kapi_watch_event ready; /* valid when has_ready */
 	int failed;
@@ -310,6 +318,89 @@ chunk_len(const struct kapi_watch *w)
 	return (n > INT_MAX ? INT_MAX : n);
 }
 
+/* The event being parsed is nested deeper than max_depth: from its '{'
+ * (its bytes are kept while it is partial), scan its structure for its
+ * end instead (skip_scan). */
+static void
+start_skip(struct kapi_watch *w)
+{
+	w->skipping = 1;
+	w->ev_start = w->off - w->inflight;
+	w->sk_pos = w->ev_start;
+	w->sk_depth = 0;
+	w->sk_str = w->sk_esc = 0;
+}
+
+/* Names the skipped event [ev_start, end) for the callback. */
+static void
+report_skip(struct kapi_watch *w, size_t end)
+{
+	const char *p = w->in.data + w->ev_start, *e = w->in.data + end;
+	char type[16], name[512], what[640];
+
+	jx_text_string(jx_text_member(p, e, "type"), e, type, sizeof(type));
+	jx_text_name(jx_text_member(p, e, "object"), e, name, sizeof(name));
+	snprintf(what, sizeof(what),
+	        "%s event%s%s at offset %zu nested deeper than %d levels",
+	        type[0] != '\0' ? type : "watch",
+	        name[0] != '\0' ? " of " : "", name, w->event_off,
+	        w->max_depth);
+	w->skipped++;
+	if (w->on_skip != NULL) {
+		w->on_skip(w->skip_arg, what);
+	}
+}
+
+/* One byte of structure while skipping; 1 when it closed the event. */
+static int
+skip_byte(struct kapi_watch *w, char c)
+{
+	if (w->sk_esc) {
+		w->sk_esc = 0;
+	} else if (w->sk_str) {
+		w->sk_esc = c == '\\';
+		w->sk_str = c != '"';
+	} else if (c == '"') {
+		w->sk_str = 1;
+	} else if (c == '{' || c == '[') {
+		w->sk_depth++;
+	} else if ((c == '}' || c == ']') && --w->sk_depth == 0) {
+		return (1);
+	}
+	return (0);
+}
+
+/* Scans the skipped event on from sk_pos; at its end the decoder goes on
+ * after it.  0 (done, or more bytes needed) or -1 on error. */
+static int
+skip_scan(struct kapi_watch *w)
+{
+	size_t lim = w->nul_at < w->in.len ? w->nul_at : w->in.len;
+
+	for (; w->sk_pos < lim; w->sk_pos++) {
+		if (w->sk_pos - w->ev_start >= w->max_bytes) {
+			return (fail(w, "watch event exceeds %zu bytes",
+			        w->max_bytes));
+		}
+		if (skip_byte(w, w->in.data[w->sk_pos])) {
+			w->sk_pos++;
+			report_skip(w, w->sk_pos);
+			w->stream_off
+			        = w->event_off + (w->sk_pos - w->ev_start);
+			w->off = w->sk_pos;
+			w->inflight = 0;
+			w->skipping = 0;
+			json_tokener_reset(w->tok);
+			return (0);
+		}
+	}
+	if (lim == w->nul_at && lim < w->in.len) {
+		return (fail(w, "NUL byte in watch stream at offset %zu",
+		        w->event_off + (lim - w->ev_start)));
+	}
+	return (0);
+}
+
 /* Gives the tokener what it may take of the input; 1 when an event was
  * completed, 0 when it needs more, -1 on error. */
 static int
@@ -334,8 +425,8 @@ tokenize(struct kapi_watch *w)
 		return (accept_event(w, obj) == 0 ? 1 : -1);
 	}
 	if (jerr == json_tokener_error_depth) {
-		return (fail(w, "watch event nested deeper than %d levels",
-		        w->max_depth));
+		start_skip(w);
+		return (0);
 	}
 	if (jerr != json_tokener_continue) {
 		/* json-c's own error position depends on where the input
@@ -357,6 +448,12 @@ static int
 advance(struct kapi_watch *w)
 {
 	while (!w->failed && !w->has_ready) {
+		if (w->skipping) {
+			if (skip_scan(w) == -1 || w->skipping) {
+				break;
+			}
+			continue;
+		}
 		if (w->inflight == 0 && skip_to_event(w) == -1) {
 			break;
 		}
@@ -373,7 +470,8 @@ advance(struct kapi_watch *w)
 			break;
 		}
 	}
-	if (w->off == w->in.len && !w->failed) {
+	if (w->off == w->in.len && w->inflight == 0 && !w->skipping
+	        && !w->failed) {
 		buf_reset(&w->in);
 		w->off = w->hold_from = 0;
 	}
@@ -381,19 +479,26 @@ advance(struct kapi_watch *w)
 }
 
 /* Drops parsed bytes once they are at least half of the buffer, so the
- * copying stays linear in the input. */
+ * copying stays linear in the input.  The bytes of a partial event are
+ * kept (at most max_bytes): a skipped one is named from them. */
 static void
 compact(struct kapi_watch *w)
 {
-	if (w->off == 0 || w->off < w->in.len / 2) {
+	size_t n = w->skipping ? w->ev_start : w->off - w->inflight;
+
+	if (n == 0 || n < w->in.len / 2) {
 		return;
 	}
-	buf_consume(&w->in, w->off);
+	buf_consume(&w->in, n);
 	if (w->nul_at != SIZE_MAX) {
-		w->nul_at -= w->off;
+		w->nul_at -= n;
 	}
-	w->hold_from = w->hold_from > w->off ? w->hold_from - w->off : 0;
-	w->off = 0;
+	w->hold_from = w->hold_from > n ? w->hold_from - n : 0;
+	w->off -= n;
+	if (w->skipping) {
+		w->ev_start -= n;
+		w->sk_pos -= n;
+	}
 }
 
 int
@@ -430,6 +535,19 @@ kapi_watch_next(struct kapi_watch *w, struct kapi_watch_event *ev)
 	memset(&w->ready, 0, sizeof(w->ready));
 	w->has_ready = 0;
 	return (1);
+}
+
+void
+kapi_watch_set_skip(struct kapi_watch *w, kapi_watch_skip_fn *fn, void *arg)
+{
+	w->on_skip = fn;
+	w->skip_arg = arg;
+}
+
+size_t
+kapi_watch_skipped(const struct kapi_watch *w)
+{
+	return (w->skipped);
 }
 
 size_t

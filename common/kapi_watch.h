@@ -11,6 +11,12 @@
  *
  * Errors are sticky: after feed, next or finish return -1, every later
  * call returns -1 too and kapi_watch_error() gives the one-line reason.
+ *
+ * An event nested deeper than max_depth is not an error: it is skipped
+ * (its end found from its structure alone, without parsing), counted, and
+ * handed to the skip callback by name (type, namespace/name when
+ * readable, stream offset), and the events after it are decoded as usual.
+ * One object too deep for the cache must not break the whole watch.
  */
 #ifndef KAPI_WATCH_H
 #define KAPI_WATCH_H
@@ -53,6 +59,16 @@ struct kapi_watch;
 struct kapi_watch *kapi_watch_new(size_t max_event_bytes, int max_depth);
 /* Frees w, including an event not yet handed out.  NULL is fine. */
 void kapi_watch_free(struct kapi_watch *w);
+
+/* Called for each skipped event, with a one-line description ("MODIFIED
+ * event of ns/name at offset N nested deeper than 64 levels"), borrowed
+ * for the call.  Runs inside feed/next/finish. */
+typedef void kapi_watch_skip_fn(void *arg, const char *what);
+/* Sets the skip callback (fn NULL: skipped events are only counted). */
+void kapi_watch_set_skip(
+        struct kapi_watch *w, kapi_watch_skip_fn *fn, void *arg);
+/* Events skipped so far. */
+size_t kapi_watch_skipped(const struct kapi_watch *w);
 
 /*
  * Takes the next len bytes of the stream (copied; data is borrowed).

@@ -2,6 +2,7 @@
  * config.c: parses sympoziumd's flags (upstream controller-manager names
  * where they exist) with their defaults and checks.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ enum {
 	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_NOSBX, O_HSHAKE, O_HELP,
 	O_RECOVER,
 	O_STALE,
+	O_MAXRESP,
 };
 
 static const struct option opts[] = {
@@ -44,6 +46,7 @@ static const struct option opts[] = {
         {"cache-staleness-limit", required_argument, NULL, O_STALE},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
+        {"max-response-bytes", required_argument, NULL, O_MAXRESP},
         {NULL, 0, NULL, 0},
 };
 
@@ -91,6 +94,8 @@ cfg_usage(void)
 	        "recovers after D without a worker death (default 60s)\n"
 	        "  --cache-staleness-limit D         /readyz fails when a "
 	        "cache is older (default 5m)\n"
+	        "  --max-response-bytes N[Ki|Mi|Gi]  cap on one API answer "
+	        "(a LIST page; default 256Mi)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -162,6 +167,31 @@ history_arg(struct sup_config *c, const char *v, char *err, size_t len)
 	return (0);
 }
 
+/* N, NKi, NMi or NGi bytes, 64Ki to 16Gi. */
+static int
+bytes_arg(struct sup_config *c, const char *v, char *err, size_t len)
+{
+	static const char *const sfx[] = { "", "Ki", "Mi", "Gi" };
+	char *end = NULL;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	for (size_t i = 0; v[0] >= '0' && v[0] <= '9' && errno == 0 && i < 4;
+	        i++) {
+		if (strcmp(end, sfx[i]) == 0 && n <= (16ULL << 30) >> (10 * i)
+		        && (n << (10 * i)) >= (64ULL << 10)) {
+			c->max_response_bytes = (size_t)(n << (10 * i));
+			return (0);
+		}
+	}
+	errmsg(err, len,
+	        "--max-response-bytes: want N, NKi, NMi or NGi bytes, 64Ki "
+	        "to 16Gi, got \"%s\"",
+	        v);
+	return (-1);
+}
+
 static int
 one(struct sup_config *c, int ch, char *err, size_t len)
 {
@@ -190,6 +220,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case O_STALE: return (ms("--cache-staleness-limit", optarg, &c->cache_stale_ms, err, len));
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
+	case O_MAXRESP: return (bytes_arg(c, optarg, err, len));
 	default:
 		errmsg(err, len, "unknown flag (see --help)");
 		return (-1);

@@ -41,6 +41,8 @@ struct sup_config {
 	const char *max_run_history; /* --max-run-history N (NULL: unset;
 	                              * given to the AgentRun workers) */
 	bool no_worker_sandbox;   /* --no-worker-sandbox (debugging) */
+	size_t max_response_bytes; /* --max-response-bytes (0: the client's
+	                            * default, KAPI_MAX_LIST_BYTES) */
 	int verbose;              /* -v */
 	bool help;                /* --help */
 };

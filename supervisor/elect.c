@@ -74,7 +74,8 @@ static void
 send_action(struct sup *s, struct lease_action *act)
 {
 	struct kapi_req req = {.res = &leases, .ns = s->cfg.le_namespace,
-	        .name = s->cfg.le_id, .max_retries = -1};
+	        .name = s->cfg.le_id, .max_retries = -1,
+	        .timeout_ms = act->timeout_ms};
 
 	switch (act->act) {
 	case LEASE_ACT_GET:
@@ -171,6 +172,13 @@ lw_done(void *arg, struct kapi_resp *resp)
 	                + (resp->err.rc == KAPI_OK ? 0 : s->cfg.retry_ms));
 }
 
+static void
+lw_skipped(void *arg, const char *what)
+{
+	(void)arg;
+	log_warnx("lease watch: %s: skipped", what);
+}
+
 /* Keeps the watch open while standing by, closed while leading. */
 static void
 lw_tick(struct sup *s, int64_t now)
@@ -195,6 +203,7 @@ lw_tick(struct sup *s, int64_t now)
 	req.list.field_selector = sel;
 	req.list.timeout_seconds = 300;
 	s->lw_dec = kapi_watch_new(64 * 1024, 0);
+	kapi_watch_set_skip(s->lw_dec, lw_skipped, s);
 	s->lw_id = kapi_multi_watch(s->m, &req, lw_data, lw_done, s);
 }
 

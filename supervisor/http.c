@@ -278,6 +278,14 @@ http_parse_addr(const char *addr, char *host, size_t len, int *port)
 
 /* ---- the server ---- */
 
+/* One open connection, for the request deadline. */
+struct http_conn {
+	struct http_conn *next, *prev;
+	int fd;
+	int64_t since_ms; /* opened, or its previous answer sent */
+	bool cut;         /* shut down past its deadline */
+};
+
 struct http {
 	char what[32];
 	char addr[80];
@@ -287,6 +295,7 @@ struct http {
 	struct MHD_Daemon *d;
 	http_fn *fn;
 	void *arg;
+	struct http_conn *conns; /* open connections, newest first */
 };
 
 static int
@@ -410,6 +419,89 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 	return (ret);
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: tracks open connections. */
+static void
+on_conn(void *cls, struct MHD_Connection *conn, void **ctx,
+        enum MHD_ConnectionNotificationCode toe)
+{
+	struct http *h = cls;
+	struct http_conn *c = *ctx;
+	const union MHD_ConnectionInfo *ci;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		c = xcalloc(1, sizeof(*c));
+		ci = MHD_get_connection_info(
+		        conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		c->fd = ci != NULL ? ci->connect_fd : -1;
+		c->since_ms = timefmt_now_ms_mono();
+		c->next = h->conns;
+		if (h->conns != NULL) {
+			h->conns->prev = c;
+		}
+		h->conns = c;
+		*ctx = c;
+	} else if (c != NULL) {
+		if (c->prev != NULL) {
+			c->prev->next = c->next;
+		} else {
+			h->conns = c->next;
+		}
+		if (c->next != NULL) {
+			c->next->prev = c->prev;
+		}
+		free(c);
+		*ctx = NULL;
+	}
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: an answer went out; the next request of
+ * the connection gets a fresh deadline. */
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+        enum MHD_RequestTerminationCode toe)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct http_conn *c;
+
+	(void)cls, (void)con_cls, (void)toe;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci != NULL && (c = ci->socket_context) != NULL) {
+		c->since_ms = timefmt_now_ms_mono();
+	}
+}
+
+/* Shuts down the connections past their request deadline: libmicrohttpd
+ * then reads the end of the stream and closes them itself. */
+static void
+cut_slow(struct http *h, int64_t now)
+{
+	for (struct http_conn *c = h->conns; c != NULL; c = c->next) {
+		if (!c->cut && c->fd >= 0
+		        && now - c->since_ms >= HTTP_REQUEST_TIMEOUT_MS) {
+			(void)shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+			log_debug("%s: connection closed: no request within "
+			          "%d ms",
+			        h->what, HTTP_REQUEST_TIMEOUT_MS);
+		}
+	}
+}
+
+/* The earliest request deadline of an open connection, or -1. */
+static int64_t
+conn_deadline(const struct http *h)
+{
+	int64_t t = -1;
+
+	for (const struct http_conn *c = h->conns; c != NULL; c = c->next) {
+		int64_t d = c->since_ms + HTTP_REQUEST_TIMEOUT_MS;
+		if (!c->cut && (t < 0 || d < t)) {
+			t = d;
+		}
+	}
+	return (t);
+}
+
 static void
 describe(struct http *h, const char *host)
 {
@@ -463,8 +555,12 @@ http_new(const char *what, const char *addr, http_fn *fn, void *arg, char *err,
 	describe(h, host);
 	h->d = MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, answer, h,
 	        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
-	        (unsigned)HTTP_MAX_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
-	        (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_END);
+	        (unsigned)HTTP_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	        (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+	        (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	        (size_t)HTTP_CONN_MEMORY, MHD_OPTION_NOTIFY_CONNECTION,
+	        on_conn, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	        MHD_OPTION_END);
 	info = h->d != NULL
 	        ? MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD)
 	        : NULL;
@@ -524,6 +620,7 @@ http_handle(struct http *h)
 {
 	if (h != NULL) {
 		MHD_run(h->d);
+		cut_slow(h, timefmt_now_ms_mono());
 	}
 }
 
@@ -531,11 +628,16 @@ int64_t
 http_next_deadline(const struct http *h, int64_t now_ms)
 {
 	MHD_UNSIGNED_LONG_LONG t;
+	int64_t d = -1, c;
 
-	if (h == NULL || MHD_get_timeout(h->d, &t) != MHD_YES) {
+	if (h == NULL) {
 		return (-1);
 	}
-	return (t > 3600000 ? now_ms + 3600000 : now_ms + (int64_t)t);
+	if (MHD_get_timeout(h->d, &t) == MHD_YES) {
+		d = t > 3600000 ? now_ms + 3600000 : now_ms + (int64_t)t;
+	}
+	c = conn_deadline(h);
+	return (c >= 0 && (d < 0 || c < d) ? c : d);
 }
 
 /* ---- the supervisor's side ---- */

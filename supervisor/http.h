@@ -3,7 +3,8 @@
  * (--health-probe-bind-address, default :8081: /healthz, /readyz and their
  * /<check> paths) and Prometheus /metrics (--metrics-bind-address,
  * default :8080), each a libmicrohttpd daemon driven from the
- * supervisor's one poll loop: no thread of its own (MHD_USE_EPOLL with
+ * supervisor's one poll loop (non-blocking sockets: a slow client never
+ * holds up another; limits below): no thread of its own (MHD_USE_EPOLL with
  * external polling; its epoll descriptor joins the loop's poll set, its
  * timeout the loop's deadline).  Answers are rendered synchronously from
  * in-memory state.  Prefix http_.
@@ -30,8 +31,29 @@
 
 #define HTTP_MAX_CHECKS  64
 #define HTTP_MAX_EXCLUDE 16
-#define HTTP_MAX_CONNS   64
-#define HTTP_TIMEOUT_S   10 /* idle connection timeout */
+/*
+ * Connection limits of each endpoint (issue 13 item 5).  Every socket is
+ * non-blocking and served from the one loop, so a slow client costs one
+ * descriptor and a little memory, never the others' time; what must be
+ * bounded is how many there are and how long each may take:
+ *   - HTTP_MAX_CONNS connections in all, HTTP_MAX_PER_IP from one address
+ *     (well above the 100 slow connections the tests hold from 127.0.0.1,
+ *     so the probe behind them is still accepted, and below the global
+ *     limit, so one address cannot take every slot);
+ *   - HTTP_REQUEST_TIMEOUT_MS: a request must have arrived and been
+ *     answered within that time of the connection opening or of its
+ *     previous answer (covers idle keep-alive connections and headers
+ *     sent a byte at a time, which an idle timeout does not: every byte
+ *     restarts it); the connection is then shut down;
+ *   - HTTP_TIMEOUT_S: libmicrohttpd's own idle timeout, a backstop;
+ *   - HTTP_CONN_MEMORY: the memory pool of one connection (request line
+ *     and headers; answers are allocated apart).
+ */
+#define HTTP_MAX_CONNS          256
+#define HTTP_MAX_PER_IP         128
+#define HTTP_REQUEST_TIMEOUT_MS 10000
+#define HTTP_TIMEOUT_S          10
+#define HTTP_CONN_MEMORY        (16 * 1024)
 
 /* ---- pure: probes ---- */
 
@@ -104,7 +126,8 @@ size_t http_fds(const struct http *h, struct pollfd *out, size_t max);
 /* Runs the daemon: accepts, reads, answers, writes what is ready; never
  * blocks. */
 void http_handle(struct http *h);
-/* The daemon's next deadline (absolute, now_ms's clock), or -1 (none). */
+/* The daemon's next deadline (absolute, now_ms's clock), or -1 (none):
+ * libmicrohttpd's, or the request deadline of a connection. */
 int64_t http_next_deadline(const struct http *h, int64_t now_ms);
 
 /* ---- the supervisor's side ---- */

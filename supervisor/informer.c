@@ -538,54 +538,6 @@ skip_ws(const char *p, const char *end)
 	return (p);
 }
 
-/* p at '"': the position after the closing quote, or NULL. */
-static const char *
-skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++) {
-		if (*p == '\\') {
-			p++;
-		} else if (*p == '"') {
-			return (p + 1);
-		}
-	}
-	return (NULL);
-}
-
-/* The position after the JSON value at p (no leading blanks), or NULL
- * when the text ends first.  Structure only: the parser validates. */
-static const char *
-skip_value(const char *p, const char *end)
-{
-	size_t depth = 0;
-
-	if (p >= end) {
-		return (NULL);
-	}
-	if (*p == '"') {
-		return (skip_string(p, end));
-	}
-	if (*p != '{' && *p != '[') {
-		while (p < end && strchr(",}] \t\r\n", *p) == NULL) {
-			p++;
-		}
-		return (p);
-	}
-	for (; p < end; p++) {
-		if (*p == '"') {
-			if ((p = skip_string(p, end)) == NULL) {
-				return (NULL);
-			}
-			p--;
-		} else if (*p == '{' || *p == '[') {
-			depth++;
-		} else if ((*p == '}' || *p == ']') && --depth == 0) {
-			return (p + 1);
-		}
-	}
-	return (NULL);
-}
-
 /* Splits a list answer: every top-level member but "items" goes to a
  * small document (*doc, owned), the items array's text to [*ia, *ib)
  * (both NULL when absent).  Returns -1 when the text is not an object. */
@@ -611,7 +563,7 @@ split_list(const char *p, const char *end, json_object **doc, const char **ia,
 		}
 		k = p;
 		if (p >= end || *p != '"'
-		        || (p = skip_string(p, end)) == NULL) {
+		        || (p = jx_text_skip(p, end)) == NULL) {
 			goto bad;
 		}
 		ve = skip_ws(p, end);
@@ -619,7 +571,7 @@ split_list(const char *p, const char *end, json_object **doc, const char **ia,
 			goto bad;
 		}
 		v = skip_ws(ve + 1, end);
-		if ((ve = skip_value(v, end)) == NULL) {
+		if ((ve = jx_text_skip(v, end)) == NULL) {
 			goto bad;
 		}
 		members++;
@@ -666,14 +618,31 @@ parse_one(struct json_tokener *tok, const char *p, const char *end,
 	return (o);
 }
 
+/* An item nested deeper than the parser's limit: skipped with a warning
+ * naming it (a whole list never fails for one object). */
+static void
+skip_deep(struct src *s, const char *p, const char *q, size_t idx)
+{
+	char name[512];
+
+	jx_text_name(p, q, name, sizeof(name));
+	log_warnx("informer: %s: listed object %s%s(item %zu) nested deeper "
+	          "than %d levels: skipped",
+	        s->k->k.name, name, name[0] != '\0' ? " " : "", idx,
+	        JX_DEFAULT_DEPTH);
+}
+
 /* Parses and stages the items of [p, end) one at a time, in one pass (the
- * tokener says where each item ends).  Returns -1 when it is neither an
- * array nor null or an item does not parse. */
+ * tokener says where each item ends); an item too deep to parse is
+ * skipped.  Returns -1 when it is neither an array nor null or an item
+ * does not parse. */
 static int
 stage_items(struct src *s, const char *p, const char *end, json_object *doc)
 {
 	struct json_tokener *tok;
 	json_object *it;
+	const char *next;
+	size_t idx = 0;
 	int rc = -1;
 
 	if ((size_t)(end - p) == 4 && memcmp(p, "null", 4) == 0) {
@@ -690,11 +659,21 @@ stage_items(struct src *s, const char *p, const char *end, json_object *doc)
 	json_tokener_set_flags(tok,
 	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
 	                | JSON_TOKENER_VALIDATE_UTF8);
-	while ((it = parse_one(tok, p, end, &p)) != NULL) {
-		fill_type(it, doc);
-		cache_stage_add(s->stage, it);
-		json_object_put(it);
-		p = skip_ws(p, end);
+	for (;; idx++) {
+		it = parse_one(tok, p, end, &next);
+		if (it == NULL
+		        && json_tokener_get_error(tok)
+		                == json_tokener_error_depth
+		        && (next = jx_text_skip(p, end)) != NULL) {
+			skip_deep(s, p, next, idx);
+		} else if (it == NULL) {
+			break;
+		} else {
+			fill_type(it, doc);
+			cache_stage_add(s->stage, it);
+			json_object_put(it);
+		}
+		p = skip_ws(next, end);
 		if (p < end && *p == ']') {
 			rc = 0;
 			break;
@@ -935,6 +914,14 @@ watch_done(void *arg, struct kapi_resp *resp)
 }
 
 static void
+watch_skipped(void *arg, const char *what)
+{
+	struct src *s = arg;
+
+	log_warnx("informer: %s: watch: %s: skipped", s->k->k.name, what);
+}
+
+static void
 send_watch(struct src *s, const struct refl_action *act, int64_t now_ms)
 {
 	struct kapi_req req;
@@ -949,6 +936,7 @@ send_watch(struct src *s, const struct refl_action *act, int64_t now_ms)
 	req.list.allow_watch_bookmarks = true;
 	s->dec = kapi_watch_new(s->in->conf.max_event_bytes, 0);
 	s->watch_seen = 0;
+	kapi_watch_set_skip(s->dec, watch_skipped, s);
 	s->watch_id
 	        = kapi_multi_watch(s->in->m, &req, watch_data, watch_done, s);
 	refl_watch_started(s->refl, now_ms);

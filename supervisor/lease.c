@@ -167,6 +167,7 @@ lease_action_fini(struct lease_action *act)
 	act->body = NULL;
 	act->act = LEASE_ACT_NONE;
 	act->at_ms = 0;
+	act->timeout_ms = 0;
 }
 
 static void
@@ -306,11 +307,24 @@ schedule(struct lease *l, enum step step, int64_t at)
 	l->next_ms = at;
 }
 
+/* The leader's next try: a retry period after the previous one was
+ * sent, or at once when its answer came later (client-go's renew loop
+ * polls on a timer that does not wait for the answer).  So a slow server
+ * costs no renewal: with 4 s per request the leader renews every 4 s,
+ * not every 6 s, and each answer comes well inside the deadline. */
+static int64_t
+next_renewal(const struct lease *l, int64_t now)
+{
+	int64_t at = l->sent_ms + l->retry_ms;
+
+	return (at > now ? at : now);
+}
+
 static void
 attempt_failed(struct lease *l, int64_t now)
 {
 	schedule(l, STEP_ATTEMPT,
-	        now + (l->leader ? l->retry_ms : jittered(l)));
+	        l->leader ? next_renewal(l, now) : now + jittered(l));
 }
 
 /* The record is held by another: retry after the jittered period, or
@@ -343,7 +357,7 @@ write_ok(struct lease *l, int64_t now)
 		log_info("lease %s/%s: leading as %s (epoch %" PRIu32 ")",
 		        l->ns, l->name, l->identity, l->epoch);
 	}
-	schedule(l, STEP_ATTEMPT, now + l->retry_ms);
+	schedule(l, STEP_ATTEMPT, next_renewal(l, now));
 }
 
 static char *
@@ -435,6 +449,7 @@ emit(struct lease *l, struct lease_action *out, enum lease_act act,
 {
 	out->act = act;
 	out->at_ms = now;
+	out->timeout_ms = l->renew_ms;
 	out->body = body;
 	l->flight = fl;
 	l->sent_ms = now;
@@ -511,6 +526,7 @@ lease_next(struct lease *l, int64_t now_ms, int64_t now_us,
 {
 	out->act = LEASE_ACT_NONE;
 	out->at_ms = INT64_MAX;
+	out->timeout_ms = 0;
 	out->body = NULL;
 	expire(l, now_ms);
 	if (l->releasing) {

@@ -33,17 +33,23 @@
  *   - Candidate: a failed attempt is retried after a jittered retry period,
  *     uniformly in [RP, 2.2 RP), or when the observation of a record held
  *     by another expires if that is sooner (client-go waits for its next
- *     jittered tick).  Leader: renewals RP apart (no jitter); a
- *     failed renewal is retried every RP.
+ *     jittered tick).  Leader: each renewal is sent RP after the
+ *     previous one was sent (no jitter), or as soon as its answer came
+ *     when that took longer (client-go polls its renewals on a timer
+ *     that does not wait for the answer); a failed renewal is retried
+ *     the same way.  So the leader of a slow server (a request taking
+ *     up to about half the renew deadline) keeps its lease.
  *   - Fencing: leadership lasts until renew_deadline_ms after the *send*
  *     time of the last successful write (so never longer than the server
- *     could have seen it).  When that passes without a new success, this
+ *     could have seen it; client-go counts its deadline from the start of
+ *     a renewal round, RP after the last success was answered, which is
+ *     later).  When that passes without a new success, this
  *     process is no longer leader, and stays so; a later success starts a
  *     new leadership with a new epoch.  Every other candidate waits at
  *     least lease_duration_ms > renew_deadline_ms after it observed that
  *     write, so two leaderships never overlap (with sane clock rates).
- *   - The first renewal comes RP after acquiring (client-go renews at once;
- *     that extra request buys nothing).
+ *   - The first renewal comes RP after the acquiring write was sent
+ *     (client-go renews at once; that extra request buys nothing).
  *
  * Ownership: struct lease is opaque; lease_new() copies the configuration's
  * strings.  Objects passed to lease_on_get()/lease_on_write() are borrowed
@@ -98,6 +104,10 @@ struct lease_action {
 	 * first); INT64_MAX (during a release: its deadline) while a request
 	 * is in flight and nothing else is due.  Other actions: now_ms. */
 	int64_t at_ms;
+	/* GET/CREATE/UPDATE: the request's own timeout (the renew deadline,
+	 * as kube-controller-manager gives its leader-election client), so
+	 * one hung request cannot hold the elector past its deadline. */
+	int64_t timeout_ms;
 	/* CREATE/UPDATE: the Lease as compact JSON; caller frees with
 	 * lease_action_fini().  NULL otherwise. */
 	char *body;

@@ -190,6 +190,23 @@ on_synced(void *arg, size_t kind)
 	        (unsigned long long)bytes, inf_nsources(s->inf));
 }
 
+/* --max-response-bytes caps a LIST page; no other answer (nor one
+ * watch event) may be larger than that either. */
+static void
+set_caps(struct sup *s, struct inf_conf *ic)
+{
+	size_t n = s->cfg.max_response_bytes;
+
+	if (n == 0) {
+		return;
+	}
+	kapi_client_set_max_body(s->client, n,
+	        n < KAPI_MAX_BODY_BYTES ? n : KAPI_MAX_BODY_BYTES);
+	ic->max_event_bytes = n < KAPI_WATCH_DEFAULT_MAX_BYTES
+	        ? n
+	        : KAPI_WATCH_DEFAULT_MAX_BYTES;
+}
+
 static int
 setup_api(struct sup *s, char *err, size_t errlen)
 {
@@ -210,6 +227,7 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	s->client = kapi_client_new(s->conf, ua);
 	/* a Lease request must not outlive the renew deadline */
 	kapi_client_set_timeout(s->client, s->cfg.renew_ms);
+	set_caps(s, &ic);
 	s->m = kapi_multi_new(s->client);
 	for (size_t i = 0; i < s->nctls; i++) {
 		add_kinds(s, i);

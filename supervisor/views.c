@@ -7,8 +7,8 @@
  * the API server); what no cache holds (an object of another kind, a list
  * across other labels, a Secret's metadata, a pod's log) is read from the
  * API server asynchronously, on the loop's multi handle, and answered
- * when it arrives.  Secret values never leave the
- * supervisor: only metadata, type and key names.  A zoneinfo view (the
+ * when it arrives (a pod's log with limitBytes).  Secret values never leave
+ * the supervisor: only metadata, type and key names.  A zoneinfo view (the
  * TZif file of a CRON_TZ= zone) is answered by zoneinfo.c.
  */
 #include <stdlib.h>
@@ -21,6 +21,12 @@
 #include "supervisor/cache.h"
 #include "supervisor/sup.h"
 #include "supervisor/zoneinfo.h"
+
+/* A pod's log is read with limitBytes: the AgentRun reconciler keeps
+ * the last AGENTRUN_MEMORY_LINES (100) lines (the result and memory
+ * blocks); 4 MiB holds them with room to spare and stays well inside one
+ * view answer (IPC_MAX_LEN). */
+#define SUP_LOG_LIMIT_BYTES (4L << 20)
 
 struct live {
 	struct wk_worker *w;
@@ -191,6 +197,7 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 		kr.verb = KAPI_LOG;
 		kr.log.container = req->container;
 		kr.log.tail_lines = req->tail_lines;
+		kr.log.limit_bytes = SUP_LOG_LIMIT_BYTES;
 	} else if (req->what == IPC_VIEW_SECRET_META) {
 		kr.res = &secrets;
 	} else {

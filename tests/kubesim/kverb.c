@@ -677,6 +677,7 @@ pod_log(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	struct kitem *it = kstore_get(ksrv_coll(ks, res), key);
 	const char *c, *text, *tl = kreq_q(rq, "tailLines");
 	const char *phase;
+	long long lb;
 
 	free(key);
 	rs->verb = "get";
@@ -702,6 +703,14 @@ pod_log(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	buf_reset(&rs->body);
 	buf_puts(&rs->body, tail(text != NULL ? text : "",
 	                            tl != NULL ? strtoll(tl, NULL, 10) : -1));
+	/* limitBytes: the first N bytes of what would be sent */
+	lb = kreq_q(rq, "limitBytes") != NULL
+	        ? strtoll(kreq_q(rq, "limitBytes"), NULL, 10)
+	        : 0;
+	if (lb > 0 && (size_t)lb < rs->body.len) {
+		rs->body.len = (size_t)lb;
+		rs->body.data[lb] = '\0';
+	}
 }
 
 static bool

@@ -263,6 +263,10 @@ stream_read(void *cls, uint64_t pos, char *out, size_t max)
 	size_t n;
 
 	(void)pos;
+	if (s->idx >= s->resp.nchunks && s->resp.repeat_last
+	        && !atomic_load(&s->srv->stopping)) {
+		s->idx = s->resp.nchunks - 1;
+	}
 	while (s->idx >= s->resp.nchunks) {
 		if (!s->resp.hold || atomic_load(&s->srv->stopping)) {
 			return (MHD_CONTENT_READER_END_OF_STREAM);

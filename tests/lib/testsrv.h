@@ -50,6 +50,8 @@ struct testsrv_resp {
 	int nchunks;
 	int pause_ms;
 	bool hold;
+	bool repeat_last; /* after the chunks, the last one again, without
+	                   * end (an endless body) until the client leaves */
 };
 
 /* Fills resp (zeroed on entry; code 0 means "not handled" -> 404). */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -110,4 +111,25 @@ testutil_rmtree(const char *dir)
 		return (0);
 	}
 	return (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1);
+}
+
+size_t
+testutil_rss_bytes(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	unsigned long size = 0, res = 0;
+	FILE *fp;
+
+#ifdef __SANITIZE_ADDRESS__
+	return (0);
+#endif
+	if (pre != NULL && strstr(pre, "vgpreload") != NULL) {
+		return (0);
+	}
+	fp = fopen("/proc/self/statm", "r");
+	if (fp == NULL || fscanf(fp, "%lu %lu", &size, &res) != 2) {
+		fail_msg("/proc/self/statm: cannot read it");
+	}
+	fclose(fp);
+	return ((size_t)res * (size_t)sysconf(_SC_PAGESIZE));
 }

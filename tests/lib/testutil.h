@@ -29,5 +29,9 @@ char *testutil_shared_path(const char *rel);
  * unless $KEEP_TEST_DIR is set: then it says on stderr that dir is kept.
  * Returns 0, or -1 when something could not be removed. */
 int testutil_rmtree(const char *dir);
+/* This process's resident set size in bytes (/proc/self/statm), or 0
+ * under AddressSanitizer or valgrind, whose allocators keep freed memory
+ * (quarantine, free list): there a bound on it means nothing. */
+size_t testutil_rss_bytes(void);
 
 #endif

@@ -145,6 +145,37 @@ test_ctrl_table(void **state)
 	assert_null(ctrl_find(NULL));
 }
 
+static void
+test_max_response_bytes(void **state)
+{
+	static const char *const bad[]
+	        = { "", "x", "1k", "-1Mi", "1Ti", "65535", "17Gi", "1Mi2" };
+	struct sup_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, err, sizeof(err), NULL), 0);
+	assert_int_equal(c.max_response_bytes, 0);
+	assert_int_equal(parse(&c, err, sizeof(err), "--max-response-bytes",
+	                         "64Mi", NULL),
+	        0);
+	assert_int_equal(c.max_response_bytes, 64 << 20);
+	assert_int_equal(parse(&c, err, sizeof(err),
+	                         "--max-response-bytes=65536", NULL),
+	        0);
+	assert_int_equal(c.max_response_bytes, 65536);
+	assert_int_equal(parse(&c, err, sizeof(err), "--max-response-bytes",
+	                         "2Gi", NULL),
+	        0);
+	assert_int_equal(c.max_response_bytes, (size_t)2 << 30);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(&c, err, sizeof(err),
+		                         "--max-response-bytes", bad[i], NULL),
+		        -1);
+		assert_non_null(strstr(err, "--max-response-bytes"));
+	}
+}
+
 int
 main(void)
 {
@@ -152,6 +183,7 @@ main(void)
 	        cmocka_unit_test(test_defaults),
 	        cmocka_unit_test(test_flags),
 	        cmocka_unit_test(test_bad),
+	        cmocka_unit_test(test_max_response_bytes),
 	        cmocka_unit_test(test_ctrl_table),
 	};
 

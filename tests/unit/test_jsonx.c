@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/buf.h"
 #include "common/jsonx.h"
 #include "tests/lib/testutil.h"
 
@@ -335,6 +336,53 @@ test_parse_ok(void **state)
 	free(deep);
 }
 
+/* The structure-only reader names an object however deep it is. */
+static void
+test_text(void **state)
+{
+	struct buf b = BUF_INIT;
+	const char *p, *end, *v;
+	char out[64];
+
+	(void)state;
+	buf_puts(&b,
+	        "{ \"kind\" : \"X\", \"spec\": {\"s\": \"}]\\\"\"}, "
+	        "\"deep\": ");
+	for (int i = 0; i < 100000; i++) {
+		buf_putc(&b, '[');
+	}
+	for (int i = 0; i < 100000; i++) {
+		buf_putc(&b, ']');
+	}
+	buf_puts(&b,
+	        ", \"metadata\": {\"name\": \"n\\u0001\\\"x\", "
+	        "\"namespace\": \"ns\"}} tail");
+	p = b.data;
+	end = b.data + b.len;
+	/* the value's end, at any depth */
+	assert_ptr_equal(jx_text_skip(p, end), end - 5);
+	assert_null(jx_text_skip(p, end - 6));
+	assert_ptr_equal(jx_text_skip("12,", (const char *)"12," + 3),
+	        (const char *)"12," + 2);
+	/* members of the top level only */
+	v = jx_text_member(p, end, "kind");
+	jx_text_string(v, end, out, sizeof(out));
+	assert_string_equal(out, "X");
+	assert_null(jx_text_member(p, end, "s"));
+	assert_null(jx_text_member(p, end, "nope"));
+	assert_null(jx_text_member(NULL, end, "kind"));
+	assert_null(jx_text_member("[1]", (const char *)"[1]" + 3, "kind"));
+	jx_text_name(p, end, out, sizeof(out));
+	assert_string_equal(out, "ns/n?\"x");
+	jx_text_name("{}", (const char *)"{}" + 2, out, sizeof(out));
+	assert_string_equal(out, "");
+	jx_text_string("7", (const char *)"7" + 1, out, sizeof(out));
+	assert_string_equal(out, "");
+	jx_text_string("\"abcdef\"", (const char *)"\"abcdef\"" + 8, out, 4);
+	assert_string_equal(out, "abc");
+	buf_fini(&b);
+}
+
 int
 main(void)
 {
@@ -349,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_to_string),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_ok),
+		cmocka_unit_test(test_text),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

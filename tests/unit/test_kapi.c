@@ -23,6 +23,7 @@
 #include "common/xmalloc.h"
 #include "tests/lib/testcert.h"
 #include "tests/lib/testsrv.h"
+#include "tests/lib/testutil.h"
 
 #define TOKEN "tok-1"
 
@@ -1163,6 +1164,65 @@ test_multi_retry_is_a_deadline(void **state)
 	kapi_multi_free(m);
 }
 
+
+/* An endless 200 answer to a LIST (issue 13): the client stops at the
+ * cap with KAPI_ETOOBIG naming the method, the path and the cap, keeps
+ * nothing of the body, and its memory stays bounded; the next request on
+ * the same client works.  The same for a GET with a per-request cap. */
+static void
+test_body_cap(void **state)
+{
+	struct fx *f = *state;
+	static char filler[64 * 1024 + 1];
+	char *chunks[2] = { "{\"kind\":\"ConfigMapList\",\"apiVersion\":"
+		            "\"v1\",\"metadata\":{},\"items\":[",
+		filler };
+	struct testsrv_resp r = { .code = 200,
+		.chunks = chunks,
+		.nchunks = 2,
+		.repeat_last = true };
+	struct kapi_req req = { .verb = KAPI_LIST, .res = &cms, .ns = "d" };
+	struct kapi_resp out;
+	size_t rss0;
+	int64_t t0;
+
+	for (size_t i = 0; i + 10 < sizeof(filler); i += 10) {
+		memcpy(filler + i, "{\"a\":1},  ", 10);
+	}
+	kapi_client_set_timeout(f->c, 5000);
+	kapi_client_set_max_body(f->c, 2u << 20, 0);
+	rss0 = testutil_rss_bytes();
+	t0 = mono_ms();
+	testsrv_push_resp(f->srv, &r);
+	assert_int_equal(kapi_do(f->c, &req, &out), KAPI_ETOOBIG);
+	printf("endless LIST stopped after %lld ms: %s\n",
+	        (long long)(mono_ms() - t0), out.err.message);
+	assert_int_equal(out.code, 200);
+	assert_non_null(strstr(out.err.message,
+	        "GET "
+	        "/api/v1/namespaces/d/"
+	        "configmaps"));
+	assert_non_null(strstr(out.err.message, "2097152 bytes"));
+	assert_string_equal(kapi_rc_name(out.err.rc), "ResponseTooLarge");
+	assert_int_equal(out.body.len, 0);
+	assert_int_equal(out.retries, 0);
+	assert_true(rss0 == 0 || testutil_rss_bytes() < rss0 + (16u << 20));
+	kapi_resp_fini(&out);
+	/* A per-request cap, on a GET; then a normal answer. */
+	testsrv_push_resp(f->srv, &r);
+	req = (struct kapi_req) { .verb = KAPI_GET,
+		.res = &cms,
+		.ns = "d",
+		.name = "x",
+		.max_body = 100000 };
+	assert_int_equal(kapi_do(f->c, &req, &out), KAPI_ETOOBIG);
+	assert_non_null(strstr(out.err.message, "100000 bytes"));
+	kapi_resp_fini(&out);
+	testsrv_push(f->srv, 200, NULL, "{\"kind\":\"ConfigMap\"}");
+	assert_int_equal(kapi_do(f->c, &req, &out), KAPI_OK);
+	kapi_resp_fini(&out);
+}
+
 int
 main(void)
 {
@@ -1181,6 +1241,8 @@ main(void)
 		        test_patch_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_body_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_dry_run_and_field_manager, setup, teardown),
 		cmocka_unit_test_setup_teardown(

@@ -218,6 +218,10 @@ test_log(void **state)
 	expect(&r,
 	        "https://k:6443/api/v1/namespaces/n/pods/p-1/log"
 	        "?container=main&tailLines=100");
+	r.log.limit_bytes = 4194304;
+	expect(&r,
+	        "https://k:6443/api/v1/namespaces/n/pods/p-1/log"
+	        "?container=main&tailLines=100&limitBytes=4194304");
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
  * test_kapi_watch.c: the watch-stream decoder.  Every recorded stream in
  * tests/unit/data/watch/ (X.json, with X.expect listing "TYPE RV" per
- * event and an optional last line "truncated" or "error: <message>") is
+ * event, "SKIPPED <what>" per event skipped as too deep, and an optional
+ * last line "truncated" or "error: <message>") is
  * decoded whole, split in two at every byte offset, and one byte at a
  * time; all must give the same events and the same end.  Then the bounds,
  * sticky errors, finish/pending and the Status helper.
@@ -54,6 +55,13 @@ record_event(struct outcome *o, struct kapi_watch_event *ev)
 	buf_putc(&o->objs, '\n');
 }
 
+/* A skipped event, in the log among the others. */
+static void
+record_skip(void *arg, const char *what)
+{
+	buf_printf(&((struct outcome *)arg)->log, "SKIPPED %s\n", what);
+}
+
 /* Drains w; returns -1 once it failed. */
 static int
 drain(struct kapi_watch *w, struct outcome *o)
@@ -81,6 +89,7 @@ decode(const char *data, size_t len, size_t cut, size_t step,
 
 	memset(o, 0, sizeof(*o));
 	w = kapi_watch_new(TEST_MAX, TEST_DEPTH);
+	kapi_watch_set_skip(w, record_skip, o);
 	while (pos < len && !failed) {
 		n = len - pos < step ? len - pos : step;
 		if (pos < cut && pos + n > cut) {
@@ -212,7 +221,7 @@ STREAM_TEST(test_bad_array, "bad-array")
 STREAM_TEST(test_bad_number, "bad-number")
 STREAM_TEST(test_bad_json, "bad-json")
 STREAM_TEST(test_bad_nul, "bad-nul")
-STREAM_TEST(test_bad_deep, "bad-deep")
+STREAM_TEST(test_deep_skipped, "deep")
 STREAM_TEST(test_bad_oversize, "bad-oversize")
 STREAM_TEST(test_bad_number_split, "bad-number-split")
 STREAM_TEST(test_bad_number_tail, "bad-number-tail")
@@ -589,10 +598,35 @@ test_depth_bound(void **state)
 	kapi_watch_event_fini(&ev);
 	kapi_watch_free(w);
 
+	/* one level too deep: skipped, not an error; the next event comes */
 	w = kapi_watch_new(0, 3);
-	assert_int_equal(feed_next(w, e, &ev), -1);
-	assert_string_equal(kapi_watch_error(w),
-	        "watch event nested deeper than 3 levels");
+	assert_int_equal(feed_next(w, e, &ev), 0);
+	assert_null(kapi_watch_error(w));
+	assert_int_equal(kapi_watch_skipped(w), 1);
+	assert_int_equal(
+	        feed_next(w, "{\"type\":\"DELETED\",\"object\":{}}", &ev), 1);
+	assert_int_equal(ev.type, KAPI_WATCH_DELETED);
+	kapi_watch_event_fini(&ev);
+	assert_int_equal(kapi_watch_finish(w), 0);
+	kapi_watch_free(w);
+	/* a skipped event still counts against the size bound */
+	w = kapi_watch_new(64, 3);
+	assert_int_equal(
+	        feed_next(w,
+	                "{\"type\":\"ADDED\",\"object\":{\"a\":{\"b\":"
+	                "\"0123456789012345678901234567890123456789\"",
+	                &ev),
+	        -1);
+	assert_string_equal(
+	        kapi_watch_error(w), "watch event exceeds 64 bytes");
+	kapi_watch_free(w);
+	/* a truncated skipped event */
+	w = kapi_watch_new(0, 3);
+	assert_int_equal(
+	        feed_next(w, "{\"type\":\"ADDED\",\"object\":{\"a\":{", &ev),
+	        0);
+	assert_int_equal(kapi_watch_finish(w), -1);
+	assert_string_equal(kapi_watch_error(w), "watch stream truncated");
 	kapi_watch_free(w);
 }
 
@@ -677,7 +711,7 @@ main(void)
 		cmocka_unit_test(test_bad_number),
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_bad_nul),
-		cmocka_unit_test(test_bad_deep),
+		cmocka_unit_test(test_deep_skipped),
 		cmocka_unit_test(test_bad_oversize),
 		cmocka_unit_test(test_bad_number_split),
 		cmocka_unit_test(test_bad_number_tail),

@@ -1042,6 +1042,56 @@ test_watch_events(void **state)
 	fake_free(&f);
 }
 
+/* A slow server (issue 13): every request takes 4 s (the server applies it
+ * halfway), lease 15 s, renew deadline 10 s, retry period 2 s.  The leader
+ * keeps its lease for a minute: each renewal is sent as soon as the
+ * previous one was answered (RP after it was sent has passed), so every
+ * answer comes 8 s after the previous success was sent, inside the 10 s
+ * deadline.  Every request carries the renew deadline as its timeout. */
+static void
+test_slow_server(void **state)
+{
+	struct lease *l = mk("me");
+	struct fake f = { 0 };
+	struct lease_action a;
+	json_object *o;
+	enum lease_result r;
+	int64_t now = 0, t;
+	int writes = 0;
+
+	(void)state;
+	while (now < 60000) {
+		lease_next(l, now, BASE_US + now * 1000, &a);
+		if (a.act == LEASE_ACT_NONE) {
+			assert_true(a.at_ms > now);
+			now = a.at_ms;
+			continue;
+		}
+		assert_int_equal(a.timeout_ms, 10000);
+		r = fake_do(&f, &a, &o);
+		/* leadership holds across the whole round trip */
+		for (t = now; t < now + 4000 && lease_epoch(l) > 0; t += 100) {
+			assert_true(lease_is_leader(l, t));
+		}
+		now += 4000;
+		if (a.act == LEASE_ACT_GET) {
+			assert_int_equal(lease_on_get(l, r, o, now), 0);
+		} else {
+			assert_int_equal(lease_on_write(l, r, o, now), 0);
+			writes++;
+		}
+		json_object_put(o);
+		lease_action_fini(&a);
+		assert_true(lease_epoch(l) == 0 || lease_is_leader(l, now));
+	}
+	assert_true(lease_is_leader(l, now));
+	assert_int_equal(lease_epoch(l), 1);
+	assert_int_equal(f.gets, 1);
+	assert_true(writes >= 14); /* one every 4 s */
+	fake_free(&f);
+	lease_free(l);
+}
+
 int
 main(void)
 {
@@ -1057,6 +1107,7 @@ main(void)
 		cmocka_unit_test(test_fencing_errors),
 		cmocka_unit_test(test_fencing_conflicts),
 		cmocka_unit_test(test_late_answer),
+		cmocka_unit_test(test_slow_server),
 		cmocka_unit_test(test_fast_path_falls_through),
 		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_jitter),

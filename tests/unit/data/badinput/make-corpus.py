@@ -241,7 +241,8 @@ def watch_cases():
          "not safe across feed() boundaries; API servers send valid "
          "UTF-8 only)", 1),
         ("deep", '{"type":"ADDED","object":{"a":' + "[" * 200 + "]" * 200 +
-         "}}\n", "200 nested arrays (decoder bound 64)", 0),
+         "}}\n", "200 nested arrays (decoder bound 64): SKIPPED, not an error "
+         "(the watch goes on after it)", 0),
         ("huge-number", '{"type":"ADDED","object":{"n":1e999}}\n',
          "number 1e999: ACCEPTED as a double (infinity), see docs-fuzz.md",
          1),
