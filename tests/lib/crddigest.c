@@ -65,7 +65,9 @@ lines_join(struct lines *l, const char *head)
 	struct buf b = BUF_INIT;
 
 	buf_puts(&b, head);
-	qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+	if (l->n > 0) {
+		qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		buf_printf(&b, "%s\n", l->v[i]);
 		free(l->v[i]);
@@ -102,7 +104,9 @@ canon_object(json_object *o, struct buf *b, bool strip_desc)
 			lines_add(&keys, k);
 		}
 	}
-	qsort(keys.v, keys.n, sizeof(*keys.v), cmp_str);
+	if (keys.n > 0) {
+		qsort(keys.v, keys.n, sizeof(*keys.v), cmp_str);
+	}
 	buf_putc(b, '{');
 	for (size_t i = 0; i < keys.n; i++) {
 		json_object *ks = json_object_new_string(keys.v[i]);
@@ -354,12 +358,20 @@ crddigest_files(const char *pattern, char *err, size_t errlen)
 
 /* ---- rebuilding ---- */
 
-/* The member key of o, created as a new object when absent. */
+/* The member key of o, created as a new object when absent; NULL when o
+ * or the member is not an object. */
 static json_object *
 child(json_object *o, const char *key)
 {
-	json_object *c = json_object_object_get(o, key);
+	json_object *c;
 
+	if (!json_object_is_type(o, json_type_object)) {
+		return (NULL);
+	}
+	c = json_object_object_get(o, key);
+	if (c != NULL && !json_object_is_type(c, json_type_object)) {
+		return (NULL);
+	}
 	if (c == NULL) {
 		c = json_object_new_object();
 		json_object_object_add(o, key, c);
@@ -367,16 +379,23 @@ child(json_object *o, const char *key)
 	return (c);
 }
 
-/* The spec.versions entry named name (created, in order of first use). */
+/* The spec.versions entry named name (created, in order of first use),
+ * or NULL when spec or spec.versions has the wrong type. */
 static json_object *
 version_of(json_object *crd, const char *name)
 {
-	json_object *spec = child(crd, "spec");
-	json_object *vs = json_object_object_get(spec, "versions"), *v;
+	json_object *spec = child(crd, "spec"), *vs, *v;
 
+	if (spec == NULL) {
+		return (NULL);
+	}
+	vs = json_object_object_get(spec, "versions");
 	if (vs == NULL) {
 		vs = json_object_new_array();
 		json_object_object_add(spec, "versions", vs);
+	}
+	if (!json_object_is_type(vs, json_type_array)) {
+		return (NULL);
 	}
 	for (size_t i = 0; i < json_object_array_length(vs); i++) {
 		v = json_object_array_get_idx(vs, i);
@@ -397,13 +416,13 @@ node_at(json_object *root, const char *path)
 	const char *p = strcmp(path, ".") == 0 ? "" : path;
 	json_object *n = root;
 
-	while (*p != '\0') {
+	while (n != NULL && *p != '\0') {
 		if (strncmp(p, "[]", 2) == 0 || strncmp(p, "{}", 2) == 0) {
 			n = child(n,
 			        p[0] == '[' ? "items"
 			                    : "additionalProperties");
 			p += 2;
-		} else if (*p == '.' && p[1] != '\0') {
+		} else if (*p == '.' && strcspn(p + 1, ".[{") > 0) {
 			size_t len = strcspn(p + 1, ".[{");
 			char *k = xstrndup(p + 1, len);
 
@@ -417,25 +436,41 @@ node_at(json_object *root, const char *path)
 	return (n);
 }
 
-/* Applies one fact "VERSION PATH KEY JSON" (the CRD name cut off). */
+/* The versions fact: the names, in order. */
+static int
+apply_versions(json_object *crd, json_object *names)
+{
+	if (!json_object_is_type(names, json_type_array)) {
+		return (-1);
+	}
+	for (size_t i = 0; i < json_object_array_length(names); i++) {
+		json_object *n = json_object_array_get_idx(names, i);
+
+		if (!json_object_is_type(n, json_type_string)
+		        || version_of(crd, json_object_get_string(n))
+		                == NULL) {
+			return (-1);
+		}
+	}
+	json_object_put(names);
+	return (0);
+}
+
+/* Applies one fact "VERSION PATH KEY JSON" (the CRD name cut off); takes
+ * val on success. */
 static int
 apply_fact(json_object *crd, char *f[3], json_object *val)
 {
 	json_object *v, *n;
 
-	if (strcmp(f[0], "-") == 0 && strcmp(f[2], "versions") == 0) {
-		for (size_t i = 0; i < json_object_array_length(val); i++) {
-			version_of(crd,
-			        json_object_get_string(
-			                json_object_array_get_idx(val, i)));
-		}
-		json_object_put(val);
-		return (0);
-	}
 	if (strcmp(f[0], "-") == 0) {
-		return (jx_set_path(crd, f[2], val));
+		return (strcmp(f[2], "versions") == 0
+		                ? apply_versions(crd, val)
+		                : jx_set_path(crd, f[2], val));
 	}
-	v = version_of(crd, f[0]);
+	if ((v = version_of(crd, f[0])) == NULL) {
+		return (-1);
+	}
 	if (strcmp(f[1], "-") == 0) {
 		json_object_object_add(v, f[2], val);
 		return (0);

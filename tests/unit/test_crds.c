@@ -275,6 +275,48 @@ test_digest_lossless(void **state)
 	buf_fini(&all);
 }
 
+/* Malformed digests are refused with a message, never a crash. */
+static void
+test_digest_bad_lines(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"x.sympozium.ai - - versions \"v1\"\n",
+		"x.sympozium.ai - - versions [1]\n",
+		"x.sympozium.ai v1 nopath type \"string\"\n",
+		"x.sympozium.ai v1 .a type {bad json\n",
+		"x.sympozium.ai - - spec 5\nx.sympozium.ai v1 - served true\n",
+		"x.sympozium.ai - - spec.versions {}\n"
+		"x.sympozium.ai v1 - served true\n",
+		"x.sympozium.ai v1 . items true\n"
+		"x.sympozium.ai v1 [] type \"string\"\n",
+		"x.sympozium.ai v1 .[] type \"string\"\n",
+		"x.sympozium.ai v1 .a.. type \"string\"\n",
+		"x.sympozium.ai v1 .a properties 1\n"
+		"x.sympozium.ai v1 .a.b type \"string\"\n",
+	};
+	char err[256];
+	json_object *o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		o = crddigest_crd(bad[i], "x.sympozium.ai", err, sizeof(err));
+		if (o != NULL || err[0] == '\0') {
+			fail_msg("digest %zu accepted: %s", i, bad[i]);
+		}
+	}
+	o = crddigest_crd("x.sympozium.ai v1 .a{} type \"string\"\n"
+	                  "x.sympozium.ai v1 .a[] type null\n",
+	        "x.sympozium.ai", err, sizeof(err));
+	assert_non_null(o);
+	assert_string_equal(jx_get_str(o,
+	                            "spec.versions.0.schema.openAPIV3Schema."
+	                            "properties.a.additionalProperties.type"),
+	        "string");
+	json_object_put(o);
+}
+
 /* One change to one of our CRDs and the fact line the digest then has
  * (NULL: a description, which the digest leaves out). */
 static void
@@ -1132,6 +1174,7 @@ main(void)
 		cmocka_unit_test(test_digest_matches_tree),
 		cmocka_unit_test(test_digest_lossless),
 		cmocka_unit_test(test_digest_detects),
+		cmocka_unit_test(test_digest_bad_lines),
 		cmocka_unit_test(test_crd_level_equal),
 		cmocka_unit_test(test_schemas_match),
 		cmocka_unit_test(test_schema_compare_detects),
