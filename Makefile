@@ -6,7 +6,7 @@
 # the same rules with another $(BUILD)/$(BIN) and extra flags.
 #
 # Targets: all (default), deps, test, asan, valgrind, run, bench, fuzz,
-# clean.
+# crd-digest, clean.
 
 BUILD	?= build
 BIN	?= bin
@@ -86,13 +86,15 @@ endif
 ifneq ($(wildcard ctl/main.c),)
 PROGS += $(BIN)/sympoziumctl
 endif
+# bin/tests/crd-digest: writes the upstream CRDs' digest (make crd-digest).
+PROGS += $(BIN)/tests/crd-digest
 CTL_OBJS := $(CTL_MODS:%.c=$(BUILD)/%.o) $(BUILD)/ctl/main.o
 SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
 		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
 
-.PHONY: all deps test check asan valgrind run bench fuzz clean
+.PHONY: all deps test check asan valgrind run bench fuzz clean crd-digest
 .DEFAULT_GOAL := all
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
@@ -143,6 +145,20 @@ $(BIN)/tests/sympozium-worker-test: $(WRK_OBJS) \
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(WRK_OBJS) $(BUILD)/tests/workers/testctl.o \
 		$(LIBCOMMON) $(LDLIBS_ALL)
+
+$(BIN)/tests/crd-digest: $(BUILD)/tests/crds/crd_digest.o \
+		$(BUILD)/tests/lib/crddigest.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+# crd-digest: rewrites tests/unit/data/upstream-crds.digest from the
+# upstream reference tree ($(SHARED_DIR), else ../shared); test_crds
+# fails while the committed digest differs from the tree's.
+SHARED_DIR ?= ../shared
+CRD_DIGEST = tests/unit/data/upstream-crds.digest
+crd-digest: $(BIN)/tests/crd-digest
+	$(BIN)/tests/crd-digest $(SHARED_DIR)/upstream/sympozium-v1alpha1/crds \
+		>$(CRD_DIGEST).tmp && mv $(CRD_DIGEST).tmp $(CRD_DIGEST)
 
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # measure-memory.sh: the measurements behind the Deployment's resource
-# requests and limits (docs-deploy.md).  Starts bin/kubesim, applies the
-# upstream CRDs and samples plus deploy/samples/ with kubectl, runs
+# requests and limits (docs-deploy.md).  Starts bin/kubesim, applies our
+# CRDs (deploy/crds/), the upstream samples (where the reference tree is
+# present) and deploy/samples/ with kubectl, runs
 # bin/sympoziumd (all six workers) against it, and samples the process
 # tree (sympoziumd and its children) every second for SECONDS_TO_RUN
 # (default 60): the sum of Rss and Pss from /proc/PID/smaps_rollup, and
@@ -30,10 +31,11 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 export KUBECONFIG=$tmp/kc
-kubectl apply -f "$UP/crds/" >/dev/null
+kubectl apply -k deploy/crds >/dev/null
 kubectl wait --for condition=established crd --all --timeout=20s >/dev/null
 for f in "$UP"/samples/*.yaml; do
-	grep -q '^apiVersion:' "$f" && kubectl apply -f "$f" >/dev/null 2>&1
+	[ -f "$f" ] && grep -q '^apiVersion:' "$f" &&
+		kubectl apply -f "$f" >/dev/null 2>&1
 done
 kubectl apply -k deploy/samples >/dev/null
 

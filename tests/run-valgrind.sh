@@ -8,7 +8,8 @@
 # errors (leaks of kinds definite, indirect and possible count as errors)
 # AND every valgrinded process finished its own leak check (a process
 # killed before exit, e.g. by SIGKILL, leaves a log without ERROR SUMMARY
-# and fails the test).  Prints "N passed, N failed" like run-tests.sh.
+# and fails the test).  Prints "N passed, N failed, N skipped" like
+# run-tests.sh (cmocka's skipped tests are not failures).
 #
 # Workers run with their seccomp sandbox off (--no-worker-sandbox): the
 # sandbox kills syscalls valgrind itself makes.  Suppressions, only for
@@ -99,13 +100,16 @@ check_vg() {
 
 passed=0
 failed=0
+skipped=0
 failures=()
 count() { # name
-	local name=$1 log=$logdir/$1.log rc run ok bad secs
+	local name=$1 log=$logdir/$1.log rc run ok bad secs skip
 	rc=$(cat "$logdir/$name.rc" 2>/dev/null || echo 1)
 	secs=$(cat "$logdir/$name.secs" 2>/dev/null || echo 0)
 	run=$(sed -n 's/^\[==========\] Running \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 	ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+	skip=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s).*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+	skipped=$((skipped + skip))
 	if [ "$run" -eq 0 ]; then
 		run=1
 		[ "$rc" -eq 0 ] && ok=1
@@ -114,7 +118,7 @@ count() { # name
 		# valgrind errors fail the whole program
 		ok=0
 	fi
-	bad=$((run - ok))
+	bad=$((run - ok - skip))
 	if [ "$bad" -eq 0 ] && [ "$rc" -ne 0 ]; then
 		bad=1
 	fi
@@ -185,5 +189,5 @@ if [ ${#failures[@]} -gt 0 ]; then
 	printf '  %s\n' "${failures[@]}"
 fi
 echo "valgrind: $(($(date +%s) - start)) s, logs in $logdir"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

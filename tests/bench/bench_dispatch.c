@@ -226,8 +226,7 @@ create_cms(struct ksim_api *a, const char *ns, int n, const char *action,
 static int
 apply_skillpack_crd(struct ksim_api *a)
 {
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	char *path = xasprintf("%s/sympozium.ai_skillpacks.yaml", dir);
+	const char *path = "deploy/crds/sympozium.ai_skillpacks.yaml";
 	size_t len = 0;
 	char *text = testutil_read_file(path, &len);
 	json_object *crd = NULL;
@@ -244,10 +243,8 @@ apply_skillpack_crd(struct ksim_api *a)
 	}
 	json_object_put(crd);
 	free(text);
-	free(path);
-	free(dir);
 	if (rc != 0) {
-		fail("cannot apply the SkillPack CRD (SHARED_DIR?)");
+		fail("cannot apply the SkillPack CRD (deploy/crds)");
 	}
 	return (rc);
 }
@@ -1345,19 +1342,6 @@ out:
 	return (rc);
 }
 
-/* Whether testutil_shared_path() can find the upstream tree (it exits
- * when it cannot). */
-static bool
-have_shared(void)
-{
-	const char *d = getenv("SHARED_DIR");
-	char path[4200];
-
-	snprintf(path, sizeof(path), "%s/upstream/sympozium-v1alpha1/crds",
-	        d != NULL && d[0] != '\0' ? d : "../shared");
-	return (access(path, R_OK) == 0);
-}
-
 /* The RESULT lines of the isolation phase: 1 worker (the targets) and 2
  * workers, against the in-process baselines bc and br. */
 static void
@@ -1379,16 +1363,6 @@ phase_isolation(void)
 {
 	int npacks = B.quick ? 200 : 1000, rounds = B.quick ? 3 : 5;
 	struct iso m = { 0 }, m2 = { 0 }, i1 = { 0 }, i2 = { 0 };
-
-	if (!have_shared()) {
-		printf("\n-- isolation cost: SKIPPED, no upstream CRDs (set "
-		       "SHARED_DIR)\n");
-		bench_result("dispatch", "SkillPack converge, 1 worker", NAN,
-		        "packs/s", NAN, NAN, "ratio >= 0.9", BV_SKIP);
-		bench_result("dispatch", "SkillPack resync, 1 worker", NAN,
-		        "/s", NAN, NAN, "ratio >= 0.9", BV_SKIP);
-		return;
-	}
 
 	if (iso_run(false, NULL, npacks, rounds, &i1) != 0
 	        || iso_run(true, NULL, npacks, rounds, &m) != 0

@@ -9,8 +9,7 @@
 #
 # Usage: tests/bench/dispatch.sh [--quick]   (or BENCH_QUICK=1)
 # BIN selects the program directory (default bin).  The SkillPack phase
-# needs the upstream CRDs (../shared or $SHARED_DIR); without them it is
-# skipped.
+# applies our SkillPack CRD (deploy/crds).
 set -u
 
 BIN=${BIN:-bin}
@@ -18,12 +17,6 @@ quick=
 if [ "${BENCH_QUICK:-0}" = 1 ] || [ "${1:-}" = --quick ]; then
 	quick=--quick
 fi
-
-# The upstream CRDs (SkillPack phase), found as tests/run-tests.sh does.
-if [ -z "${SHARED_DIR:-}" ] && [ -d ../shared ]; then
-	SHARED_DIR=$(cd ../shared && pwd)
-fi
-export SHARED_DIR=${SHARED_DIR:-}
 
 log=$(mktemp "${TMPDIR:-/tmp}/bench-dispatch.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT

@@ -11,16 +11,11 @@
 # a second apply changes nothing; our samples (deploy/samples/, one per
 # kind) apply under strict validation; `kubectl delete -k` removes it all.
 #
-# Until deploy/crds/ exists in the tree (the CRD helper's files), the test
-# works on a copy of deploy/ whose crds/ holds the upstream CRDs, and says
-# so on stderr.
-#
 # Output is cmocka-style (see kubectl.sh) so tests/run-tests.sh counts the
 # checks.  Every command is bounded; kubesim is stopped by the EXIT trap.
 set -u
 
 KUBESIM=${KUBESIM:-$PWD/bin/kubesim}
-UP=${SHARED_DIR:-$PWD/../shared}/upstream/sympozium-v1alpha1
 KUBECTL=${KUBECTL:-kubectl}
 NS=sympozium-system
 tmp=$(mktemp -d /tmp/deploy-test.XXXXXX)
@@ -117,23 +112,9 @@ jp() {
 	}
 }
 
-# The tree to apply: deploy/ itself, or a copy with the upstream CRDs.
+# The tree to apply: a copy of deploy/.
 prepare_tree() {
-	cp -r deploy "$tmp/deploy" || return 1
-	if [ ! -f deploy/crds/kustomization.yaml ]; then
-		echo "deploy/crds/ is not in the tree yet: using the" \
-			"upstream CRDs" >&2
-		rm -rf "$tmp/deploy/crds"
-		mkdir -p "$tmp/deploy/crds" &&
-			cp "$UP"/crds/*.yaml "$tmp/deploy/crds/" || return 1
-		{
-			echo "apiVersion: kustomize.config.k8s.io/v1beta1"
-			echo "kind: Kustomization"
-			echo "resources:"
-			(cd "$tmp/deploy/crds" && ls sympozium.ai_*.yaml |
-				sed 's/^/- /')
-		} >"$tmp/deploy/crds/kustomization.yaml"
-	fi
+	cp -r deploy "$tmp/deploy"
 }
 
 # Every namespaced object of the rendered tree is in sympozium-system and

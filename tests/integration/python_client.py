@@ -3,9 +3,10 @@
 Starts $KUBESIM with --tls --token and --write-kubeconfig, loads the
 written kubeconfig with kubernetes.config.load_kube_config (CA data and
 token), then: lists namespaces; creates, reads, lists (label selector),
-replaces and deletes a ConfigMap; creates the upstream CRDs with
-ApiextensionsV1Api and custom objects with CustomObjectsApi; watches
-ConfigMaps with kubernetes.watch.Watch while another one is created;
+replaces and deletes a ConfigMap; creates our CRDs (deploy/crds) with
+ApiextensionsV1Api and custom objects (deploy/samples) with
+CustomObjectsApi; watches ConfigMaps with kubernetes.watch.Watch while
+another one is created;
 checks that a wrong token gets 401; stops kubesim with SIGTERM (exit 0).
 
 Prints cmocka-style lines so tests/run-tests.sh counts the checks.  Run by
@@ -66,9 +67,9 @@ except ImportError as e:
     sys.exit(finish())
 report("import_kubernetes", True)
 
-SHARED = os.environ.get("SHARED_DIR") or os.path.join(os.getcwd(),
-                                                      "..", "shared")
-UPSTREAM = os.path.join(SHARED, "upstream", "sympozium-v1alpha1")
+# Our own manifests (deploy/crds, deploy/samples) as input: the test runs
+# from the repository root and needs nothing beside it.
+DEPLOY = os.path.join(os.getcwd(), "deploy")
 KUBESIM = os.environ.get("KUBESIM") or os.path.join(os.getcwd(), "bin",
                                                     "kubesim")
 TOKEN = "py-token-%d" % os.getpid()
@@ -107,7 +108,7 @@ class Kubesim:
 
 
 def load_yaml(rel):
-    with open(os.path.join(UPSTREAM, rel)) as f:
+    with open(os.path.join(DEPLOY, rel)) as f:
         return [d for d in yaml.safe_load_all(f) if d]
 
 
@@ -172,8 +173,10 @@ def configmap_delete(core):
 
 
 def crd_create(ext):
-    for f in sorted(os.listdir(os.path.join(UPSTREAM, "crds"))):
+    for f in sorted(os.listdir(os.path.join(DEPLOY, "crds"))):
         for doc in load_yaml(os.path.join("crds", f)):
+            if doc.get("kind") != "CustomResourceDefinition":
+                continue
             out = ext.create_custom_resource_definition(doc)
             assert out.metadata.name == doc["metadata"]["name"]
     deadline = time.monotonic() + 10
@@ -187,7 +190,7 @@ def crd_create(ext):
 
 
 def custom_objects(co):
-    body = load_yaml(os.path.join("samples", "skillpack_sample.yaml"))[0]
+    body = load_yaml(os.path.join("samples", "skillpack.yaml"))[0]
     name = body["metadata"]["name"]
     out = co.create_namespaced_custom_object(GROUP, VERSION, NS,
                                              "skillpacks", body)
@@ -211,7 +214,7 @@ def custom_objects(co):
 
 
 def custom_object_invalid(co):
-    body = load_yaml(os.path.join("samples", "skillpack_sample.yaml"))[0]
+    body = load_yaml(os.path.join("samples", "skillpack.yaml"))[0]
     body["metadata"]["name"] = "bad"
     body["spec"]["skills"] = "not-a-list"
     try:
@@ -291,9 +294,9 @@ def run(tmp):
 
 
 def main():
-    if not os.path.isdir(os.path.join(UPSTREAM, "crds")):
-        report("upstream_tree", False, "no %s/crds (set SHARED_DIR)"
-               % UPSTREAM)
+    if not os.path.isdir(os.path.join(DEPLOY, "crds")):
+        report("deploy_tree", False, "no %s/crds (run from the repository "
+               "root)" % DEPLOY)
         return finish()
     with tempfile.TemporaryDirectory(prefix="pyclient.") as tmp:
         run(tmp)

@@ -4,11 +4,11 @@
  * bearer token, configured from the kubeconfig kubesim writes
  * (kapi_conf_load).  Every verb: get, list (label selector, one page,
  * kapi_list_all), create, update (stale resourceVersion -> KAPI_ECONFLICT),
- * update_status on an upstream CR with a status subresource, the four
- * patch types, delete (propagation policy, uid and resourceVersion
- * preconditions), a watch through the multi engine decoded with
- * kapi_watch, pods/log from the emulated kubelet, and authentication
- * (401 without or with a wrong token, TLS refused without the CA).
+ * update_status on a sympozium CR (our deploy/ files) with a status
+ * subresource, the four patch types, delete (propagation policy, uid and
+ * resourceVersion preconditions), a watch through the multi engine decoded
+ * with kapi_watch, pods/log from the emulated kubelet, and authentication (401
+ * without or with a wrong token, TLS refused without the CA).
  *
  * One server is shared by the group; each test uses its own namespace.
  * Every wait is bounded (WAIT_MS).
@@ -168,11 +168,11 @@ wait_for(const struct kapi_res *res, const char *ns, const char *name,
 	}
 }
 
-/* The first document of an upstream file (caller frees). */
+/* The first document of one of our deploy/ files (caller frees). */
 static json_object *
-upstream(const char *rel)
+deploy_doc(const char *rel)
 {
-	char *path = testutil_shared_path(rel);
+	char *path = xasprintf("deploy/%s", rel);
 	size_t len;
 	char *text = testutil_read_file(path, &len);
 	char err[256] = "";
@@ -329,13 +329,12 @@ test_update_conflict(void **state)
 	kapi_err_fini(&err);
 }
 
-/* ---- status subresource on an upstream CR ------------------------------ */
+/* ---- status subresource on a sympozium CR ----------------------------- */
 
 static void
 install_skillpack_crd(void)
 {
-	json_object *crd = upstream("upstream/sympozium-v1alpha1/crds/"
-	                            "sympozium.ai_skillpacks.yaml");
+	json_object *crd = deploy_doc("crds/sympozium.ai_skillpacks.yaml");
 
 	create_ok(&R_CRD, NULL, crd);
 	wait_for(&R_CRD, NULL, "skillpacks.sympozium.ai",
@@ -352,12 +351,11 @@ test_update_status(void **state)
 	(void)state;
 	install_skillpack_crd();
 	make_ns("kapi-status");
-	sp = upstream("upstream/sympozium-v1alpha1/samples/"
-	              "skillpack_sample.yaml");
+	sp = deploy_doc("samples/skillpack.yaml");
 	jx_set_path(sp, "metadata.namespace",
 	        json_object_new_string("kapi-status"));
 	create_ok(&R_SKILL, "kapi-status", sp);
-	sp = get_ok(&R_SKILL, "kapi-status", "code-review-sample");
+	sp = get_ok(&R_SKILL, "kapi-status", "demo-skills");
 	jx_set_path(sp, "status.phase", json_object_new_string("Ready"));
 	jx_set_path(sp, "status.skillCount", json_object_new_int(2));
 	jx_set_path(sp, "spec.version", json_object_new_string("9.9.9"));
@@ -377,7 +375,7 @@ test_update_status(void **state)
 	        KAPI_ECONFLICT, &err);
 	json_object_put(sp);
 	/* The main resource ignores status. */
-	sp = get_ok(&R_SKILL, "kapi-status", "code-review-sample");
+	sp = get_ok(&R_SKILL, "kapi-status", "demo-skills");
 	jx_set_path(sp, "status.phase", json_object_new_string("Broken"));
 	expect_rc(kapi_update(A.c, &R_SKILL, "kapi-status", sp, &out, &err),
 	        KAPI_OK, &err);
@@ -495,9 +493,9 @@ test_patch_strategic_on_cr_refused(void **state)
 	json_object *o = NULL;
 
 	(void)state;
-	expect_rc(kapi_patch(A.c, &R_SKILL, "kapi-status",
-	                  "code-review-sample", KAPI_PATCH_STRATEGIC,
-	                  "{\"spec\":{}}", NULL, false, &o, &err),
+	expect_rc(kapi_patch(A.c, &R_SKILL, "kapi-status", "demo-skills",
+	                  KAPI_PATCH_STRATEGIC, "{\"spec\":{}}", NULL, false,
+	                  &o, &err),
 	        KAPI_EBADREQUEST, &err);
 	assert_int_equal(err.code, 415);
 	assert_null(o);

@@ -234,11 +234,7 @@ optest_test_sigterm(void **state)
 int
 optest_apply_upstream_crds(struct kapi_client *c)
 {
-	char *dir = testutil_shared_path("upstream/sympozium-v1alpha1/crds");
-	int n = ksim_apply_crds(c, dir);
-
-	free(dir);
-	return (n);
+	return (ksim_apply_crds(c, "deploy/crds"));
 }
 
 const char *

@@ -105,8 +105,9 @@ void optest_sd_sigterm(struct optest *o, int i, int ms);
  * optest): optest_sd_sigterm() of supervisor 0 within 15 s. */
 void optest_test_sigterm(void **state);
 
-/* Creates the upstream CRDs (upstream/sympozium-v1alpha1/crds of the
- * shared tree) through c.  Returns how many were created, or -1. */
+/* Creates the eight sympozium.ai CRDs through c: ours, deploy/crds
+ * (test_crds checks them against upstream's), so no shared tree is
+ * needed.  Returns how many were created, or -1. */
 int optest_apply_upstream_crds(struct kapi_client *c);
 /* The plural of a sympozium.ai kind ("AgentRun": "agentruns"), NULL when
  * it is none of the eight.  Static. */

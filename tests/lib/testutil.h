@@ -22,8 +22,16 @@ char *testutil_read_file(const char *path, size_t *lenp);
 /* Every YAML document of the file at path, as a JSON array.  Caller puts
  * with json_object_put(). */
 json_object *testutil_read_yaml(const char *path);
-/* The path of rel inside the shared reference tree (../shared of the
- * repository, or $SHARED_DIR); caller frees with free(). */
+/* The upstream reference tree inside the shared one. */
+#define TESTUTIL_UPSTREAM "upstream/sympozium-v1alpha1"
+/* The upstream reference tree ($SHARED_DIR, else ../shared of the
+ * repository, then TESTUTIL_UPSTREAM), or NULL when it is absent; caller
+ * frees with free(). */
+char *testutil_upstream_dir(void);
+/* The path of rel inside the shared reference tree; caller frees with
+ * free().  Where the upstream tree is absent the running test is skipped
+ * (cmocka skip(), "[  SKIPPED ] name"): call it inside a test only, for a
+ * test that compares with upstream. */
 char *testutil_shared_path(const char *rel);
 /* Removes dir and everything below it (best effort, links not followed),
  * unless $KEEP_TEST_DIR is set: then it says on stderr that dir is kept.

@@ -1,11 +1,16 @@
 /*
  * test_crds.c: our CustomResourceDefinitions (deploy/crds/) against the
- * upstream Sympozium ones (read in place from the shared tree): the same
- * names, scope, versions, subresources and printer columns; every schema
- * node with the same keywords (descriptions aside) and the same property
- * set; and, through kubesim's schema engine, the same verdict and the same
- * defaulted and pruned object for every upstream sample and for generated
- * objects (a "maximal" valid object per kind and one mutation per leaf).
+ * upstream Sympozium ones, as the committed digest of their facts holds
+ * them (tests/unit/data/upstream-crds.digest, tests/lib/crddigest.h): our
+ * digest equals it; upstream's CRDs rebuilt from it (descriptions absent)
+ * have the same names, scope, versions, subresources and printer columns
+ * as ours, every schema node with the same keywords and property set, and,
+ * through kubesim's schema engine, give the same verdict and the same
+ * defaulted and pruned object for our samples and for generated objects (a
+ * "maximal" valid object per kind and one mutation per leaf).  Where the
+ * upstream reference tree is present ($SHARED_DIR, else ../shared), the
+ * digest must equal the one written from it, and the upstream samples get
+ * the same outcome too; elsewhere those two tests are skipped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,9 +29,11 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/kubesim/kschema.h"
+#include "tests/lib/crddigest.h"
 #include "tests/lib/testutil.h"
 
 #define OURS_DIR "deploy/crds"
+#define DIGEST   "tests/unit/data/upstream-crds.digest"
 
 static const char *const plurals[] = { "agentruns", "mcpservers",
 	"personapacks", "skillpacks", "sympoziumconfigs", "sympoziuminstances",
@@ -62,18 +69,31 @@ load_ours(const char *plural)
 	return (doc);
 }
 
+/* The committed digest of the upstream CRDs (borrowed, read once). */
+static const char *
+digest(void)
+{
+	static char *text;
+	size_t len;
+
+	if (text == NULL) {
+		text = testutil_read_file(DIGEST, &len);
+	}
+	return (text);
+}
+
+/* Upstream's CRD rebuilt from the digest. */
 static json_object *
 load_upstream(const char *plural)
 {
-	char *rel = xasprintf(
-	        "upstream/sympozium-v1alpha1/crds/sympozium.ai_%s.yaml",
-	        plural);
-	char *p = testutil_shared_path(rel);
-	json_object *doc = load_doc(p);
+	char err[256], *name = xasprintf("%s.sympozium.ai", plural);
+	json_object *crd = crddigest_crd(digest(), name, err, sizeof(err));
 
-	free(p);
-	free(rel);
-	return (doc);
+	if (crd == NULL) {
+		fail_msg("%s: %s", DIGEST, err);
+	}
+	free(name);
+	return (crd);
 }
 
 /* The openAPIV3Schema of the CRD's first version (borrowed). */
@@ -125,6 +145,233 @@ test_files_and_kustomization(void **state)
 	assert_int_equal(g.gl_pathc, 9); /* eight CRDs + kustomization */
 	globfree(&g);
 	json_object_put(k);
+}
+
+/* ------------------------------------------------------------------ */
+/* Digest: ours against the committed one, the committed one against the
+ * tree, and lossless */
+
+/* The fact lines of digest text d (comments aside) that are not in e,
+ * each prefixed with tag, at most 20 (caller frees). */
+static char *
+lines_missing(const char *d, const char *e, const char *tag)
+{
+	struct buf out = BUF_INIT;
+	size_t n = 0;
+
+	for (const char *l = d, *nl; (nl = strchr(l, '\n')) != NULL;
+	        l = nl + 1) {
+		char *line = xstrndup(l, (size_t)(nl - l + 1));
+		const char *hit = strstr(e, line);
+
+		/* whole lines only: at the start or after a newline */
+		while (hit != NULL && hit != e && hit[-1] != '\n') {
+			hit = strstr(hit + 1, line);
+		}
+		if (line[0] != '#' && hit == NULL && n++ < 20) {
+			buf_printf(&out, "%s %s", tag, line);
+		}
+		free(line);
+	}
+	buf_puts(&out, "");
+	return (buf_detach(&out, NULL));
+}
+
+/* "" when the digests hold the same facts, else the differences, each
+ * line tagged with the name (padded) of the one that has it. */
+static char *
+digest_diff(const char *x, const char *xname, const char *y, const char *yname)
+{
+	char *a = lines_missing(x, y, xname);
+	char *b = lines_missing(y, x, yname);
+	char *d = xasprintf("%s%s", a, b);
+
+	free(a);
+	free(b);
+	return (d);
+}
+
+static char *
+digest_of_ours(void)
+{
+	char err[256];
+	char *d = crddigest_files(
+	        OURS_DIR "/sympozium.ai_*.yaml", err, sizeof(err));
+
+	if (d == NULL) {
+		fail_msg("%s", err);
+	}
+	return (d);
+}
+
+static void
+test_digest_of_ours_equal(void **state)
+{
+	char *ours = digest_of_ours();
+	char *d = digest_diff(
+	        ours, "only in ours:    ", digest(), "only in the digest:");
+
+	(void)state;
+	if (d[0] != '\0') {
+		fail_msg("our CRDs against %s:\n%s", DIGEST, d);
+	}
+	/* ~1,000 facts: the digest really holds the schemas */
+	assert_true(strlen(digest()) > 50000);
+	free(d);
+	free(ours);
+}
+
+/* The committed digest is the one written from the tree (skipped where
+ * the tree is absent). */
+static void
+test_digest_matches_tree(void **state)
+{
+	char *dir = testutil_shared_path(TESTUTIL_UPSTREAM "/crds");
+	char *pat = xasprintf("%s/*.yaml", dir), err[256];
+	char *tree = crddigest_files(pat, err, sizeof(err));
+
+	(void)state;
+	if (tree == NULL) {
+		fail_msg("%s", err);
+	}
+	if (strcmp(tree, digest()) != 0) {
+		char *d = digest_diff(tree, "only in the tree:  ", digest(),
+		        "only in the digest:");
+
+		fail_msg("%s differs from the tree's digest (make crd-digest "
+		         "rewrites it):\n%s",
+		        DIGEST, d);
+	}
+	free(tree);
+	free(pat);
+	free(dir);
+}
+
+/* A CRD rebuilt from the digest has the same digest: nothing is lost. */
+static void
+test_digest_lossless(void **state)
+{
+	struct buf all = BUF_INIT;
+	char err[256], *diff;
+	size_t i;
+
+	(void)state;
+	for (i = 0; plurals[i] != NULL; i++) {
+		json_object *u = load_upstream(plurals[i]);
+		char *d = crddigest_of(u, err, sizeof(err));
+
+		assert_non_null(d);
+		buf_puts(&all, d);
+		free(d);
+		json_object_put(u);
+	}
+	buf_puts(&all, "");
+	diff = digest_diff(
+	        all.data, "only rebuilt:", digest(), "only in the digest:");
+	if (diff[0] != '\0') {
+		fail_msg("rebuilt CRDs:\n%s", diff);
+	}
+	free(diff);
+	buf_fini(&all);
+}
+
+/* Malformed digests are refused with a message, never a crash. */
+static void
+test_digest_bad_lines(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"x.sympozium.ai - - versions \"v1\"\n",
+		"x.sympozium.ai - - versions [1]\n",
+		"x.sympozium.ai v1 nopath type \"string\"\n",
+		"x.sympozium.ai v1 .a type {bad json\n",
+		"x.sympozium.ai - - spec 5\nx.sympozium.ai v1 - served true\n",
+		"x.sympozium.ai - - spec.versions {}\n"
+		"x.sympozium.ai v1 - served true\n",
+		"x.sympozium.ai v1 . items true\n"
+		"x.sympozium.ai v1 [] type \"string\"\n",
+		"x.sympozium.ai v1 .[] type \"string\"\n",
+		"x.sympozium.ai v1 .a.. type \"string\"\n",
+		"x.sympozium.ai v1 .a properties 1\n"
+		"x.sympozium.ai v1 .a.b type \"string\"\n",
+	};
+	char err[256];
+	json_object *o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		o = crddigest_crd(bad[i], "x.sympozium.ai", err, sizeof(err));
+		if (o != NULL || err[0] == '\0') {
+			fail_msg("digest %zu accepted: %s", i, bad[i]);
+		}
+	}
+	o = crddigest_crd("x.sympozium.ai v1 .a{} type \"string\"\n"
+	                  "x.sympozium.ai v1 .a[] type null\n",
+	        "x.sympozium.ai", err, sizeof(err));
+	assert_non_null(o);
+	assert_string_equal(jx_get_str(o,
+	                            "spec.versions.0.schema.openAPIV3Schema."
+	                            "properties.a.additionalProperties.type"),
+	        "string");
+	json_object_put(o);
+}
+
+/* One change to one of our CRDs and the fact line the digest then has
+ * (NULL: a description, which the digest leaves out). */
+static void
+expect_digest_change(
+        const char *path, const char *key, const char *json, const char *want)
+{
+	json_object *o = load_ours("agentruns"), *node = jx_get(o, path);
+	char err[256], *d, *base;
+
+	assert_non_null(node);
+	base = crddigest_of(o, err, sizeof(err));
+	json_object_object_add(node, key, testutil_json(json, 0));
+	d = crddigest_of(o, err, sizeof(err));
+	assert_non_null(d);
+	if (want == NULL) {
+		assert_string_equal(d, base);
+	} else if (strstr(d, want) == NULL || strcmp(d, base) == 0) {
+		fail_msg("%s %s: no \"%s\" in the digest", path, key, want);
+	}
+	free(base);
+	free(d);
+	json_object_put(o);
+}
+
+static void
+test_digest_detects(void **state)
+{
+	static const char *const sp
+	        = "spec.versions.0.schema.openAPIV3Schema.properties.spec";
+
+	(void)state;
+	expect_digest_change("spec", "scope", "\"Cluster\"",
+	        "agentruns.sympozium.ai - - spec.scope \"Cluster\"\n");
+	expect_digest_change("spec.versions.0", "additionalPrinterColumns",
+	        "[{\"name\":\"X\",\"type\":\"string\",\"jsonPath\":\".x\","
+	        "\"description\":\"prose\"}]",
+	        "v1alpha1 - additionalPrinterColumns "
+	        "[{\"jsonPath\":\".x\",\"name\":\"X\",\"type\":\"string\"}]"
+	        "\n");
+	expect_digest_change("spec.versions.0", "subresources", "{}",
+	        "v1alpha1 - subresources {}\n");
+	expect_digest_change(
+	        "spec.versions.0.schema.openAPIV3Schema.properties."
+	        "spec.properties.cleanup",
+	        "enum", "[\"keep\"]",
+	        "v1alpha1 .spec.cleanup enum [\"keep\"]\n");
+	expect_digest_change(sp, "required", "[\"task\"]",
+	        "v1alpha1 .spec required [\"task\"]\n");
+	expect_digest_change(sp, "default", "{\"b\":1,\"a\":[2]}",
+	        "v1alpha1 .spec default {\"a\":[2],\"b\":1}\n");
+	expect_digest_change(sp, "items", "{\"type\":\"integer\"}",
+	        "v1alpha1 .spec[] type \"integer\"\n");
+	expect_digest_change(sp, "additionalProperties", "true",
+	        "v1alpha1 .spec additionalProperties true\n");
+	expect_digest_change(sp, "description", "\"other prose\"", NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -547,26 +794,18 @@ plural_of(const char *kind)
 	return (NULL);
 }
 
+/* Every sympozium document of the files matching glob_pat through both
+ * schemas; counts upstream's verdicts. */
 static void
-test_samples_same_outcome(void **state)
+samples_outcome(const char *glob_pat, size_t *nvalid, size_t *ninvalid)
 {
-	char *pat
-	        = testutil_shared_path("upstream/sympozium-v1alpha1/samples");
-	char *glob_pat = xasprintf("%s/*.yaml", pat);
-	size_t i, j, nvalid = 0, ninvalid = 0;
+	size_t i, j;
 	glob_t g;
 
-	(void)state;
 	assert_int_equal(glob(glob_pat, 0, NULL, &g), 0);
 	for (i = 0; i < g.gl_pathc; i++) {
-		char err[256], *text;
-		size_t len;
-		json_object *docs;
+		json_object *docs = testutil_read_yaml(g.gl_pathv[i]);
 
-		text = testutil_read_file(g.gl_pathv[i], &len);
-		docs = yamlj_parse_all(text, len, err, sizeof(err));
-		free(text);
-		assert_non_null(docs);
 		for (j = 0; j < json_object_array_length(docs); j++) {
 			json_object *d = json_object_array_get_idx(docs, j);
 			const char *pl = plural_of(jx_get_str(d, "kind"));
@@ -577,22 +816,46 @@ test_samples_same_outcome(void **state)
 			}
 			pair_load(&p, pl);
 			if (same_outcome(&p, d, g.gl_pathv[i])) {
-				nvalid++;
+				(*nvalid)++;
 			} else {
-				ninvalid++;
+				(*ninvalid)++;
 			}
 			pair_free(&p);
 		}
 		json_object_put(docs);
 	}
 	globfree(&g);
+	print_message("%s: %zu accepted, %zu rejected\n", glob_pat, *nvalid,
+	        *ninvalid);
+}
+
+/* The upstream samples (skipped where the tree is absent). */
+static void
+test_samples_same_outcome(void **state)
+{
+	char *dir = testutil_shared_path(TESTUTIL_UPSTREAM "/samples");
+	char *glob_pat = xasprintf("%s/*.yaml", dir);
+	size_t nvalid = 0, ninvalid = 0;
+
+	(void)state;
+	samples_outcome(glob_pat, &nvalid, &ninvalid);
 	free(glob_pat);
-	free(pat);
+	free(dir);
 	/* test_kschema.c: two samples are stale and rejected upstream */
-	print_message(
-	        "samples: %zu accepted, %zu rejected\n", nvalid, ninvalid);
 	assert_int_equal(ninvalid, 2);
 	assert_true(nvalid >= 10);
+}
+
+/* Our samples, one per kind: all accepted under both. */
+static void
+test_our_samples_same_outcome(void **state)
+{
+	size_t nvalid = 0, ninvalid = 0;
+
+	(void)state;
+	samples_outcome("deploy/samples/*.yaml", &nvalid, &ninvalid);
+	assert_int_equal(ninvalid, 0);
+	assert_int_equal(nvalid, 8);
 }
 
 /* ------------------------------------------------------------------ */
@@ -907,10 +1170,16 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_files_and_kustomization),
+		cmocka_unit_test(test_digest_of_ours_equal),
+		cmocka_unit_test(test_digest_matches_tree),
+		cmocka_unit_test(test_digest_lossless),
+		cmocka_unit_test(test_digest_detects),
+		cmocka_unit_test(test_digest_bad_lines),
 		cmocka_unit_test(test_crd_level_equal),
 		cmocka_unit_test(test_schemas_match),
 		cmocka_unit_test(test_schema_compare_detects),
 		cmocka_unit_test(test_samples_same_outcome),
+		cmocka_unit_test(test_our_samples_same_outcome),
 		cmocka_unit_test(test_generated_objects),
 	};
 
