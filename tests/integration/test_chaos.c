@@ -54,6 +54,7 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/kstate.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
@@ -857,10 +858,7 @@ kubelet_rules(void)
 
 /* ---- kubesim's state against the expectation model ---- */
 
-static const struct {
-	const struct kapi_res *res;
-	const char *kind;
-} RES[] = {
+static const struct kstate_kind RES[] = {
 	{ &R_SKP, "SkillPack" },
 	{ &R_INST, "SympoziumInstance" },
 	{ &R_MCP, "MCPServer" },
@@ -876,260 +874,53 @@ static const struct {
 #define NRES     (sizeof(RES) / sizeof(RES[0]))
 #define NPRIMARY 6
 
-struct state {
-	json_object *by[NRES]; /* name -> object */
-	json_object *kids;     /* owner uid -> sorted "Kind/name" list */
-	struct buf why;        /* mismatches of this round */
-	int nwhy;
-};
-
-static void
-miss(struct state *st, const char *fmt, ...)
-{
-	va_list ap;
-
-	st->nwhy++;
-	if (st->nwhy <= MAX_VIOL) {
-		va_start(ap, fmt);
-		buf_vprintf(&st->why, fmt, ap);
-		va_end(ap);
-		buf_putc(&st->why, '\n');
-	}
-}
-
-/* The controller ownerReference of o, or NULL. */
-static json_object *
-controller_ref(json_object *o)
-{
-	json_object *refs = jx_get(o, "metadata.ownerReferences");
-
-	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
-	        i++) {
-		json_object *r = json_object_array_get_idx(refs, i);
-		bool c = false;
-		if (jx_get_bool(r, "controller", &c) == 0 && c) {
-			return (r);
-		}
-	}
-	return (NULL);
-}
-
-static void
-add_kid(struct state *st, const char *uid, const char *kind, const char *name)
-{
-	json_object *a = json_object_object_get(st->kids, uid);
-	char *s = xasprintf("%s/%s", kind, name);
-
-	if (a == NULL) {
-		a = json_object_new_array();
-		json_object_object_add(st->kids, uid, a);
-	}
-	json_object_array_add(a, json_object_new_string(s));
-	free(s);
-}
-
-static int
-load_state(struct state *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->kids = json_object_new_object();
-	for (size_t i = 0; i < NRES; i++) {
-		json_object *items = NULL;
-		struct kapi_err e = KAPI_ERR_INIT;
-		if (kapi_list_all(C.c, RES[i].res, NS, NULL, &items, NULL, &e)
-		        != KAPI_OK) {
-			say("list %s: %s", RES[i].res->plural,
-			        e.message != NULL ? e.message : "");
-			kapi_err_fini(&e);
-			return (-1);
-		}
-		kapi_err_fini(&e);
-		st->by[i] = json_object_new_object();
-		for (size_t j = 0; j < json_object_array_length(items); j++) {
-			json_object *o = json_object_array_get_idx(items, j);
-			json_object *ref = controller_ref(o);
-			const char *name = str_at(o, "metadata.name");
-			json_object_object_add(
-			        st->by[i], name, json_object_get(o));
-			if (ref != NULL
-			        && strcmp(str_at(ref, "apiVersion"),
-			                   GROUP "/" VERSION)
-			                == 0) {
-				add_kid(st, str_at(ref, "uid"), RES[i].kind,
-				        name);
-			}
-		}
-		json_object_put(items);
-	}
-	return (0);
-}
-
-static void
-free_state(struct state *st)
-{
-	for (size_t i = 0; i < NRES; i++) {
-		json_object_put(st->by[i]);
-	}
-	json_object_put(st->kids);
-	buf_fini(&st->why);
-}
-
-static json_object *
-get_obj(struct state *st, const struct kapi_res *r, const char *name)
-{
-	for (size_t i = 0; i < NRES; i++) {
-		if (RES[i].res == r) {
-			return (json_object_object_get(st->by[i], name));
-		}
-	}
-	return (NULL);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return (strcmp(*(char *const *)a, *(char *const *)b));
-}
-
-/* Compares the children of owner o with want (NULL-terminated). */
-static void
-check_kids(struct state *st, const char *what, json_object *o, char **want)
-{
-	json_object *a
-	        = json_object_object_get(st->kids, str_at(o, "metadata.uid"));
-	size_t n = a != NULL ? json_object_array_length(a) : 0, nw = 0;
-	const char *got[64];
-	struct buf g = BUF_INIT, w = BUF_INIT;
-
-	while (want[nw] != NULL) {
-		nw++;
-	}
-	for (size_t i = 0; i < n && i < 64; i++) {
-		got[i] = json_object_get_string(
-		        json_object_array_get_idx(a, i));
-	}
-	qsort(got, n < 64 ? n : 64, sizeof(got[0]), cmp_str);
-	qsort(want, nw, sizeof(want[0]), cmp_str);
-	for (size_t i = 0; i < n && i < 64; i++) {
-		buf_printf(&g, "%s ", got[i]);
-	}
-	for (size_t i = 0; i < nw; i++) {
-		buf_printf(&w, "%s ", want[i]);
-	}
-	if (strcmp(buf_str(&g), buf_str(&w)) != 0) {
-		miss(st, "%s: children [%s], expected [%s]", what, buf_str(&g),
-		        buf_str(&w));
-	} else {
-		C.verified_children += (int)nw;
-	}
-	buf_fini(&g);
-	buf_fini(&w);
-	for (size_t i = 0; i < nw; i++) {
-		free(want[i]);
-	}
-}
-
-static bool
-has_finalizer(json_object *o, const char *fin)
-{
-	json_object *f = jx_get(o, "metadata.finalizers");
-
-	for (size_t i = 0; f != NULL && i < json_object_array_length(f); i++) {
-		if (strcmp(json_object_get_string(
-		                   json_object_array_get_idx(f, i)),
-		            fin)
-		        == 0) {
-			return (true);
-		}
-	}
-	return (false);
-}
-
-static bool
-label_is(json_object *o, const char *key, const char *want)
-{
-	json_object *v = jx_getv(o, "metadata", "labels", key, NULL);
-
-	return (v != NULL && strcmp(json_object_get_string(v), want) == 0);
-}
-
-static const char *
-data_of(json_object *cm, const char *key)
-{
-	json_object *v = jx_getv(cm, "data", key, NULL);
-
-	return (v != NULL ? json_object_get_string(v) : NULL);
-}
-
-static int64_t
-int_at(json_object *o, const char *path)
-{
-	int64_t v = -1;
-
-	return (jx_get_int(o, path, &v) == 0 ? v : -1);
-}
-
-/* The condition of type t in o's status, or NULL. */
-static json_object *
-condition(json_object *o, const char *t)
-{
-	json_object *cs = jx_get(o, "status.conditions");
-
-	for (size_t i = 0; cs != NULL && i < json_object_array_length(cs);
-	        i++) {
-		json_object *c = json_object_array_get_idx(cs, i);
-		if (strcmp(str_at(c, "type"), t) == 0) {
-			return (c);
-		}
-	}
-	return (NULL);
-}
-
 /* Spec 4.2. */
 static void
-expect_skillpack(struct state *st, const char *name, json_object *o)
+expect_skillpack(struct kstate *st, const char *name, json_object *o)
 {
 	int i = atoi(name + 3);
-	json_object *cm = get_obj(st, &R_CM, name);
+	json_object *cm = kstate_get(st, &R_CM, name);
 	char *s1 = xasprintf("# s1\n\n> d%d\n\nc1 %d", i, i);
 	char *s2 = xasprintf("c2 %d", i);
 	char *kids[] = { xasprintf("ConfigMap/%s", name), NULL };
 
 	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
 	        || strcmp(str_at(o, "status.configMapName"), name) != 0
-	        || int_at(o, "status.skillCount") != 2) {
-		miss(st, "SkillPack %s: status %s", name,
+	        || kstate_int(o, "status.skillCount") != 2) {
+		kstate_miss(st, "SkillPack %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
-	} else if (!has_finalizer(o, "sympozium.ai/skillpack-finalizer")) {
-		miss(st, "SkillPack %s: no finalizer", name);
+	} else if (!kstate_has_finalizer(
+	                   o, "sympozium.ai/skillpack-finalizer")) {
+		kstate_miss(st, "SkillPack %s: no finalizer", name);
 	} else if (cm == NULL
 	        || json_object_object_length(jx_get(cm, "data")) != 2
-	        || strcmp(data_of(cm, "s1.md") ?: "", s1) != 0
-	        || strcmp(data_of(cm, "s2.md") ?: "", s2) != 0
-	        || !label_is(cm, "sympozium.ai/component", "skillpack")
-	        || !label_is(cm, "sympozium.ai/skillpack", name)) {
-		miss(st, "SkillPack %s: ConfigMap %s", name,
+	        || strcmp(kstate_data(cm, "s1.md") ?: "", s1) != 0
+	        || strcmp(kstate_data(cm, "s2.md") ?: "", s2) != 0
+	        || !kstate_label_is(cm, "sympozium.ai/component", "skillpack")
+	        || !kstate_label_is(cm, "sympozium.ai/skillpack", name)) {
+		kstate_miss(st, "SkillPack %s: ConfigMap %s", name,
 		        cm != NULL ? json_object_to_json_string(cm)
 		                   : "absent");
 	}
 	free(s1);
 	free(s2);
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* The memory ConfigMap of instance name (spec 2.2 step 6). */
 static void
-expect_memory_cm(struct state *st, const char *name)
+expect_memory_cm(struct kstate *st, const char *name)
 {
 	char cm_name[128];
 	json_object *cm;
 
 	snprintf(cm_name, sizeof(cm_name), "%s-memory", name);
-	cm = get_obj(st, &R_CM, cm_name);
-	if (cm == NULL || strcmp(data_of(cm, "MEMORY.md") ?: "", MEM_MD) != 0
-	        || !label_is(cm, "sympozium.ai/instance", name)
-	        || !label_is(cm, "sympozium.ai/component", "memory")) {
-		miss(st, "instance %s: memory ConfigMap %s", name,
+	cm = kstate_get(st, &R_CM, cm_name);
+	if (cm == NULL
+	        || strcmp(kstate_data(cm, "MEMORY.md") ?: "", MEM_MD) != 0
+	        || !kstate_label_is(cm, "sympozium.ai/instance", name)
+	        || !kstate_label_is(cm, "sympozium.ai/component", "memory")) {
+		kstate_miss(st, "instance %s: memory ConfigMap %s", name,
 		        cm != NULL ? json_object_to_json_string(cm)
 		                   : "absent");
 	}
@@ -1137,7 +928,7 @@ expect_memory_cm(struct state *st, const char *name)
 
 /* Spec 2.2 (no channels) and, for stamped instances, 3.3. */
 static void
-expect_instance(struct state *st, const char *name, json_object *o)
+expect_instance(struct kstate *st, const char *name, json_object *o)
 {
 	char pack[64] = "", persona[8] = "";
 	bool stamped = sscanf(name, "pp-%3[0-9]-%1[ab]", pack, persona) == 2;
@@ -1147,11 +938,11 @@ expect_instance(struct state *st, const char *name, json_object *o)
 	int n = 0;
 
 	if (strcmp(str_at(o, "status.phase"), "Running") != 0) {
-		miss(st, "instance %s: status %s", name,
+		kstate_miss(st, "instance %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
-	if (!with_runs && int_at(o, "status.activeAgentPods") > 0) {
-		miss(st, "instance %s: activeAgentPods > 0", name);
+	if (!with_runs && kstate_int(o, "status.activeAgentPods") > 0) {
+		kstate_miss(st, "instance %s: activeAgentPods > 0", name);
 	}
 	if (memory) {
 		expect_memory_cm(st, name);
@@ -1161,8 +952,9 @@ expect_instance(struct state *st, const char *name, json_object *o)
 		char want[96];
 		snprintf(want, sizeof(want), "p%s%d", persona, atoi(pack));
 		if (strcmp(str_at(o, "spec.memory.systemPrompt"), want) != 0
-		        || !label_is(o, "sympozium.ai/persona", persona)) {
-			miss(st,
+		        || !kstate_label_is(
+		                o, "sympozium.ai/persona", persona)) {
+			kstate_miss(st,
 			        "instance %s: spec or labels not stamped "
 			        "from its persona",
 			        name);
@@ -1173,19 +965,19 @@ expect_instance(struct state *st, const char *name, json_object *o)
 		kids[n++] = xasprintf(
 		        "PersistentVolumeClaim/%s-memory-db", name);
 	}
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* Spec 6.2. */
 static void
-expect_mcp(struct state *st, const char *name, json_object *o)
+expect_mcp(struct kstate *st, const char *name, json_object *o)
 {
 	int i = atoi(name + 4);
 	bool ext = i % 2 == 0, ready = false;
 	char url[128];
-	json_object *rc = condition(o, "Ready"),
-	            *dc = condition(o, "Deployed");
-	json_object *svc = get_obj(st, &R_SVC, name);
+	json_object *rc = kstate_condition(o, "Ready"),
+	            *dc = kstate_condition(o, "Deployed");
+	json_object *svc = kstate_get(st, &R_SVC, name);
 	char *kids[3] = { NULL };
 
 	if (ext) {
@@ -1201,19 +993,21 @@ expect_mcp(struct state *st, const char *name, json_object *o)
 	        || strcmp(str_at(rc, "reason"), ext ? "External" : "Ready")
 	                != 0
 	        || (!ext && strcmp(str_at(dc, "status"), "True") != 0)) {
-		miss(st, "MCPServer %s: status %s", name,
+		kstate_miss(st, "MCPServer %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
 	if (!ext
-	        && (svc == NULL || int_at(svc, "spec.ports.0.port") != 9000)) {
-		miss(st, "MCPServer %s: Service without port 9000", name);
+	        && (svc == NULL
+	                || kstate_int(svc, "spec.ports.0.port") != 9000)) {
+		kstate_miss(
+		        st, "MCPServer %s: Service without port 9000", name);
 	}
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* Spec 5.2 steps 4, 6, 7: "0 0 1 1 *" from creation - 24 h. */
 static void
-expect_schedule(struct state *st, const char *name, json_object *o)
+expect_schedule(struct kstate *st, const char *name, json_object *o)
 {
 	bool suspended = atoi(name + 4) % 3 == 0;
 	char *kids[] = { NULL };
@@ -1230,23 +1024,25 @@ expect_schedule(struct state *st, const char *name, json_object *o)
 	}
 	if (suspended) {
 		if (strcmp(str_at(o, "status.phase"), "Suspended") != 0) {
-			miss(st, "schedule %s: status %s (want Suspended)",
+			kstate_miss(st,
+			        "schedule %s: status %s (want Suspended)",
 			        name,
 			        json_object_to_json_string(
 			                jx_get(o, "status")));
 		}
 	} else if (strcmp(str_at(o, "status.phase"), "Active") != 0
 	        || strcmp(str_at(o, "status.nextRunTime"), want) != 0
-	        || int_at(o, "status.totalRuns") > 0) {
-		miss(st, "schedule %s: status %s (want Active, next %s)", name,
+	        || kstate_int(o, "status.totalRuns") > 0) {
+		kstate_miss(st,
+		        "schedule %s: status %s (want Active, next %s)", name,
 		        json_object_to_json_string(jx_get(o, "status")), want);
 	}
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* Spec 3.2 step 7, 3.3 (personas a and b, no schedule). */
 static void
-expect_pack(struct state *st, const char *name, json_object *o)
+expect_pack(struct kstate *st, const char *name, json_object *o)
 {
 	char *kids[] = { xasprintf("SympoziumInstance/%s-a", name),
 		xasprintf("SympoziumInstance/%s-b", name), NULL };
@@ -1256,8 +1052,8 @@ expect_pack(struct state *st, const char *name, json_object *o)
 	snprintf(a, sizeof(a), "%s-a", name);
 	snprintf(b, sizeof(b), "%s-b", name);
 	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
-	        || int_at(o, "status.personaCount") != 2
-	        || int_at(o, "status.installedCount") != 2 || ip == NULL
+	        || kstate_int(o, "status.personaCount") != 2
+	        || kstate_int(o, "status.installedCount") != 2 || ip == NULL
 	        || json_object_array_length(ip) != 2
 	        || strcmp(str_at(o, "status.installedPersonas.0.instanceName"),
 	                   a)
@@ -1267,39 +1063,39 @@ expect_pack(struct state *st, const char *name, json_object *o)
 	                != 0
 	        || strcmp(str_at(o, "status.installedPersonas.0.name"), "a")
 	                != 0) {
-		miss(st, "PersonaPack %s: status %s", name,
+		kstate_miss(st, "PersonaPack %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
 	for (int i = 0; i < 2; i++) {
-		json_object *inst = get_obj(st, &R_INST, i == 0 ? a : b);
+		json_object *inst = kstate_get(st, &R_INST, i == 0 ? a : b);
 		if (inst == NULL
-		        || !label_is(
+		        || !kstate_label_is(
 		                inst, "sympozium.ai/persona-pack", name)) {
-			miss(st,
+			kstate_miss(st,
 			        "PersonaPack %s: instance %s absent or "
 			        "unlabelled",
 			        name, i == 0 ? a : b);
 		}
 	}
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* The run's Job has ttlSecondsAfterFinished 300 (spec 1.12): kubesim's Job
  * controller deletes it 300 s after it finished, which the run's
  * completedAt trails by a little.  True when it may be gone by now. */
 static bool
-job_may_be_gone(struct state *st, const char *name, json_object *o)
+job_may_be_gone(struct kstate *st, const char *name, json_object *o)
 {
 	int64_t done_us;
 
 	return (timefmt_parse(str_at(o, "status.completedAt"), &done_us) == 0
 	        && timefmt_now_us_real() - done_us >= 290LL * 1000000
-	        && get_obj(st, &R_JOB, name) == NULL);
+	        && kstate_get(st, &R_JOB, name) == NULL);
 }
 
 /* Spec 1.3, 1.5, 1.6, 1.10, 1.14. */
 static void
-expect_run(struct state *st, const char *name, json_object *o)
+expect_run(struct kstate *st, const char *name, json_object *o)
 {
 	char *want = run_result(name);
 	char *kids[] = { xasprintf("ConfigMap/%s-input", name),
@@ -1317,30 +1113,30 @@ expect_run(struct state *st, const char *name, json_object *o)
 	        || strcmp(str_at(o, "status.jobName"), name) != 0
 	        || str_at(o, "status.podName")[0] == '\0'
 	        || str_at(o, "status.completedAt")[0] == '\0') {
-		miss(st, "AgentRun %s: status %s", name,
+		kstate_miss(st, "AgentRun %s: status %s", name,
 		        json_object_to_json_string(jx_get(o, "status")));
 	}
 	if (fins != NULL && json_object_array_length(fins) > 0) {
-		miss(st, "AgentRun %s: finalizer left on a finished run",
-		        name);
+		kstate_miss(st,
+		        "AgentRun %s: finalizer left on a finished run", name);
 	}
 	free(want);
-	check_kids(st, name, o, kids);
+	kstate_check_kids(st, name, o, kids);
 }
 
 /* Checks every object once; returns the number of mismatches. */
 static int
-check_round(struct state *st)
+check_round(struct kstate *st)
 {
 	int n = 0;
 
-	C.verified_children = 0;
 	for (int i = 0; i < C.nitems; i++) {
 		struct item *it = &C.items[i];
-		json_object *o = get_obj(st, it->res, it->name);
+		json_object *o = kstate_get(st, it->res, it->name);
 
 		if (o == NULL) {
-			miss(st, "%s %s is absent", it->res->plural, it->name);
+			kstate_miss(st, "%s %s is absent", it->res->plural,
+			        it->name);
 			continue;
 		}
 		n++;
@@ -1359,7 +1155,8 @@ check_round(struct state *st)
 				json_object *in;
 				snprintf(nm, sizeof(nm), "%s-%c", it->name,
 				        p == 0 ? 'a' : 'b');
-				if ((in = get_obj(st, &R_INST, nm)) != NULL) {
+				if ((in = kstate_get(st, &R_INST, nm))
+				        != NULL) {
 					expect_instance(st, nm, in);
 					n++;
 				}
@@ -1369,13 +1166,14 @@ check_round(struct state *st)
 		}
 	}
 	C.verified_objects = n;
+	C.verified_children = st->verified_children;
 	return (st->nwhy);
 }
 
 /* Objects of our kinds that nobody asked for (children are counted by
  * check_kids; this catches extra primaries, e.g. a run of a schedule). */
 static void
-check_no_extra(struct state *st)
+check_no_extra(struct kstate *st)
 {
 	for (size_t r = 0; r < NPRIMARY; r++) {
 		json_object_object_foreach(st->by[r], name, o)
@@ -1390,8 +1188,8 @@ check_no_extra(struct state *st)
 			        || (RES[r].res == &R_INST
 			                && strncmp(name, "pp-", 3) == 0);
 			if (!known) {
-				miss(st, "unexpected %s %s", RES[r].kind,
-				        name);
+				kstate_miss(st, "unexpected %s %s",
+				        RES[r].kind, name);
 			}
 		}
 	}
@@ -1405,12 +1203,12 @@ converge(void)
 	int rounds = 0;
 
 	for (;;) {
-		struct state st;
+		struct kstate st;
 		int bad;
 
 		rounds++;
-		if (load_state(&st) != 0) {
-			free_state(&st);
+		if (kstate_load(&st, C.c, NS, RES, NRES) != 0) {
+			kstate_free(&st);
 			ksim_sleep_ms(500);
 			continue;
 		}
@@ -1429,10 +1227,10 @@ converge(void)
 				        (long long)(ksim_now_ms() - t0),
 				        rounds);
 			}
-			free_state(&st);
+			kstate_free(&st);
 			return;
 		}
-		free_state(&st);
+		kstate_free(&st);
 		ksim_sleep_ms(1000);
 	}
 }
@@ -1527,7 +1325,7 @@ fault_rule(enum fk k, int64_t now)
 		json_object_put(out);
 		return (false);
 	}
-	C.rules[C.nrules].id = (int)int_at(out, "id");
+	C.rules[C.nrules].id = (int)kstate_int(out, "id");
 	C.rules[C.nrules++].until_ms = now + rnd_in(500, 3000);
 	json_object_put(out);
 	return (true);
