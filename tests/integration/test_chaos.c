@@ -55,16 +55,14 @@
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
 #include "tests/lib/kstate.h"
+#include "tests/lib/opmodel.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define NS       "default"
-#define GROUP    "sympozium.ai"
-#define VERSION  "v1alpha1"
 #define UA_SD    "sympoziumd/0.1 "
 #define LEADING  "leading (epoch"
 #define DEPOSED  "not leading any more"
-#define MEM_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
 #define MAX_SD   16
 #define MAX_SEEN 1024
 #define MAX_VIOL 40
@@ -162,28 +160,7 @@ struct rule {
 	int64_t until_ms;
 };
 
-/* One object to create. */
-struct item {
-	const struct kapi_res *res;
-	char name[64];
-	json_object *obj;
-};
-
-static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SECRET = { "", "v1", "secrets", true };
-static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
-static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
-static const struct kapi_res R_SVC = { "", "v1", "services", true };
-static const struct kapi_res R_PVC
-        = { "", "v1", "persistentvolumeclaims", true };
-static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
-static const struct kapi_res R_INST
-        = { GROUP, VERSION, "sympoziuminstances", true };
-static const struct kapi_res R_MCP = { GROUP, VERSION, "mcpservers", true };
-static const struct kapi_res R_SCH
-        = { GROUP, VERSION, "sympoziumschedules", true };
-static const struct kapi_res R_PP = { GROUP, VERSION, "personapacks", true };
-static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
 
 static struct {
 	const struct mode *m;
@@ -200,11 +177,11 @@ static struct {
 	int nstopped;
 	struct rule rules[64];
 	int nrules;
-	struct item *items;
-	int nitems, created;
+	struct opmodel om; /* the objects and their expected state */
+	int created;
 	int injected[F_NKINDS];
 	int viol;
-	int verified_objects, verified_children, measured_relists;
+	int measured_relists;
 	int64_t leader_quiet_until; /* no leader fault before (mono ms) */
 	int64_t refuse_until;       /* refusal window end (mono ms) */
 	json_object *kinds;         /* informer key -> LISTs per recovery */
@@ -620,189 +597,25 @@ lists_of(const struct sd *s, int64_t after_us, bool initial, struct lists *l)
 	l->ua = NULL;
 }
 
-/* ---- the objects and what the spec says they become ---- */
+/* ---- the objects (tests/lib/opmodel.c) ---- */
 
-static void
-add_item(const struct kapi_res *r, const char *name, char *json)
-{
-	struct item *it;
-
-	C.items = xreallocarray(C.items, C.nitems + 1, sizeof(*C.items));
-	it = &C.items[C.nitems++];
-	it->res = r;
-	snprintf(it->name, sizeof(it->name), "%s", name);
-	it->obj = jparse(json);
-	free(json);
-}
-
-static char *
-meta(const char *kind, const char *name, const char *labels)
-{
-	return (xasprintf("\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	                  "\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\","
-	                  "\"namespace\":\"" NS "\"%s%s%s}",
-	        kind, name, labels != NULL ? ",\"labels\":{" : "",
-	        labels != NULL ? labels : "", labels != NULL ? "}" : ""));
-}
-
-static void
-add_skillpack(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "sp-%04d", i);
-	m = meta("SkillPack", name, NULL);
-	add_item(&R_SKP, name,
-	        xasprintf("{%s,\"spec\":{\"skills\":["
-	                  "{\"name\":\"s1\",\"description\":\"d%d\","
-	                  "\"content\":\"c1 %d\"},"
-	                  "{\"name\":\"s2\",\"content\":\"c2 %d\"}]}}",
-	                m, i, i, i));
-	free(m);
-}
-
-static void
-add_instance(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "in-%04d", i);
-	m = meta("SympoziumInstance", name, NULL);
-	add_item(&R_INST, name,
-	        xasprintf("{%s,\"spec\":{\"agents\":{\"default\":{\"model\":"
-	                  "\"gpt-4o\"}},\"memory\":{\"enabled\":%s}}}",
-	                m, i % 2 == 0 ? "true" : "false"));
-	free(m);
-}
-
-static void
-add_mcp(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "mcp-%04d", i);
-	m = meta("MCPServer", name, NULL);
-	if (i % 2 == 0) {
-		add_item(&R_MCP, name,
-		        xasprintf("{%s,\"spec\":{\"transportType\":\"http\","
-		                  "\"toolsPrefix\":\"t\",\"url\":"
-		                  "\"http://ext-%d.example:80/mcp\"}}",
-		                m, i));
-	} else {
-		add_item(&R_MCP, name,
-		        xasprintf(
-		                "{%s,\"spec\":{\"transportType\":\"http\","
-		                "\"toolsPrefix\":\"t\",\"deployment\":{"
-		                "\"image\":\"example/mcp:1\",\"port\":9000}}}",
-		                m));
-	}
-	free(m);
-}
-
-/* Schedules fire once a year (never during the run) or are suspended. */
-static void
-add_schedule(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "sch-%04d", i);
-	m = meta("SympoziumSchedule", name, NULL);
-	add_item(&R_SCH, name,
-	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"in-0000\","
-	                  "\"schedule\":\"0 0 1 1 *\",\"task\":\"t%d\","
-	                  "\"type\":\"scheduled\",\"suspend\":%s}}",
-	                m, i, i % 3 == 0 ? "true" : "false"));
-	free(m);
-}
-
-static void
-add_pack(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "pp-%03d", i);
-	m = meta("PersonaPack", name, NULL);
-	add_item(&R_PP, name,
-	        xasprintf("{%s,\"spec\":{\"enabled\":true,\"personas\":["
-	                  "{\"name\":\"a\",\"systemPrompt\":\"pa%d\"},"
-	                  "{\"name\":\"b\",\"systemPrompt\":\"pb%d\"}]}}",
-	                m, i, i));
-	free(m);
-}
-
-static void
-run_instance(int i, char *out, size_t len)
-{
-	snprintf(out, len, "in-%04d", i % C.m->run_instances);
-}
-
-static void
-add_run(int i)
-{
-	char name[32], inst[32], lab[96];
-	char *m;
-
-	snprintf(name, sizeof(name), "run-%04d", i);
-	run_instance(i, inst, sizeof(inst));
-	snprintf(lab, sizeof(lab), "\"sympozium.ai/instance\":\"%s\"", inst);
-	m = meta("AgentRun", name, lab);
-	add_item(&R_RUN, name,
-	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"%s\","
-	                  "\"agentId\":\"chaos\",\"sessionKey\":\"s%d\","
-	                  "\"task\":\"task %d\",\"model\":{\"provider\":"
-	                  "\"openai\",\"model\":\"gpt-4o\","
-	                  "\"authSecretRef\":\"chaos-key\"}}}",
-	                m, inst, i, i));
-	free(m);
-}
-
-/* The result the emulated kubelet's log gives run i. */
-static char *
-run_result(const char *run)
-{
-	return (xasprintf("ok %s", run));
-}
-
-/* Every object, in creation order: the instances the runs and schedules
- * name first, the rest shuffled by the seeded PRNG. */
+/* Every object of the mode, in creation order: the instances the runs
+ * and schedules name first, the rest shuffled by the seeded PRNG. */
 static void
 build_items(void)
 {
 	const struct mode *m = C.m;
+	struct opmodel_counts n = { m->skillpacks, m->instances, m->mcps,
+		m->schedules, m->packs, m->runs, m->run_instances };
 	int first;
 
-	for (int i = 0; i < m->run_instances; i++) {
-		add_instance(i);
-	}
-	first = C.nitems;
-	for (int i = m->run_instances; i < m->instances; i++) {
-		add_instance(i);
-	}
-	for (int i = 0; i < m->skillpacks; i++) {
-		add_skillpack(i);
-	}
-	for (int i = 0; i < m->mcps; i++) {
-		add_mcp(i);
-	}
-	for (int i = 0; i < m->schedules; i++) {
-		add_schedule(i);
-	}
-	for (int i = 0; i < m->packs; i++) {
-		add_pack(i);
-	}
-	for (int i = 0; i < m->runs; i++) {
-		add_run(i);
-	}
-	for (int i = C.nitems - 1; i > first; i--) {
+	opmodel_build(&C.om, &n);
+	first = C.om.first_free;
+	for (int i = C.om.nitems - 1; i > first; i--) {
 		int j = first + (int)(rnd() % (uint64_t)(i - first + 1));
-		struct item t = C.items[i];
-		C.items[i] = C.items[j];
-		C.items[j] = t;
+		struct opmodel_item t = C.om.items[i];
+		C.om.items[i] = C.om.items[j];
+		C.om.items[j] = t;
 	}
 }
 
@@ -834,365 +647,10 @@ create_retry(const struct kapi_res *r, json_object *obj, const char *name)
 static void
 kubelet_rules(void)
 {
-	struct buf b = BUF_INIT;
+	char *rules = opmodel_kubelet_rules(&C.om);
 
-	buf_puts(&b, "{\"rules\":[");
-	for (int i = 0; i < C.m->runs; i++) {
-		char run[32];
-		char *res;
-		snprintf(run, sizeof(run), "run-%04d", i);
-		res = run_result(run);
-		buf_printf(&b,
-		        "%s{\"labelSelector\":\"sympozium.ai/agent-run=%s\","
-		        "\"runDuration\":\"300ms\",\"logs\":{\"*\":\"start\\n"
-		        "__SYMPOZIUM_RESULT__{\\\"status\\\":\\\"success\\\","
-		        "\\\"response\\\":\\\"%s\\\"}__SYMPOZIUM_END__\\n\"}}",
-		        i > 0 ? "," : "", run, res);
-		free(res);
-	}
-	buf_puts(&b, "]}");
-	assert_int_equal(
-	        admin("PUT", "/_kubesim/kubelet", buf_str(&b), NULL), 200);
-	buf_fini(&b);
-}
-
-/* ---- kubesim's state against the expectation model ---- */
-
-static const struct kstate_kind RES[] = {
-	{ &R_SKP, "SkillPack" },
-	{ &R_INST, "SympoziumInstance" },
-	{ &R_MCP, "MCPServer" },
-	{ &R_SCH, "SympoziumSchedule" },
-	{ &R_PP, "PersonaPack" },
-	{ &R_RUN, "AgentRun" },
-	{ &R_CM, "ConfigMap" },
-	{ &R_JOB, "Job" },
-	{ &R_DEP, "Deployment" },
-	{ &R_SVC, "Service" },
-	{ &R_PVC, "PersistentVolumeClaim" },
-};
-#define NRES     (sizeof(RES) / sizeof(RES[0]))
-#define NPRIMARY 6
-
-/* Spec 4.2. */
-static void
-expect_skillpack(struct kstate *st, const char *name, json_object *o)
-{
-	int i = atoi(name + 3);
-	json_object *cm = kstate_get(st, &R_CM, name);
-	char *s1 = xasprintf("# s1\n\n> d%d\n\nc1 %d", i, i);
-	char *s2 = xasprintf("c2 %d", i);
-	char *kids[] = { xasprintf("ConfigMap/%s", name), NULL };
-
-	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
-	        || strcmp(str_at(o, "status.configMapName"), name) != 0
-	        || kstate_int(o, "status.skillCount") != 2) {
-		kstate_miss(st, "SkillPack %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	} else if (!kstate_has_finalizer(
-	                   o, "sympozium.ai/skillpack-finalizer")) {
-		kstate_miss(st, "SkillPack %s: no finalizer", name);
-	} else if (cm == NULL
-	        || json_object_object_length(jx_get(cm, "data")) != 2
-	        || strcmp(kstate_data(cm, "s1.md") ?: "", s1) != 0
-	        || strcmp(kstate_data(cm, "s2.md") ?: "", s2) != 0
-	        || !kstate_label_is(cm, "sympozium.ai/component", "skillpack")
-	        || !kstate_label_is(cm, "sympozium.ai/skillpack", name)) {
-		kstate_miss(st, "SkillPack %s: ConfigMap %s", name,
-		        cm != NULL ? json_object_to_json_string(cm)
-		                   : "absent");
-	}
-	free(s1);
-	free(s2);
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* The memory ConfigMap of instance name (spec 2.2 step 6). */
-static void
-expect_memory_cm(struct kstate *st, const char *name)
-{
-	char cm_name[128];
-	json_object *cm;
-
-	snprintf(cm_name, sizeof(cm_name), "%s-memory", name);
-	cm = kstate_get(st, &R_CM, cm_name);
-	if (cm == NULL
-	        || strcmp(kstate_data(cm, "MEMORY.md") ?: "", MEM_MD) != 0
-	        || !kstate_label_is(cm, "sympozium.ai/instance", name)
-	        || !kstate_label_is(cm, "sympozium.ai/component", "memory")) {
-		kstate_miss(st, "instance %s: memory ConfigMap %s", name,
-		        cm != NULL ? json_object_to_json_string(cm)
-		                   : "absent");
-	}
-}
-
-/* Spec 2.2 (no channels) and, for stamped instances, 3.3. */
-static void
-expect_instance(struct kstate *st, const char *name, json_object *o)
-{
-	char pack[64] = "", persona[8] = "";
-	bool stamped = sscanf(name, "pp-%3[0-9]-%1[ab]", pack, persona) == 2;
-	bool memory = stamped || atoi(name + 3) % 2 == 0;
-	bool with_runs = !stamped && atoi(name + 3) < C.m->run_instances;
-	char *kids[5] = { NULL };
-	int n = 0;
-
-	if (strcmp(str_at(o, "status.phase"), "Running") != 0) {
-		kstate_miss(st, "instance %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (!with_runs && kstate_int(o, "status.activeAgentPods") > 0) {
-		kstate_miss(st, "instance %s: activeAgentPods > 0", name);
-	}
-	if (memory) {
-		expect_memory_cm(st, name);
-		kids[n++] = xasprintf("ConfigMap/%s-memory", name);
-	}
-	if (stamped) {
-		char want[96];
-		snprintf(want, sizeof(want), "p%s%d", persona, atoi(pack));
-		if (strcmp(str_at(o, "spec.memory.systemPrompt"), want) != 0
-		        || !kstate_label_is(
-		                o, "sympozium.ai/persona", persona)) {
-			kstate_miss(st,
-			        "instance %s: spec or labels not stamped "
-			        "from its persona",
-			        name);
-		}
-		/* the memory skill is appended: its server (2.2 step 7) */
-		kids[n++] = xasprintf("Deployment/%s-memory", name);
-		kids[n++] = xasprintf("Service/%s-memory", name);
-		kids[n++] = xasprintf(
-		        "PersistentVolumeClaim/%s-memory-db", name);
-	}
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* Spec 6.2. */
-static void
-expect_mcp(struct kstate *st, const char *name, json_object *o)
-{
-	int i = atoi(name + 4);
-	bool ext = i % 2 == 0, ready = false;
-	char url[128];
-	json_object *rc = kstate_condition(o, "Ready"),
-	            *dc = kstate_condition(o, "Deployed");
-	json_object *svc = kstate_get(st, &R_SVC, name);
-	char *kids[3] = { NULL };
-
-	if (ext) {
-		snprintf(url, sizeof(url), "http://ext-%d.example:80/mcp", i);
-	} else {
-		snprintf(url, sizeof(url), "http://%s." NS ".svc:9000", name);
-		kids[0] = xasprintf("Deployment/%s", name);
-		kids[1] = xasprintf("Service/%s", name);
-	}
-	(void)jx_get_bool(o, "status.ready", &ready);
-	if (!ready || strcmp(str_at(o, "status.url"), url) != 0
-	        || strcmp(str_at(rc, "status"), "True") != 0
-	        || strcmp(str_at(rc, "reason"), ext ? "External" : "Ready")
-	                != 0
-	        || (!ext && strcmp(str_at(dc, "status"), "True") != 0)) {
-		kstate_miss(st, "MCPServer %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (!ext
-	        && (svc == NULL
-	                || kstate_int(svc, "spec.ports.0.port") != 9000)) {
-		kstate_miss(
-		        st, "MCPServer %s: Service without port 9000", name);
-	}
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* Spec 5.2 steps 4, 6, 7: "0 0 1 1 *" from creation - 24 h. */
-static void
-expect_schedule(struct kstate *st, const char *name, json_object *o)
-{
-	bool suspended = atoi(name + 4) % 3 == 0;
-	char *kids[] = { NULL };
-	int64_t created = 0;
-	char want[32] = "";
-
-	if (timefmt_parse(str_at(o, "metadata.creationTimestamp"), &created)
-	        == 0) {
-		time_t base = (time_t)(created / 1000000 - 86400);
-		struct tm tm;
-		gmtime_r(&base, &tm);
-		snprintf(want, sizeof(want), "%04d-01-01T00:00:00Z",
-		        tm.tm_year + 1900 + 1);
-	}
-	if (suspended) {
-		if (strcmp(str_at(o, "status.phase"), "Suspended") != 0) {
-			kstate_miss(st,
-			        "schedule %s: status %s (want Suspended)",
-			        name,
-			        json_object_to_json_string(
-			                jx_get(o, "status")));
-		}
-	} else if (strcmp(str_at(o, "status.phase"), "Active") != 0
-	        || strcmp(str_at(o, "status.nextRunTime"), want) != 0
-	        || kstate_int(o, "status.totalRuns") > 0) {
-		kstate_miss(st,
-		        "schedule %s: status %s (want Active, next %s)", name,
-		        json_object_to_json_string(jx_get(o, "status")), want);
-	}
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* Spec 3.2 step 7, 3.3 (personas a and b, no schedule). */
-static void
-expect_pack(struct kstate *st, const char *name, json_object *o)
-{
-	char *kids[] = { xasprintf("SympoziumInstance/%s-a", name),
-		xasprintf("SympoziumInstance/%s-b", name), NULL };
-	json_object *ip = jx_get(o, "status.installedPersonas");
-	char a[80], b[80];
-
-	snprintf(a, sizeof(a), "%s-a", name);
-	snprintf(b, sizeof(b), "%s-b", name);
-	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
-	        || kstate_int(o, "status.personaCount") != 2
-	        || kstate_int(o, "status.installedCount") != 2 || ip == NULL
-	        || json_object_array_length(ip) != 2
-	        || strcmp(str_at(o, "status.installedPersonas.0.instanceName"),
-	                   a)
-	                != 0
-	        || strcmp(str_at(o, "status.installedPersonas.1.instanceName"),
-	                   b)
-	                != 0
-	        || strcmp(str_at(o, "status.installedPersonas.0.name"), "a")
-	                != 0) {
-		kstate_miss(st, "PersonaPack %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	for (int i = 0; i < 2; i++) {
-		json_object *inst = kstate_get(st, &R_INST, i == 0 ? a : b);
-		if (inst == NULL
-		        || !kstate_label_is(
-		                inst, "sympozium.ai/persona-pack", name)) {
-			kstate_miss(st,
-			        "PersonaPack %s: instance %s absent or "
-			        "unlabelled",
-			        name, i == 0 ? a : b);
-		}
-	}
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* The run's Job has ttlSecondsAfterFinished 300 (spec 1.12): kubesim's Job
- * controller deletes it 300 s after it finished, which the run's
- * completedAt trails by a little.  True when it may be gone by now. */
-static bool
-job_may_be_gone(struct kstate *st, const char *name, json_object *o)
-{
-	int64_t done_us;
-
-	return (timefmt_parse(str_at(o, "status.completedAt"), &done_us) == 0
-	        && timefmt_now_us_real() - done_us >= 290LL * 1000000
-	        && kstate_get(st, &R_JOB, name) == NULL);
-}
-
-/* Spec 1.3, 1.5, 1.6, 1.10, 1.14. */
-static void
-expect_run(struct kstate *st, const char *name, json_object *o)
-{
-	char *want = run_result(name);
-	char *kids[] = { xasprintf("ConfigMap/%s-input", name),
-		xasprintf("Job/%s", name), NULL };
-	json_object *fins = jx_get(o, "metadata.finalizers");
-
-	if (job_may_be_gone(st, name, o)) {
-		/* its TTL expired (long mode): the input ConfigMap alone */
-		free(kids[1]);
-		kids[1] = NULL;
-	}
-
-	if (strcmp(str_at(o, "status.phase"), "Succeeded") != 0
-	        || strcmp(str_at(o, "status.result"), want) != 0
-	        || strcmp(str_at(o, "status.jobName"), name) != 0
-	        || str_at(o, "status.podName")[0] == '\0'
-	        || str_at(o, "status.completedAt")[0] == '\0') {
-		kstate_miss(st, "AgentRun %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (fins != NULL && json_object_array_length(fins) > 0) {
-		kstate_miss(st,
-		        "AgentRun %s: finalizer left on a finished run", name);
-	}
-	free(want);
-	kstate_check_kids(st, name, o, kids);
-}
-
-/* Checks every object once; returns the number of mismatches. */
-static int
-check_round(struct kstate *st)
-{
-	int n = 0;
-
-	for (int i = 0; i < C.nitems; i++) {
-		struct item *it = &C.items[i];
-		json_object *o = kstate_get(st, it->res, it->name);
-
-		if (o == NULL) {
-			kstate_miss(st, "%s %s is absent", it->res->plural,
-			        it->name);
-			continue;
-		}
-		n++;
-		if (it->res == &R_SKP) {
-			expect_skillpack(st, it->name, o);
-		} else if (it->res == &R_INST) {
-			expect_instance(st, it->name, o);
-		} else if (it->res == &R_MCP) {
-			expect_mcp(st, it->name, o);
-		} else if (it->res == &R_SCH) {
-			expect_schedule(st, it->name, o);
-		} else if (it->res == &R_PP) {
-			char nm[80];
-			expect_pack(st, it->name, o);
-			for (int p = 0; p < 2; p++) {
-				json_object *in;
-				snprintf(nm, sizeof(nm), "%s-%c", it->name,
-				        p == 0 ? 'a' : 'b');
-				if ((in = kstate_get(st, &R_INST, nm))
-				        != NULL) {
-					expect_instance(st, nm, in);
-					n++;
-				}
-			}
-		} else {
-			expect_run(st, it->name, o);
-		}
-	}
-	C.verified_objects = n;
-	C.verified_children = st->verified_children;
-	return (st->nwhy);
-}
-
-/* Objects of our kinds that nobody asked for (children are counted by
- * check_kids; this catches extra primaries, e.g. a run of a schedule). */
-static void
-check_no_extra(struct kstate *st)
-{
-	for (size_t r = 0; r < NPRIMARY; r++) {
-		json_object_object_foreach(st->by[r], name, o)
-		{
-			bool known = false;
-			(void)o;
-			for (int i = 0; i < C.nitems && !known; i++) {
-				known = C.items[i].res == RES[r].res
-				        && strcmp(C.items[i].name, name) == 0;
-			}
-			known = known
-			        || (RES[r].res == &R_INST
-			                && strncmp(name, "pp-", 3) == 0);
-			if (!known) {
-				kstate_miss(st, "unexpected %s %s",
-				        RES[r].kind, name);
-			}
-		}
-	}
+	assert_int_equal(admin("PUT", "/_kubesim/kubelet", rules, NULL), 200);
+	free(rules);
 }
 
 /* Polls until everything matches or converge_ms pass. */
@@ -1207,13 +665,13 @@ converge(void)
 		int bad;
 
 		rounds++;
-		if (kstate_load(&st, C.c, NS, RES, NRES) != 0) {
+		if (kstate_load(&st, C.c, NS, opmodel_kinds, OPMODEL_NKINDS)
+		        != 0) {
 			kstate_free(&st);
 			ksim_sleep_ms(500);
 			continue;
 		}
-		check_round(&st);
-		check_no_extra(&st);
+		opmodel_check(&C.om, &st);
 		bad = st.nwhy;
 		if (bad == 0 || ksim_now_ms() >= end) {
 			if (bad != 0) {
@@ -1807,8 +1265,8 @@ apply_crds(void)
 static void
 wait_served(void)
 {
-	const struct kapi_res *rs[]
-	        = { &R_SKP, &R_INST, &R_MCP, &R_SCH, &R_PP, &R_RUN };
+	const struct kapi_res *rs[] = { &opmodel_skp, &opmodel_inst,
+		&opmodel_mcp, &opmodel_sch, &opmodel_pp, &opmodel_run };
 	int64_t end = ksim_now_ms() + 10000;
 
 	for (size_t i = 0; i < 6; i++) {
@@ -1936,10 +1394,7 @@ teardown(void **state)
 	kapi_client_free(C.c);
 	kapi_conf_free(C.conf);
 	ksim_stop(C.k);
-	for (int i = 0; i < C.nitems; i++) {
-		json_object_put(C.items[i].obj);
-	}
-	free(C.items);
+	opmodel_free(&C.om);
 	json_object_put(C.kinds);
 	if (C.viol == 0) {
 		(void)testutil_rmtree(C.dir);
@@ -1979,13 +1434,13 @@ static void
 create_due(int64_t t0, int64_t now)
 {
 	int64_t span = C.m->chaos_ms * 7 / 10;
-	int due = (int)((now - t0) * C.nitems / span);
+	int due = (int)((now - t0) * C.om.nitems / span);
 
-	if (due > C.nitems) {
-		due = C.nitems;
+	if (due > C.om.nitems) {
+		due = C.om.nitems;
 	}
 	for (int n = 0; n < 4 && C.created < due; n++) {
-		struct item *it = &C.items[C.created++];
+		struct opmodel_item *it = &C.om.items[C.created++];
 		create_retry(it->res, it->obj, it->name);
 	}
 }
@@ -2020,8 +1475,8 @@ chaos_phase(void)
 		}
 		ksim_sleep_ms(20);
 	}
-	while (C.created < C.nitems) {
-		struct item *it = &C.items[C.created++];
+	while (C.created < C.om.nitems) {
+		struct opmodel_item *it = &C.om.items[C.created++];
 		create_retry(it->res, it->obj, it->name);
 	}
 }
@@ -2038,8 +1493,8 @@ report(int64_t t_start)
 	    "relist(s) at one LIST per informer, %d fenced "
 	    "window(s) without a write, %d supervisor(s) run, none "
 	    "exited on its own; %d violation(s); %lld s",
-	        C.verified_objects, C.verified_children, C.measured_relists,
-	        C.nfences, C.nsd, C.viol,
+	        C.om.verified_objects, C.om.verified_children,
+	        C.measured_relists, C.nfences, C.nsd, C.viol,
 	        (long long)(ksim_now_ms() - t_start) / 1000);
 }
 
@@ -2064,7 +1519,7 @@ test_chaos(void **state)
 	}
 	kubelet_rules();
 	start_operator();
-	say("%d objects to create over %d s of faults", C.nitems,
+	say("%d objects to create over %d s of faults", C.om.nitems,
 	        C.m->chaos_ms / 1000);
 	chaos_phase();
 	faults_off();
