@@ -99,6 +99,7 @@ struct sc {
 	pid_t w0[MAX_WK]; /* the workers once all were ready */
 	int nw0;
 	long sup_peak_kb, wk_peak_kb;
+	pid_t wk_big; /* the largest worker at the last sc_memory() */
 };
 
 static int
@@ -261,10 +262,30 @@ sc_memory(struct sc *s, long *sup, long *wk)
 	*wk = 0;
 	for (int i = 0; i < n; i++) {
 		long p = opload_pss_kib(k[i]);
-		*wk = p > *wk ? p : *wk;
+		if (p > *wk) {
+			*wk = p;
+			s->wk_big = k[i];
+		}
 	}
 	s->sup_peak_kb = *sup > s->sup_peak_kb ? *sup : s->sup_peak_kb;
 	s->wk_peak_kb = *wk > s->wk_peak_kb ? *wk : s->wk_peak_kb;
+}
+
+/* The name of the worker with pid (the status' "name"), in out. */
+static void
+sc_worker_name(struct sc *s, pid_t pid, char *out, size_t len)
+{
+	json_object *st = sc_status(s), *ws = jx_get(st, "workers");
+
+	snprintf(out, len, "?");
+	for (size_t i = 0; ws != NULL && i < json_object_array_length(ws);
+	        i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (kstate_int(w, "pid") == pid) {
+			snprintf(out, len, "%s", kstate_str(w, "name"));
+		}
+	}
+	json_object_put(st);
 }
 
 /* Stops the operator (it must exit 0 and leave no sanitizer report) and
@@ -432,29 +453,35 @@ report(struct sc *s, int n, int64_t created_ms, struct verdict *v,
 	long sup = -1, wk = -1;
 	int died = sc_deaths(s, true);
 	double limit = 0;
-	bool ok;
+	char big[64];
+	bool ok, mem;
 
 	sc_memory(s, &sup, &wk);
+	sc_worker_name(s, s->wk_big, big, sizeof(big));
 	if (opload_raw_json(ksim_url(s->a.k), &raw) == 0) {
 		limit = opload_sup_limit(&raw);
 	}
+	mem = sup > 0 && sup * 1024.0 < limit && wk < WORKER_KB;
+	/* quick counts leave the raw JSON far below the target's 8 MiB
+	 * constant: memory is a verdict of the full mode only */
 	ok = v->converged_ms >= 0 && v->converged_ms <= bound_ms && died == 0
-	        && sup > 0 && sup * 1024.0 < limit && wk < WORKER_KB;
+	        && (mem || quick);
 	failures += ok ? 0 : 1;
 	v->reported = true;
 	printf("SCALE shape=%s n=%d children=%d created_ms=%" PRId64
 	       " converged_ms=%" PRId64 " bound_ms=%d per_s=%.1f "
 	       "workers_died=%d sup_pss_mib=%.1f sup_peak_mib=%.1f "
 	       "raw_mib=%.1f raw_all_mib=%.1f limit_mib=%.1f "
-	       "sup_hwm_mib=%.1f worker_pss_max_mib=%.2f "
-	       "worker_peak_mib=%.2f result=%s\n",
+	       "sup_hwm_mib=%.1f worker_pss_max_mib=%.2f worker_max=%s "
+	       "worker_peak_mib=%.2f memory=%s result=%s\n",
 	        s->shape, n, children, created_ms, v->converged_ms, bound_ms,
 	        v->converged_ms > 0 ? n * 1000.0 / (double)v->converged_ms
 	                            : 0.0,
 	        died, sup / 1024.0, s->sup_peak_kb / 1024.0,
 	        (double)raw.ubytes / MIB, (double)raw.bytes / MIB, limit / MIB,
-	        opload_hwm_kib(s->sd.pid) / 1024.0, wk / 1024.0,
-	        s->wk_peak_kb / 1024.0, ok ? "PASS" : "FAIL");
+	        opload_hwm_kib(s->sd.pid) / 1024.0, wk / 1024.0, big,
+	        s->wk_peak_kb / 1024.0, mem ? "PASS" : "MISS",
+	        ok ? "PASS" : "FAIL");
 	fflush(stdout);
 }
 
@@ -745,6 +772,10 @@ out:
 
 /* ---- shape 3: schedules due in the same minute ---- */
 
+/* Schedules per instance: at most the run history (50), so that no run
+ * of theirs is pruned. */
+#define PER_CRON 30
+
 struct minute {
 	int n;
 	int64_t due_s; /* the minute they fire (epoch s) */
@@ -757,10 +788,11 @@ check_minute(struct kstate *st, void *arg)
 	struct minute *mn = arg;
 
 	for (int i = 0; i < mn->n; i++) {
-		char name[32], run[40], want[32];
+		char name[32], run[40], inst[32];
 		json_object *o, *r;
 		int64_t created = 0;
 		snprintf(name, sizeof(name), "due-%03d", i);
+		snprintf(inst, sizeof(inst), "cron-%d", i / PER_CRON);
 		snprintf(run, sizeof(run), "%s-1", name);
 		o = kstate_get(st, &opmodel_sch, name);
 		r = kstate_get(st, &opmodel_run, run);
@@ -784,11 +816,11 @@ check_minute(struct kstate *st, void *arg)
 		}
 		timefmt_parse(
 		        kstate_str(r, "metadata.creationTimestamp"), &created);
-		snprintf(want, sizeof(want), "%s", "scheduled");
 		if (r == NULL
 		        || !kstate_label_is(r, "sympozium.ai/schedule", name)
-		        || !kstate_label_is(r, "sympozium.ai/instance", "cron")
-		        || !kstate_label_is(r, "sympozium.ai/type", want)
+		        || !kstate_label_is(r, "sympozium.ai/instance", inst)
+		        || !kstate_label_is(
+		                r, "sympozium.ai/type", "scheduled")
 		        || created / 1000000 < mn->due_s
 		        || strcmp(kstate_str(r, "status.phase"), "Succeeded")
 		                != 0
@@ -817,8 +849,17 @@ shape_minute(void)
 	time_t due, next;
 	int64_t created = -1, t0;
 
-	if (sc_kubesim(&s, "schedules-minute", KUBELET_ONE) != 0
-	        || create_instance(&s, "cron") != 0 || sc_operator(&s) != 0) {
+	if (sc_kubesim(&s, "schedules-minute", KUBELET_ONE) != 0) {
+		goto out;
+	}
+	for (int i = 0; i < (mn.n + PER_CRON - 1) / PER_CRON; i++) {
+		char inst[32];
+		snprintf(inst, sizeof(inst), "cron-%d", i);
+		if (create_instance(&s, inst) != 0) {
+			goto out;
+		}
+	}
+	if (sc_operator(&s) != 0) {
 		goto out;
 	}
 	/* the first whole minute at least lead seconds away (UTC) */
@@ -835,11 +876,11 @@ shape_minute(void)
 		        xasprintf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
 		                  "\"kind\":\"SympoziumSchedule\","
 		                  "\"metadata\":{\"name\":\"due-%03d\"},"
-		                  "\"spec\":{\"instanceRef\":\"cron\","
+		                  "\"spec\":{\"instanceRef\":\"cron-%d\","
 		                  "\"schedule\":\"%d %d %d %d *\","
 		                  "\"task\":\"t%d\",\"type\":\"scheduled\"}}",
-		                i, tm.tm_min, tm.tm_hour, tm.tm_mday,
-		                tm.tm_mon + 1, i));
+		                i, i / PER_CRON, tm.tm_min, tm.tm_hour,
+		                tm.tm_mday, tm.tm_mon + 1, i));
 	}
 	if ((created = reqs_send(&s, &r)) < 0) {
 		goto out;
