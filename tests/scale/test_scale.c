@@ -76,6 +76,9 @@
 
 static bool quick;
 static int failures;
+/* The shape running now, for on_signal(). */
+struct sc;
+static struct sc *volatile current;
 
 static void
 say(const char *fmt, ...)
@@ -159,6 +162,7 @@ sc_kubesim(struct sc *s, const char *shape, const char *rules)
 
 	memset(s, 0, sizeof(*s));
 	s->shape = shape;
+	current = s;
 	if (ksim_api_start(&s->a, args, UA, 60000) != 0) {
 		return (-1);
 	}
@@ -310,6 +314,7 @@ sc_stop(struct sc *s)
 	if (s->a.dir[0] != '\0' && ksim_api_stop(&s->a) != 0) {
 		rc = -1;
 	}
+	current = NULL;
 	return (rc);
 }
 
@@ -393,6 +398,9 @@ path_of(const char *plural)
 
 /* Checks a snapshot: mismatches go to st (kstate_miss()). */
 typedef void check_fn(struct kstate *st, void *arg);
+/* Whether a snapshot is worth taking yet (NULL: always), so that the
+ * poll of a large shape does not load kubesim while nothing can pass. */
+typedef bool ready_fn(void *arg);
 
 struct verdict {
 	int64_t converged_ms; /* from t0 to the first clean snapshot; -1 */
@@ -406,7 +414,7 @@ struct verdict {
  * The convergence time is that of the start of the clean snapshot. */
 static struct verdict
 converge(struct sc *s, int64_t t0, int bound_ms, int period_ms,
-        check_fn *check, void *arg)
+        check_fn *check, ready_fn *ready, void *arg)
 {
 	struct verdict v = { -1, 0, false };
 
@@ -414,9 +422,19 @@ converge(struct sc *s, int64_t t0, int bound_ms, int period_ms,
 		int64_t at = ksim_now_ms();
 		struct kstate st;
 		long sup, wk;
+		bool late = false;
 		int bad;
 
 		sc_memory(s, &sup, &wk);
+		if (ready != NULL && !ready(arg)
+		        && ksim_now_ms() - t0 <= bound_ms) {
+			if (sc_deaths(s, false) > 0) {
+				say("%s: a worker died", s->shape);
+				return (v);
+			}
+			ksim_sleep_ms(period_ms);
+			continue;
+		}
 		bad = kstate_load(
 		              &st, s->a.c, NS, opmodel_kinds, OPMODEL_NKINDS)
 		                != 0
@@ -432,12 +450,12 @@ converge(struct sc *s, int64_t t0, int bound_ms, int period_ms,
 			        buf_str(&st.why));
 			kstate_free(&st);
 			return (v);
-		} else if (ksim_now_ms() - t0 > bound_ms) {
+		} else if ((late = ksim_now_ms() - t0 > bound_ms)) {
 			say("%s: %d mismatch(es) after %d ms; first ones:\n%s",
 			        s->shape, bad, bound_ms, buf_str(&st.why));
 		}
 		kstate_free(&st);
-		if (bad == 0 || ksim_now_ms() - t0 > bound_ms) {
+		if (bad == 0 || late) {
 			return (v);
 		}
 		ksim_sleep_ms(period_ms);
@@ -616,6 +634,22 @@ burst_keep(struct burst *b)
 	free(idx);
 }
 
+/* Every run seen Succeeded on the watch: only then can a snapshot pass. */
+static bool
+burst_ready(void *arg)
+{
+	struct sc *s = ((void **)arg)[0];
+	struct burst *b = ((void **)arg)[1];
+
+	watch_drain(s, b);
+	for (int i = 0; i < b->n; i++) {
+		if (!b->ok[i]) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
 static void
 check_burst(struct kstate *st, void *arg)
 {
@@ -700,7 +734,7 @@ shape_burst(void)
 	burst_keep(&b);
 	say("%s: %d AgentRuns created in %" PRId64 " ms", s.shape, b.n,
 	        created);
-	v = converge(&s, t0, bound, 1000, check_burst, arg);
+	v = converge(&s, t0, bound, 1000, check_burst, burst_ready, arg);
 	report(&s, b.n, created, &v, bound, v.checked);
 out:
 	sc_unreported(&s, &v);
@@ -759,7 +793,8 @@ shape_mixed(void)
 	}
 	say("%s: %d objects created in %" PRId64 " ms", s.shape, m.nitems,
 	        c1 + c2);
-	v = converge(&s, t0, bound, quick ? 1000 : 3000, check_mixed, &m);
+	v = converge(
+	        &s, t0, bound, quick ? 1000 : 3000, check_mixed, NULL, &m);
 	report(&s, m.nitems, c1 + c2, &v, bound, m.verified_children);
 out:
 	sc_unreported(&s, &v);
@@ -895,7 +930,7 @@ shape_minute(void)
 	while (time(NULL) < due) {
 		ksim_sleep_ms(200);
 	}
-	v = converge(&s, t0, bound, 1000, check_minute, &mn);
+	v = converge(&s, t0, bound, 1000, check_minute, NULL, &mn);
 	report(&s, mn.n, created, &v, bound, v.checked);
 out:
 	sc_unreported(&s, &v);
@@ -1045,7 +1080,8 @@ shape_packs(void)
 	if ((created = reqs_send(&s, &r)) < 0) {
 		goto out;
 	}
-	v = converge(&s, t0, bound, quick ? 1000 : 2000, check_packs, &np);
+	v = converge(
+	        &s, t0, bound, quick ? 1000 : 2000, check_packs, NULL, &np);
 	/* n: the packs and what they stamp */
 	report(&s, np * (1 + 2 * PERSONAS), created, &v, bound, v.checked);
 out:
@@ -1155,7 +1191,8 @@ shape_skillpacks(void)
 	if ((created = reqs_send(&s, &r)) < 0) {
 		goto out;
 	}
-	v = converge(&s, t0, bound, quick ? 1000 : 2000, check_skillpacks, &n);
+	v = converge(&s, t0, bound, quick ? 1000 : 2000, check_skillpacks,
+	        NULL, &n);
 	report(&s, n, created, &v, bound, v.checked);
 out:
 	sc_unreported(&s, &v);
@@ -1164,6 +1201,27 @@ out:
 }
 
 /* ---- main ---- */
+
+/* SIGTERM (make's timeout) or SIGINT: kills what the running shape
+ * started, by pid, and exits. */
+static void
+on_signal(int sig)
+{
+	struct sc *s = current;
+
+	if (s != NULL) {
+		if (s->sd.pid > 0) {
+			kill(s->sd.pid, SIGKILL);
+		}
+		for (int i = 0; i < s->sd.nseen; i++) {
+			kill(s->sd.seen[i], SIGKILL);
+		}
+		if (s->a.k != NULL) {
+			kill(ksim_pid(s->a.k), SIGKILL);
+		}
+	}
+	_exit(128 + sig);
+}
 
 static const struct {
 	const char *name;
@@ -1196,6 +1254,8 @@ main(int argc, char **argv)
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	printf("== scale suite (%s mode)\n", quick ? "quick" : "full");
 	fflush(stdout);
