@@ -938,6 +938,46 @@ out:
 	reqs_free(&r);
 }
 
+/* ---- shapes of one kind created at once ---- */
+
+/* n objects of plural, object i being body(i), checked by check(arg);
+ * nreport objects in the report. */
+struct simple {
+	const char *shape, *plural;
+	int n, nreport, bound_ms, period_ms;
+	char *(*body)(int i);
+	check_fn *check;
+	void *arg;
+};
+
+static void
+shape_simple(const struct simple *p)
+{
+	struct reqs r = { 0 };
+	struct verdict v = { -1, 0, false };
+	struct sc s;
+	int64_t t0, created = -1;
+
+	if (sc_kubesim(&s, p->shape, KUBELET_ONE) != 0
+	        || sc_operator(&s) != 0) {
+		goto out;
+	}
+	for (int i = 0; i < p->n; i++) {
+		reqs_add(&r, path_of(p->plural), p->body(i));
+	}
+	t0 = ksim_now_ms();
+	if ((created = reqs_send(&s, &r)) < 0) {
+		goto out;
+	}
+	v = converge(
+	        &s, t0, p->bound_ms, p->period_ms, p->check, NULL, p->arg);
+	report(&s, p->nreport, created, &v, p->bound_ms, v.checked);
+out:
+	sc_unreported(&s, &v);
+	sc_stop(&s);
+	reqs_free(&r);
+}
+
 /* ---- shape 4: PersonaPacks of 20 personas ---- */
 
 static char *
@@ -1063,31 +1103,16 @@ check_packs(struct kstate *st, void *arg)
 static void
 shape_packs(void)
 {
-	int np = quick ? 5 : 50, bound = quick ? 90000 : 300000;
-	struct reqs r = { 0 };
-	struct verdict v = { -1, 0, false };
-	struct sc s;
-	int64_t t0, created = -1;
+	static int np;
+	struct simple p = { "personapacks", "personapacks", 0, 0, 0, 0,
+		pack_body, check_packs, &np };
 
-	if (sc_kubesim(&s, "personapacks", KUBELET_ONE) != 0
-	        || sc_operator(&s) != 0) {
-		goto out;
-	}
-	for (int p = 0; p < np; p++) {
-		reqs_add(&r, path_of("personapacks"), pack_body(p));
-	}
-	t0 = ksim_now_ms();
-	if ((created = reqs_send(&s, &r)) < 0) {
-		goto out;
-	}
-	v = converge(
-	        &s, t0, bound, quick ? 1000 : 2000, check_packs, NULL, &np);
-	/* n: the packs and what they stamp */
-	report(&s, np * (1 + 2 * PERSONAS), created, &v, bound, v.checked);
-out:
-	sc_unreported(&s, &v);
-	sc_stop(&s);
-	reqs_free(&r);
+	np = quick ? 5 : 50;
+	p.n = np;
+	p.nreport = np * (1 + 2 * PERSONAS); /* the packs and their stamps */
+	p.bound_ms = quick ? 90000 : 300000;
+	p.period_ms = quick ? 1000 : 2000;
+	shape_simple(&p);
 }
 
 /* ---- shape 5: SkillPacks with large skills ---- */
@@ -1174,30 +1199,15 @@ check_skillpacks(struct kstate *st, void *arg)
 static void
 shape_skillpacks(void)
 {
-	int n = quick ? 100 : 1000, bound = quick ? 60000 : 240000;
-	struct reqs r = { 0 };
-	struct verdict v = { -1, 0, false };
-	struct sc s;
-	int64_t t0, created = -1;
+	static int n;
+	struct simple p = { "skillpacks-large", "skillpacks", 0, 0, 0, 0,
+		skillpack_body, check_skillpacks, &n };
 
-	if (sc_kubesim(&s, "skillpacks-large", KUBELET_ONE) != 0
-	        || sc_operator(&s) != 0) {
-		goto out;
-	}
-	for (int i = 0; i < n; i++) {
-		reqs_add(&r, path_of("skillpacks"), skillpack_body(i));
-	}
-	t0 = ksim_now_ms();
-	if ((created = reqs_send(&s, &r)) < 0) {
-		goto out;
-	}
-	v = converge(&s, t0, bound, quick ? 1000 : 2000, check_skillpacks,
-	        NULL, &n);
-	report(&s, n, created, &v, bound, v.checked);
-out:
-	sc_unreported(&s, &v);
-	sc_stop(&s);
-	reqs_free(&r);
+	n = quick ? 100 : 1000;
+	p.n = p.nreport = n;
+	p.bound_ms = quick ? 60000 : 240000;
+	p.period_ms = quick ? 1000 : 2000;
+	shape_simple(&p);
 }
 
 /* ---- main ---- */
