@@ -1019,7 +1019,7 @@ yearly_next(json_object *o, char *want, size_t len)
 static void
 check_stamp(struct kstate *st, const char *pack, int p, int i)
 {
-	char in[64], sch[80], cm[80], prompt[64], per[8], next[32];
+	char in[64], sch[80], cm[80], prompt[64], per[16], next[32];
 	json_object *o, *sc, *mem;
 
 	snprintf(in, sizeof(in), "%s-p%02d", pack, i);
