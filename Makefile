@@ -5,8 +5,8 @@
 # files go to $(BUILD), programs to $(BIN).  `make asan` and `make fuzz` reuse
 # the same rules with another $(BUILD)/$(BIN) and extra flags.
 #
-# Targets: all (default), deps, test, asan, valgrind, run, bench, fuzz,
-# crd-digest, clean.
+# Targets: all (default), deps, test, asan, valgrind, run, bench, scale,
+# fuzz, crd-digest, clean.
 
 BUILD	?= build
 BIN	?= bin
@@ -69,6 +69,10 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%) \
 # Benchmark drivers (tests/bench/bench_*.c), run by tests/bench/*.sh.
 BENCH_SRCS := $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BIN)/bench/%)
+# The scale suite (tests/scale/test_*.c), run by `make scale`, not by
+# tests/run-tests.sh.
+SCALE_SRCS := $(sort $(wildcard tests/scale/test_*.c))
+SCALE_BINS := $(SCALE_SRCS:tests/scale/%.c=$(BIN)/scale/%)
 
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
@@ -94,12 +98,13 @@ WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
 		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
 
-.PHONY: all deps test check asan valgrind run bench fuzz clean crd-digest
+.PHONY: all deps test check asan valgrind run bench scale fuzz clean \
+	crd-digest
 .DEFAULT_GOAL := all
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
 
-all: $(PROGS) $(UNIT_BINS) $(BENCH_BINS)
+all: $(PROGS) $(UNIT_BINS) $(BENCH_BINS) $(SCALE_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -121,6 +126,11 @@ $(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 		-lmicrohttpd $(LDLIBS_ALL)
 
 $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/scale/%: $(BUILD)/tests/scale/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
@@ -268,6 +278,20 @@ bench: all
 	python3 tests/bench/report.py --readme $(BENCH_README) \
 		--load-start "$$load0" $$out/*.out || rc=1; \
 	exit $$rc
+
+# make scale runs the scale suite (tests/scale/README.md): every shape at
+# full size, within SCALE_TIMEOUT seconds; SCALE_QUICK=1 (CI) runs each
+# shape smaller.  SCALE_SHAPES="A B" runs those shapes.
+SCALE_QUICK ?=
+SCALE_SHAPES ?=
+SCALE_TIMEOUT ?= $(if $(filter-out 0,$(SCALE_QUICK)),420,2400)
+
+scale: all
+	@SCALE_QUICK=$(SCALE_QUICK) KUBESIM=$(CURDIR)/$(BIN)/kubesim \
+		SYMPOZIUMD=$(CURDIR)/$(BIN)/sympoziumd \
+		SYMPOZIUMCTL=$(CURDIR)/$(BIN)/sympoziumctl \
+		timeout -k 10 $(SCALE_TIMEOUT) $(BIN)/scale/test_scale \
+		$(SCALE_SHAPES)
 
 clean:
 	rm -rf build bin

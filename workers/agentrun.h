@@ -19,6 +19,11 @@
  * that name reaches the worker as this environment variable. */
 #define AGENTRUN_HISTORY     50
 #define AGENTRUN_HISTORY_ENV "SYMPOZIUM_MAX_RUN_HISTORY"
+/* Deletes one pruning pass sends, well below IPC_WRITES_MAX (a RESULT
+ * with more writes gets the worker killed); the rest go a pass later,
+ * AGENTRUN_PRUNE_AGAIN_MS on. */
+#define AGENTRUN_PRUNE_MAX      500
+#define AGENTRUN_PRUNE_AGAIN_MS 1000
 /* How long after startedAt a missing Job is taken for a cache lag. */
 #define AGENTRUN_JOB_GRACE_MS 30000
 /* Requeue delay of a run whose Job is missing while the supervisor marks

@@ -64,7 +64,10 @@ static const char *const allowed[] = {
 	 * pthread_create still works): glibc registers these */
 	"set_robust_list", "rseq",
 	/* identity and the end */
-	"getpid", "gettid", "getrandom", "exit", "exit_group", NULL
+	"getpid", "gettid", "getrandom", "exit", "exit_group",
+	/* glibc's qsort() of more than 1 KiB asks sysconf(_SC_PHYS_PAGES),
+	 * i.e. sysinfo: read-only figures about the machine */
+	"sysinfo", NULL
 };
 
 /* Also allowed in ASan builds: the reporter (/proc/self/maps, the binary's
@@ -140,12 +143,36 @@ conditional(scmp_filter_ctx ctx)
 	return (rc != 0 ? -1 : 0);
 }
 
+static int
+cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return ((x > y) - (x < y));
+}
+
+/* Fills glibc's caches that some calls fill on first use with a system
+ * call: qsort()'s physical memory size (sysconf(_SC_PHYS_PAGES), read by
+ * its merge sort for arrays of 1 KiB or more). */
+static void
+prewarm(void)
+{
+	long v[256];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		v[i] = (long)(sizeof(v) / sizeof(v[0]) - i);
+	}
+	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), cmp_long);
+	(void)sysconf(_SC_PHYS_PAGES);
+}
+
 int
 sbx_filter_install(bool log, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx;
 	int rc;
 
+	prewarm();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		errmsg(err, errlen, "PR_SET_NO_NEW_PRIVS: %s",
 		        strerror(errno));

@@ -30,10 +30,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,10 +53,11 @@
 #include "ipc/hproto.h"
 #include "tests/bench/result.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/opload.h"
 
-#define NCLIENTS 4
 #define MIB      (1024.0 * 1024.0)
 #define UA_SD    "sympoziumd/"
+#define UA_BENCH "bench-operator/0.1"
 #define LEASE_MS 3000
 #define RETRY_MS 500
 
@@ -95,107 +94,17 @@ row(const char *name, double fig, const char *unit, const char *base,
 	                          : "MISS");
 }
 
-/* ---- the plain parallel client ---- */
-
-/* Fills method, path and body of request i; may keep the answer. */
-typedef void build_fn(void *arg, int i, struct buf *path, struct buf *body,
-        const char **method, const char **ctype);
-typedef void answer_fn(void *arg, int i, const char *body);
-
-struct par {
-	const char *base;
-	int n;
-	atomic_int next;
-	atomic_int bad;
-	build_fn *build;
-	answer_fn *answer;
-	void *arg;
-};
-
-static size_t
-collect(char *p, size_t sz, size_t n, void *arg)
-{
-	buf_append(arg, p, sz * n);
-	return (sz * n);
-}
-
-static void *
-par_thread(void *arg)
-{
-	struct par *p = arg;
-	CURL *c = curl_easy_init();
-	struct buf path = BUF_INIT, body = BUF_INIT, out = BUF_INIT,
-	           url = BUF_INIT;
-	int i;
-
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
-		const char *method = "POST", *ctype = "application/json";
-		struct curl_slist *h = NULL;
-		char hdr[128];
-		long code = 0;
-
-		buf_reset(&path);
-		buf_reset(&body);
-		buf_reset(&out);
-		buf_reset(&url);
-		p->build(p->arg, i, &path, &body, &method, &ctype);
-		buf_printf(&url, "%s%s", p->base, buf_str(&path));
-		snprintf(hdr, sizeof(hdr), "Content-Type: %s", ctype);
-		h = curl_slist_append(h, hdr);
-		curl_easy_setopt(c, CURLOPT_URL, buf_str(&url));
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, buf_str(&body));
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body.len);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
-		curl_easy_setopt(c, CURLOPT_USERAGENT, "bench-operator/0.1");
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-		if (curl_easy_perform(c) != CURLE_OK) {
-			code = 0;
-		} else {
-			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		}
-		curl_slist_free_all(h);
-		if (code < 200 || code > 299) {
-			if (atomic_fetch_add(&p->bad, 1) < 3) {
-				fprintf(stderr, "%s %s: %ld %s\n", method,
-				        buf_str(&path), code, buf_str(&out));
-			}
-		} else if (p->answer != NULL) {
-			p->answer(p->arg, i, buf_str(&out));
-		}
-	}
-	curl_easy_cleanup(c);
-	buf_fini(&path);
-	buf_fini(&body);
-	buf_fini(&out);
-	buf_fini(&url);
-	return (NULL);
-}
-
-/* Sends n requests over NCLIENTS threads; returns the elapsed seconds,
- * or -1 when a request failed. */
+/* opload_send() as the bench's client; a failure counts as an error. */
 static double
-par_send(const char *base, int n, build_fn *b, answer_fn *a, void *arg)
+par_send(const char *base, int n, opload_build_fn *b, opload_answer_fn *a,
+        void *arg)
 {
-	struct par p = {
-		.base = base, .n = n, .build = b, .answer = a, .arg = arg
-	};
-	pthread_t t[NCLIENTS];
-	int64_t t0 = now_us();
+	double t = opload_send(base, UA_BENCH, n, b, a, arg);
 
-	for (int i = 0; i < NCLIENTS; i++) {
-		pthread_create(&t[i], NULL, par_thread, &p);
+	if (t < 0) {
+		fail("%d requests: a request failed", n);
 	}
-	for (int i = 0; i < NCLIENTS; i++) {
-		pthread_join(t[i], NULL);
-	}
-	if (atomic_load(&p.bad) > 0) {
-		fail("%d of %d requests failed", atomic_load(&p.bad), n);
-		return (-1);
-	}
-	return ((double)(now_us() - t0) / 1e6);
+	return (t);
 }
 
 /* ---- kubesim and the CRDs ---- */
@@ -1067,126 +976,6 @@ load_runs(const char *base, struct load *l)
 	return (0);
 }
 
-/* What the supervisor's watches select (supervisor/ctrl.c, every
- * controller): path and label selector. */
-static const struct {
-	const char *path, *sel;
-} WATCHES[] = {
-	{ "/apis/sympozium.ai/v1alpha1/agentruns", NULL },
-	{ "/apis/batch/v1/jobs", "sympozium.ai/agent-run" },
-	{ "/api/v1/pods", "sympozium.ai/agent-run" },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziuminstances", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/skillpacks", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziumpolicies", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziuminstances", NULL },
-	{ "/apis/apps/v1/deployments", "sympozium.ai/instance" },
-	{ "/api/v1/services", "sympozium.ai/instance" },
-	{ "/apis/sympozium.ai/v1alpha1/agentruns", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/personapacks", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziuminstances",
-	        "sympozium.ai/persona-pack" },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziumschedules",
-	        "sympozium.ai/persona-pack" },
-	{ "/apis/sympozium.ai/v1alpha1/skillpacks", NULL },
-	{ "/api/v1/configmaps", "sympozium.ai/skillpack" },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziumschedules", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/agentruns", "sympozium.ai/instance" },
-	{ "/apis/sympozium.ai/v1alpha1/sympoziuminstances", NULL },
-	{ "/apis/sympozium.ai/v1alpha1/mcpservers", NULL },
-	{ "/apis/apps/v1/deployments", "sympozium.ai/mcp-server" },
-	{ "/api/v1/services", "sympozium.ai/mcp-server" },
-};
-
-struct raw {
-	size_t objs, bytes;   /* every watch (what the caches hold) */
-	size_t uobjs, ubytes; /* each object once */
-};
-
-static int
-raw_json(const char *base, struct raw *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t w = 0; w < sizeof(WATCHES) / sizeof(WATCHES[0]); w++) {
-		char path[300];
-		bool seen = false;
-		struct ksim_resp *r;
-		json_object *items;
-
-		for (size_t j = 0; j < w; j++) {
-			seen = seen
-			        || strcmp(WATCHES[j].path, WATCHES[w].path)
-			                == 0;
-		}
-		snprintf(path, sizeof(path), "%s%s%s", WATCHES[w].path,
-		        WATCHES[w].sel != NULL ? "?labelSelector=" : "",
-		        WATCHES[w].sel != NULL ? WATCHES[w].sel : "");
-		r = ksim_request(base, "GET", path, NULL, NULL, NULL, 60000);
-		if (r->code != 200 || r->json == NULL) {
-			fail("GET %s: %ld", path, r->code);
-			ksim_resp_free(r);
-			return (-1);
-		}
-		items = json_object_object_get(r->json, "items");
-		for (size_t i = 0; i < json_object_array_length(items); i++) {
-			json_object *o = json_object_array_get_idx(items, i);
-			size_t len;
-			jx_strip(o, "metadata.managedFields");
-			len = strlen(json_object_to_json_string_ext(
-			        o, JSON_C_TO_STRING_PLAIN));
-			out->objs++;
-			out->bytes += len;
-			if (!seen) {
-				out->uobjs++;
-				out->ubytes += len;
-			}
-		}
-		ksim_resp_free(r);
-	}
-	return (0);
-}
-
-/* VmHWM (peak resident set) of pid in KiB, or -1. */
-static long
-hwm_kib(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		return (-1);
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return (kib);
-}
-
-/* Pss of pid in KiB (smaps_rollup), or -1. */
-static long
-pss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	FILE *f;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	if ((f = fopen(path, "re")) == NULL) {
-		return (-1);
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "Pss: %ld kB", &kib) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return (kib);
-}
-
 /* The live children of parent; returns how many (<= max). */
 static int
 children(pid_t parent, pid_t *out, int max)
@@ -1397,21 +1186,22 @@ req_summary(const struct ksim_api *a, int64_t t0, int64_t t1)
 }
 
 static void
-report_memory(const struct sd *s, const struct raw *raw, const char *sync)
+report_memory(
+        const struct sd *s, const struct opload_raw *raw, const char *sync)
 {
 	pid_t kids[64];
 	int nk = children(s->pid, kids, 64);
-	long sup = pss_kib(s->pid), maxw = 0;
+	long sup = opload_pss_kib(s->pid), maxw = 0;
 	unsigned long long cobj = 0, cbytes = 0;
 	const char *p = strstr(sync, "watches, ");
-	double limit = 1.5 * (double)raw->ubytes + 8 * MIB;
+	double limit = opload_sup_limit(raw);
 	char bs[80];
 
 	if (p != NULL) {
 		sscanf(p, "watches, %llu objects, %llu bytes", &cobj, &cbytes);
 	}
 	for (int i = 0; i < nk; i++) {
-		long k = pss_kib(kids[i]);
+		long k = opload_pss_kib(kids[i]);
 		maxw = k > maxw ? k : maxw;
 	}
 	printf("== memory: %zu objects (%zu in all watches), raw JSON %.2f "
@@ -1425,8 +1215,8 @@ report_memory(const struct sd *s, const struct raw *raw, const char *sync)
 	        (sup * 1024.0) / (double)raw->ubytes);
 	row("supervisor PSS per object", sup * 1024.0 / (double)raw->uobjs,
 	        "B", bs, "", -1);
-	row("supervisor peak RSS (VmHWM)", hwm_kib(s->pid) / 1024.0, "MiB",
-	        "during start-up", "", -1);
+	row("supervisor peak RSS (VmHWM)", opload_hwm_kib(s->pid) / 1024.0,
+	        "MiB", "during start-up", "", -1);
 	row("raw JSON per object", (double)raw->ubytes / (double)raw->uobjs,
 	        "B", "", "", -1);
 	row("cache bytes (at sync, all watches)", cbytes / MIB, "MiB", "", "",
@@ -1473,7 +1263,7 @@ bench_start_memory(void)
 	struct load l
 	        = { .runs = quick ? 1000 : 10000, .nns = quick ? 4 : 20 };
 	struct sd s = { 0 };
-	struct raw raw;
+	struct opload_raw raw;
 	char sync[512] = "", ready[512] = "";
 	int64_t t0, tsync, tready, tcreate, twrite, tquiet, tdrain;
 	char bs[64];
@@ -1484,7 +1274,7 @@ bench_start_memory(void)
 		goto done;
 	}
 	if (apply_crds(ksim_url(a.k)) != 0 || load_runs(ksim_url(a.k), &l) != 0
-	        || raw_json(ksim_url(a.k), &raw) != 0) {
+	        || opload_raw_json(ksim_url(a.k), &raw) != 0) {
 		goto out;
 	}
 	t0 = now_us();

@@ -54,16 +54,15 @@
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
 #include "tests/lib/ksim.h"
+#include "tests/lib/kstate.h"
+#include "tests/lib/opmodel.h"
 #include "tests/lib/sdproc.h"
 #include "tests/lib/testutil.h"
 
 #define NS       "default"
-#define GROUP    "sympozium.ai"
-#define VERSION  "v1alpha1"
 #define UA_SD    "sympoziumd/0.1 "
 #define LEADING  "leading (epoch"
 #define DEPOSED  "not leading any more"
-#define MEM_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
 #define MAX_SD   16
 #define MAX_SEEN 1024
 #define MAX_VIOL 40
@@ -161,28 +160,7 @@ struct rule {
 	int64_t until_ms;
 };
 
-/* One object to create. */
-struct item {
-	const struct kapi_res *res;
-	char name[64];
-	json_object *obj;
-};
-
-static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
 static const struct kapi_res R_SECRET = { "", "v1", "secrets", true };
-static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
-static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
-static const struct kapi_res R_SVC = { "", "v1", "services", true };
-static const struct kapi_res R_PVC
-        = { "", "v1", "persistentvolumeclaims", true };
-static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
-static const struct kapi_res R_INST
-        = { GROUP, VERSION, "sympoziuminstances", true };
-static const struct kapi_res R_MCP = { GROUP, VERSION, "mcpservers", true };
-static const struct kapi_res R_SCH
-        = { GROUP, VERSION, "sympoziumschedules", true };
-static const struct kapi_res R_PP = { GROUP, VERSION, "personapacks", true };
-static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
 
 static struct {
 	const struct mode *m;
@@ -199,11 +177,11 @@ static struct {
 	int nstopped;
 	struct rule rules[64];
 	int nrules;
-	struct item *items;
-	int nitems, created;
+	struct opmodel om; /* the objects and their expected state */
+	int created;
 	int injected[F_NKINDS];
 	int viol;
-	int verified_objects, verified_children, measured_relists;
+	int measured_relists;
 	int64_t leader_quiet_until; /* no leader fault before (mono ms) */
 	int64_t refuse_until;       /* refusal window end (mono ms) */
 	json_object *kinds;         /* informer key -> LISTs per recovery */
@@ -619,189 +597,25 @@ lists_of(const struct sd *s, int64_t after_us, bool initial, struct lists *l)
 	l->ua = NULL;
 }
 
-/* ---- the objects and what the spec says they become ---- */
+/* ---- the objects (tests/lib/opmodel.c) ---- */
 
-static void
-add_item(const struct kapi_res *r, const char *name, char *json)
-{
-	struct item *it;
-
-	C.items = xreallocarray(C.items, C.nitems + 1, sizeof(*C.items));
-	it = &C.items[C.nitems++];
-	it->res = r;
-	snprintf(it->name, sizeof(it->name), "%s", name);
-	it->obj = jparse(json);
-	free(json);
-}
-
-static char *
-meta(const char *kind, const char *name, const char *labels)
-{
-	return (xasprintf("\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	                  "\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\","
-	                  "\"namespace\":\"" NS "\"%s%s%s}",
-	        kind, name, labels != NULL ? ",\"labels\":{" : "",
-	        labels != NULL ? labels : "", labels != NULL ? "}" : ""));
-}
-
-static void
-add_skillpack(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "sp-%04d", i);
-	m = meta("SkillPack", name, NULL);
-	add_item(&R_SKP, name,
-	        xasprintf("{%s,\"spec\":{\"skills\":["
-	                  "{\"name\":\"s1\",\"description\":\"d%d\","
-	                  "\"content\":\"c1 %d\"},"
-	                  "{\"name\":\"s2\",\"content\":\"c2 %d\"}]}}",
-	                m, i, i, i));
-	free(m);
-}
-
-static void
-add_instance(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "in-%04d", i);
-	m = meta("SympoziumInstance", name, NULL);
-	add_item(&R_INST, name,
-	        xasprintf("{%s,\"spec\":{\"agents\":{\"default\":{\"model\":"
-	                  "\"gpt-4o\"}},\"memory\":{\"enabled\":%s}}}",
-	                m, i % 2 == 0 ? "true" : "false"));
-	free(m);
-}
-
-static void
-add_mcp(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "mcp-%04d", i);
-	m = meta("MCPServer", name, NULL);
-	if (i % 2 == 0) {
-		add_item(&R_MCP, name,
-		        xasprintf("{%s,\"spec\":{\"transportType\":\"http\","
-		                  "\"toolsPrefix\":\"t\",\"url\":"
-		                  "\"http://ext-%d.example:80/mcp\"}}",
-		                m, i));
-	} else {
-		add_item(&R_MCP, name,
-		        xasprintf(
-		                "{%s,\"spec\":{\"transportType\":\"http\","
-		                "\"toolsPrefix\":\"t\",\"deployment\":{"
-		                "\"image\":\"example/mcp:1\",\"port\":9000}}}",
-		                m));
-	}
-	free(m);
-}
-
-/* Schedules fire once a year (never during the run) or are suspended. */
-static void
-add_schedule(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "sch-%04d", i);
-	m = meta("SympoziumSchedule", name, NULL);
-	add_item(&R_SCH, name,
-	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"in-0000\","
-	                  "\"schedule\":\"0 0 1 1 *\",\"task\":\"t%d\","
-	                  "\"type\":\"scheduled\",\"suspend\":%s}}",
-	                m, i, i % 3 == 0 ? "true" : "false"));
-	free(m);
-}
-
-static void
-add_pack(int i)
-{
-	char name[32];
-	char *m;
-
-	snprintf(name, sizeof(name), "pp-%03d", i);
-	m = meta("PersonaPack", name, NULL);
-	add_item(&R_PP, name,
-	        xasprintf("{%s,\"spec\":{\"enabled\":true,\"personas\":["
-	                  "{\"name\":\"a\",\"systemPrompt\":\"pa%d\"},"
-	                  "{\"name\":\"b\",\"systemPrompt\":\"pb%d\"}]}}",
-	                m, i, i));
-	free(m);
-}
-
-static void
-run_instance(int i, char *out, size_t len)
-{
-	snprintf(out, len, "in-%04d", i % C.m->run_instances);
-}
-
-static void
-add_run(int i)
-{
-	char name[32], inst[32], lab[96];
-	char *m;
-
-	snprintf(name, sizeof(name), "run-%04d", i);
-	run_instance(i, inst, sizeof(inst));
-	snprintf(lab, sizeof(lab), "\"sympozium.ai/instance\":\"%s\"", inst);
-	m = meta("AgentRun", name, lab);
-	add_item(&R_RUN, name,
-	        xasprintf("{%s,\"spec\":{\"instanceRef\":\"%s\","
-	                  "\"agentId\":\"chaos\",\"sessionKey\":\"s%d\","
-	                  "\"task\":\"task %d\",\"model\":{\"provider\":"
-	                  "\"openai\",\"model\":\"gpt-4o\","
-	                  "\"authSecretRef\":\"chaos-key\"}}}",
-	                m, inst, i, i));
-	free(m);
-}
-
-/* The result the emulated kubelet's log gives run i. */
-static char *
-run_result(const char *run)
-{
-	return (xasprintf("ok %s", run));
-}
-
-/* Every object, in creation order: the instances the runs and schedules
- * name first, the rest shuffled by the seeded PRNG. */
+/* Every object of the mode, in creation order: the instances the runs
+ * and schedules name first, the rest shuffled by the seeded PRNG. */
 static void
 build_items(void)
 {
 	const struct mode *m = C.m;
+	struct opmodel_counts n = { m->skillpacks, m->instances, m->mcps,
+		m->schedules, m->packs, m->runs, m->run_instances };
 	int first;
 
-	for (int i = 0; i < m->run_instances; i++) {
-		add_instance(i);
-	}
-	first = C.nitems;
-	for (int i = m->run_instances; i < m->instances; i++) {
-		add_instance(i);
-	}
-	for (int i = 0; i < m->skillpacks; i++) {
-		add_skillpack(i);
-	}
-	for (int i = 0; i < m->mcps; i++) {
-		add_mcp(i);
-	}
-	for (int i = 0; i < m->schedules; i++) {
-		add_schedule(i);
-	}
-	for (int i = 0; i < m->packs; i++) {
-		add_pack(i);
-	}
-	for (int i = 0; i < m->runs; i++) {
-		add_run(i);
-	}
-	for (int i = C.nitems - 1; i > first; i--) {
+	opmodel_build(&C.om, &n);
+	first = C.om.first_free;
+	for (int i = C.om.nitems - 1; i > first; i--) {
 		int j = first + (int)(rnd() % (uint64_t)(i - first + 1));
-		struct item t = C.items[i];
-		C.items[i] = C.items[j];
-		C.items[j] = t;
+		struct opmodel_item t = C.om.items[i];
+		C.om.items[i] = C.om.items[j];
+		C.om.items[j] = t;
 	}
 }
 
@@ -833,568 +647,10 @@ create_retry(const struct kapi_res *r, json_object *obj, const char *name)
 static void
 kubelet_rules(void)
 {
-	struct buf b = BUF_INIT;
+	char *rules = opmodel_kubelet_rules(&C.om);
 
-	buf_puts(&b, "{\"rules\":[");
-	for (int i = 0; i < C.m->runs; i++) {
-		char run[32];
-		char *res;
-		snprintf(run, sizeof(run), "run-%04d", i);
-		res = run_result(run);
-		buf_printf(&b,
-		        "%s{\"labelSelector\":\"sympozium.ai/agent-run=%s\","
-		        "\"runDuration\":\"300ms\",\"logs\":{\"*\":\"start\\n"
-		        "__SYMPOZIUM_RESULT__{\\\"status\\\":\\\"success\\\","
-		        "\\\"response\\\":\\\"%s\\\"}__SYMPOZIUM_END__\\n\"}}",
-		        i > 0 ? "," : "", run, res);
-		free(res);
-	}
-	buf_puts(&b, "]}");
-	assert_int_equal(
-	        admin("PUT", "/_kubesim/kubelet", buf_str(&b), NULL), 200);
-	buf_fini(&b);
-}
-
-/* ---- kubesim's state against the expectation model ---- */
-
-static const struct {
-	const struct kapi_res *res;
-	const char *kind;
-} RES[] = {
-	{ &R_SKP, "SkillPack" },
-	{ &R_INST, "SympoziumInstance" },
-	{ &R_MCP, "MCPServer" },
-	{ &R_SCH, "SympoziumSchedule" },
-	{ &R_PP, "PersonaPack" },
-	{ &R_RUN, "AgentRun" },
-	{ &R_CM, "ConfigMap" },
-	{ &R_JOB, "Job" },
-	{ &R_DEP, "Deployment" },
-	{ &R_SVC, "Service" },
-	{ &R_PVC, "PersistentVolumeClaim" },
-};
-#define NRES     (sizeof(RES) / sizeof(RES[0]))
-#define NPRIMARY 6
-
-struct state {
-	json_object *by[NRES]; /* name -> object */
-	json_object *kids;     /* owner uid -> sorted "Kind/name" list */
-	struct buf why;        /* mismatches of this round */
-	int nwhy;
-};
-
-static void
-miss(struct state *st, const char *fmt, ...)
-{
-	va_list ap;
-
-	st->nwhy++;
-	if (st->nwhy <= MAX_VIOL) {
-		va_start(ap, fmt);
-		buf_vprintf(&st->why, fmt, ap);
-		va_end(ap);
-		buf_putc(&st->why, '\n');
-	}
-}
-
-/* The controller ownerReference of o, or NULL. */
-static json_object *
-controller_ref(json_object *o)
-{
-	json_object *refs = jx_get(o, "metadata.ownerReferences");
-
-	for (size_t i = 0; refs != NULL && i < json_object_array_length(refs);
-	        i++) {
-		json_object *r = json_object_array_get_idx(refs, i);
-		bool c = false;
-		if (jx_get_bool(r, "controller", &c) == 0 && c) {
-			return (r);
-		}
-	}
-	return (NULL);
-}
-
-static void
-add_kid(struct state *st, const char *uid, const char *kind, const char *name)
-{
-	json_object *a = json_object_object_get(st->kids, uid);
-	char *s = xasprintf("%s/%s", kind, name);
-
-	if (a == NULL) {
-		a = json_object_new_array();
-		json_object_object_add(st->kids, uid, a);
-	}
-	json_object_array_add(a, json_object_new_string(s));
-	free(s);
-}
-
-static int
-load_state(struct state *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->kids = json_object_new_object();
-	for (size_t i = 0; i < NRES; i++) {
-		json_object *items = NULL;
-		struct kapi_err e = KAPI_ERR_INIT;
-		if (kapi_list_all(C.c, RES[i].res, NS, NULL, &items, NULL, &e)
-		        != KAPI_OK) {
-			say("list %s: %s", RES[i].res->plural,
-			        e.message != NULL ? e.message : "");
-			kapi_err_fini(&e);
-			return (-1);
-		}
-		kapi_err_fini(&e);
-		st->by[i] = json_object_new_object();
-		for (size_t j = 0; j < json_object_array_length(items); j++) {
-			json_object *o = json_object_array_get_idx(items, j);
-			json_object *ref = controller_ref(o);
-			const char *name = str_at(o, "metadata.name");
-			json_object_object_add(
-			        st->by[i], name, json_object_get(o));
-			if (ref != NULL
-			        && strcmp(str_at(ref, "apiVersion"),
-			                   GROUP "/" VERSION)
-			                == 0) {
-				add_kid(st, str_at(ref, "uid"), RES[i].kind,
-				        name);
-			}
-		}
-		json_object_put(items);
-	}
-	return (0);
-}
-
-static void
-free_state(struct state *st)
-{
-	for (size_t i = 0; i < NRES; i++) {
-		json_object_put(st->by[i]);
-	}
-	json_object_put(st->kids);
-	buf_fini(&st->why);
-}
-
-static json_object *
-get_obj(struct state *st, const struct kapi_res *r, const char *name)
-{
-	for (size_t i = 0; i < NRES; i++) {
-		if (RES[i].res == r) {
-			return (json_object_object_get(st->by[i], name));
-		}
-	}
-	return (NULL);
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return (strcmp(*(char *const *)a, *(char *const *)b));
-}
-
-/* Compares the children of owner o with want (NULL-terminated). */
-static void
-check_kids(struct state *st, const char *what, json_object *o, char **want)
-{
-	json_object *a
-	        = json_object_object_get(st->kids, str_at(o, "metadata.uid"));
-	size_t n = a != NULL ? json_object_array_length(a) : 0, nw = 0;
-	const char *got[64];
-	struct buf g = BUF_INIT, w = BUF_INIT;
-
-	while (want[nw] != NULL) {
-		nw++;
-	}
-	for (size_t i = 0; i < n && i < 64; i++) {
-		got[i] = json_object_get_string(
-		        json_object_array_get_idx(a, i));
-	}
-	qsort(got, n < 64 ? n : 64, sizeof(got[0]), cmp_str);
-	qsort(want, nw, sizeof(want[0]), cmp_str);
-	for (size_t i = 0; i < n && i < 64; i++) {
-		buf_printf(&g, "%s ", got[i]);
-	}
-	for (size_t i = 0; i < nw; i++) {
-		buf_printf(&w, "%s ", want[i]);
-	}
-	if (strcmp(buf_str(&g), buf_str(&w)) != 0) {
-		miss(st, "%s: children [%s], expected [%s]", what, buf_str(&g),
-		        buf_str(&w));
-	} else {
-		C.verified_children += (int)nw;
-	}
-	buf_fini(&g);
-	buf_fini(&w);
-	for (size_t i = 0; i < nw; i++) {
-		free(want[i]);
-	}
-}
-
-static bool
-has_finalizer(json_object *o, const char *fin)
-{
-	json_object *f = jx_get(o, "metadata.finalizers");
-
-	for (size_t i = 0; f != NULL && i < json_object_array_length(f); i++) {
-		if (strcmp(json_object_get_string(
-		                   json_object_array_get_idx(f, i)),
-		            fin)
-		        == 0) {
-			return (true);
-		}
-	}
-	return (false);
-}
-
-static bool
-label_is(json_object *o, const char *key, const char *want)
-{
-	json_object *v = jx_getv(o, "metadata", "labels", key, NULL);
-
-	return (v != NULL && strcmp(json_object_get_string(v), want) == 0);
-}
-
-static const char *
-data_of(json_object *cm, const char *key)
-{
-	json_object *v = jx_getv(cm, "data", key, NULL);
-
-	return (v != NULL ? json_object_get_string(v) : NULL);
-}
-
-static int64_t
-int_at(json_object *o, const char *path)
-{
-	int64_t v = -1;
-
-	return (jx_get_int(o, path, &v) == 0 ? v : -1);
-}
-
-/* The condition of type t in o's status, or NULL. */
-static json_object *
-condition(json_object *o, const char *t)
-{
-	json_object *cs = jx_get(o, "status.conditions");
-
-	for (size_t i = 0; cs != NULL && i < json_object_array_length(cs);
-	        i++) {
-		json_object *c = json_object_array_get_idx(cs, i);
-		if (strcmp(str_at(c, "type"), t) == 0) {
-			return (c);
-		}
-	}
-	return (NULL);
-}
-
-/* Spec 4.2. */
-static void
-expect_skillpack(struct state *st, const char *name, json_object *o)
-{
-	int i = atoi(name + 3);
-	json_object *cm = get_obj(st, &R_CM, name);
-	char *s1 = xasprintf("# s1\n\n> d%d\n\nc1 %d", i, i);
-	char *s2 = xasprintf("c2 %d", i);
-	char *kids[] = { xasprintf("ConfigMap/%s", name), NULL };
-
-	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
-	        || strcmp(str_at(o, "status.configMapName"), name) != 0
-	        || int_at(o, "status.skillCount") != 2) {
-		miss(st, "SkillPack %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	} else if (!has_finalizer(o, "sympozium.ai/skillpack-finalizer")) {
-		miss(st, "SkillPack %s: no finalizer", name);
-	} else if (cm == NULL
-	        || json_object_object_length(jx_get(cm, "data")) != 2
-	        || strcmp(data_of(cm, "s1.md") ?: "", s1) != 0
-	        || strcmp(data_of(cm, "s2.md") ?: "", s2) != 0
-	        || !label_is(cm, "sympozium.ai/component", "skillpack")
-	        || !label_is(cm, "sympozium.ai/skillpack", name)) {
-		miss(st, "SkillPack %s: ConfigMap %s", name,
-		        cm != NULL ? json_object_to_json_string(cm)
-		                   : "absent");
-	}
-	free(s1);
-	free(s2);
-	check_kids(st, name, o, kids);
-}
-
-/* The memory ConfigMap of instance name (spec 2.2 step 6). */
-static void
-expect_memory_cm(struct state *st, const char *name)
-{
-	char cm_name[128];
-	json_object *cm;
-
-	snprintf(cm_name, sizeof(cm_name), "%s-memory", name);
-	cm = get_obj(st, &R_CM, cm_name);
-	if (cm == NULL || strcmp(data_of(cm, "MEMORY.md") ?: "", MEM_MD) != 0
-	        || !label_is(cm, "sympozium.ai/instance", name)
-	        || !label_is(cm, "sympozium.ai/component", "memory")) {
-		miss(st, "instance %s: memory ConfigMap %s", name,
-		        cm != NULL ? json_object_to_json_string(cm)
-		                   : "absent");
-	}
-}
-
-/* Spec 2.2 (no channels) and, for stamped instances, 3.3. */
-static void
-expect_instance(struct state *st, const char *name, json_object *o)
-{
-	char pack[64] = "", persona[8] = "";
-	bool stamped = sscanf(name, "pp-%3[0-9]-%1[ab]", pack, persona) == 2;
-	bool memory = stamped || atoi(name + 3) % 2 == 0;
-	bool with_runs = !stamped && atoi(name + 3) < C.m->run_instances;
-	char *kids[5] = { NULL };
-	int n = 0;
-
-	if (strcmp(str_at(o, "status.phase"), "Running") != 0) {
-		miss(st, "instance %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (!with_runs && int_at(o, "status.activeAgentPods") > 0) {
-		miss(st, "instance %s: activeAgentPods > 0", name);
-	}
-	if (memory) {
-		expect_memory_cm(st, name);
-		kids[n++] = xasprintf("ConfigMap/%s-memory", name);
-	}
-	if (stamped) {
-		char want[96];
-		snprintf(want, sizeof(want), "p%s%d", persona, atoi(pack));
-		if (strcmp(str_at(o, "spec.memory.systemPrompt"), want) != 0
-		        || !label_is(o, "sympozium.ai/persona", persona)) {
-			miss(st,
-			        "instance %s: spec or labels not stamped "
-			        "from its persona",
-			        name);
-		}
-		/* the memory skill is appended: its server (2.2 step 7) */
-		kids[n++] = xasprintf("Deployment/%s-memory", name);
-		kids[n++] = xasprintf("Service/%s-memory", name);
-		kids[n++] = xasprintf(
-		        "PersistentVolumeClaim/%s-memory-db", name);
-	}
-	check_kids(st, name, o, kids);
-}
-
-/* Spec 6.2. */
-static void
-expect_mcp(struct state *st, const char *name, json_object *o)
-{
-	int i = atoi(name + 4);
-	bool ext = i % 2 == 0, ready = false;
-	char url[128];
-	json_object *rc = condition(o, "Ready"),
-	            *dc = condition(o, "Deployed");
-	json_object *svc = get_obj(st, &R_SVC, name);
-	char *kids[3] = { NULL };
-
-	if (ext) {
-		snprintf(url, sizeof(url), "http://ext-%d.example:80/mcp", i);
-	} else {
-		snprintf(url, sizeof(url), "http://%s." NS ".svc:9000", name);
-		kids[0] = xasprintf("Deployment/%s", name);
-		kids[1] = xasprintf("Service/%s", name);
-	}
-	(void)jx_get_bool(o, "status.ready", &ready);
-	if (!ready || strcmp(str_at(o, "status.url"), url) != 0
-	        || strcmp(str_at(rc, "status"), "True") != 0
-	        || strcmp(str_at(rc, "reason"), ext ? "External" : "Ready")
-	                != 0
-	        || (!ext && strcmp(str_at(dc, "status"), "True") != 0)) {
-		miss(st, "MCPServer %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (!ext
-	        && (svc == NULL || int_at(svc, "spec.ports.0.port") != 9000)) {
-		miss(st, "MCPServer %s: Service without port 9000", name);
-	}
-	check_kids(st, name, o, kids);
-}
-
-/* Spec 5.2 steps 4, 6, 7: "0 0 1 1 *" from creation - 24 h. */
-static void
-expect_schedule(struct state *st, const char *name, json_object *o)
-{
-	bool suspended = atoi(name + 4) % 3 == 0;
-	char *kids[] = { NULL };
-	int64_t created = 0;
-	char want[32] = "";
-
-	if (timefmt_parse(str_at(o, "metadata.creationTimestamp"), &created)
-	        == 0) {
-		time_t base = (time_t)(created / 1000000 - 86400);
-		struct tm tm;
-		gmtime_r(&base, &tm);
-		snprintf(want, sizeof(want), "%04d-01-01T00:00:00Z",
-		        tm.tm_year + 1900 + 1);
-	}
-	if (suspended) {
-		if (strcmp(str_at(o, "status.phase"), "Suspended") != 0) {
-			miss(st, "schedule %s: status %s (want Suspended)",
-			        name,
-			        json_object_to_json_string(
-			                jx_get(o, "status")));
-		}
-	} else if (strcmp(str_at(o, "status.phase"), "Active") != 0
-	        || strcmp(str_at(o, "status.nextRunTime"), want) != 0
-	        || int_at(o, "status.totalRuns") > 0) {
-		miss(st, "schedule %s: status %s (want Active, next %s)", name,
-		        json_object_to_json_string(jx_get(o, "status")), want);
-	}
-	check_kids(st, name, o, kids);
-}
-
-/* Spec 3.2 step 7, 3.3 (personas a and b, no schedule). */
-static void
-expect_pack(struct state *st, const char *name, json_object *o)
-{
-	char *kids[] = { xasprintf("SympoziumInstance/%s-a", name),
-		xasprintf("SympoziumInstance/%s-b", name), NULL };
-	json_object *ip = jx_get(o, "status.installedPersonas");
-	char a[80], b[80];
-
-	snprintf(a, sizeof(a), "%s-a", name);
-	snprintf(b, sizeof(b), "%s-b", name);
-	if (strcmp(str_at(o, "status.phase"), "Ready") != 0
-	        || int_at(o, "status.personaCount") != 2
-	        || int_at(o, "status.installedCount") != 2 || ip == NULL
-	        || json_object_array_length(ip) != 2
-	        || strcmp(str_at(o, "status.installedPersonas.0.instanceName"),
-	                   a)
-	                != 0
-	        || strcmp(str_at(o, "status.installedPersonas.1.instanceName"),
-	                   b)
-	                != 0
-	        || strcmp(str_at(o, "status.installedPersonas.0.name"), "a")
-	                != 0) {
-		miss(st, "PersonaPack %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	for (int i = 0; i < 2; i++) {
-		json_object *inst = get_obj(st, &R_INST, i == 0 ? a : b);
-		if (inst == NULL
-		        || !label_is(
-		                inst, "sympozium.ai/persona-pack", name)) {
-			miss(st,
-			        "PersonaPack %s: instance %s absent or "
-			        "unlabelled",
-			        name, i == 0 ? a : b);
-		}
-	}
-	check_kids(st, name, o, kids);
-}
-
-/* The run's Job has ttlSecondsAfterFinished 300 (spec 1.12): kubesim's Job
- * controller deletes it 300 s after it finished, which the run's
- * completedAt trails by a little.  True when it may be gone by now. */
-static bool
-job_may_be_gone(struct state *st, const char *name, json_object *o)
-{
-	int64_t done_us;
-
-	return (timefmt_parse(str_at(o, "status.completedAt"), &done_us) == 0
-	        && timefmt_now_us_real() - done_us >= 290LL * 1000000
-	        && get_obj(st, &R_JOB, name) == NULL);
-}
-
-/* Spec 1.3, 1.5, 1.6, 1.10, 1.14. */
-static void
-expect_run(struct state *st, const char *name, json_object *o)
-{
-	char *want = run_result(name);
-	char *kids[] = { xasprintf("ConfigMap/%s-input", name),
-		xasprintf("Job/%s", name), NULL };
-	json_object *fins = jx_get(o, "metadata.finalizers");
-
-	if (job_may_be_gone(st, name, o)) {
-		/* its TTL expired (long mode): the input ConfigMap alone */
-		free(kids[1]);
-		kids[1] = NULL;
-	}
-
-	if (strcmp(str_at(o, "status.phase"), "Succeeded") != 0
-	        || strcmp(str_at(o, "status.result"), want) != 0
-	        || strcmp(str_at(o, "status.jobName"), name) != 0
-	        || str_at(o, "status.podName")[0] == '\0'
-	        || str_at(o, "status.completedAt")[0] == '\0') {
-		miss(st, "AgentRun %s: status %s", name,
-		        json_object_to_json_string(jx_get(o, "status")));
-	}
-	if (fins != NULL && json_object_array_length(fins) > 0) {
-		miss(st, "AgentRun %s: finalizer left on a finished run",
-		        name);
-	}
-	free(want);
-	check_kids(st, name, o, kids);
-}
-
-/* Checks every object once; returns the number of mismatches. */
-static int
-check_round(struct state *st)
-{
-	int n = 0;
-
-	C.verified_children = 0;
-	for (int i = 0; i < C.nitems; i++) {
-		struct item *it = &C.items[i];
-		json_object *o = get_obj(st, it->res, it->name);
-
-		if (o == NULL) {
-			miss(st, "%s %s is absent", it->res->plural, it->name);
-			continue;
-		}
-		n++;
-		if (it->res == &R_SKP) {
-			expect_skillpack(st, it->name, o);
-		} else if (it->res == &R_INST) {
-			expect_instance(st, it->name, o);
-		} else if (it->res == &R_MCP) {
-			expect_mcp(st, it->name, o);
-		} else if (it->res == &R_SCH) {
-			expect_schedule(st, it->name, o);
-		} else if (it->res == &R_PP) {
-			char nm[80];
-			expect_pack(st, it->name, o);
-			for (int p = 0; p < 2; p++) {
-				json_object *in;
-				snprintf(nm, sizeof(nm), "%s-%c", it->name,
-				        p == 0 ? 'a' : 'b');
-				if ((in = get_obj(st, &R_INST, nm)) != NULL) {
-					expect_instance(st, nm, in);
-					n++;
-				}
-			}
-		} else {
-			expect_run(st, it->name, o);
-		}
-	}
-	C.verified_objects = n;
-	return (st->nwhy);
-}
-
-/* Objects of our kinds that nobody asked for (children are counted by
- * check_kids; this catches extra primaries, e.g. a run of a schedule). */
-static void
-check_no_extra(struct state *st)
-{
-	for (size_t r = 0; r < NPRIMARY; r++) {
-		json_object_object_foreach(st->by[r], name, o)
-		{
-			bool known = false;
-			(void)o;
-			for (int i = 0; i < C.nitems && !known; i++) {
-				known = C.items[i].res == RES[r].res
-				        && strcmp(C.items[i].name, name) == 0;
-			}
-			known = known
-			        || (RES[r].res == &R_INST
-			                && strncmp(name, "pp-", 3) == 0);
-			if (!known) {
-				miss(st, "unexpected %s %s", RES[r].kind,
-				        name);
-			}
-		}
-	}
+	assert_int_equal(admin("PUT", "/_kubesim/kubelet", rules, NULL), 200);
+	free(rules);
 }
 
 /* Polls until everything matches or converge_ms pass. */
@@ -1405,17 +661,17 @@ converge(void)
 	int rounds = 0;
 
 	for (;;) {
-		struct state st;
+		struct kstate st;
 		int bad;
 
 		rounds++;
-		if (load_state(&st) != 0) {
-			free_state(&st);
+		if (kstate_load(&st, C.c, NS, opmodel_kinds, OPMODEL_NKINDS)
+		        != 0) {
+			kstate_free(&st);
 			ksim_sleep_ms(500);
 			continue;
 		}
-		check_round(&st);
-		check_no_extra(&st);
+		opmodel_check(&C.om, &st);
 		bad = st.nwhy;
 		if (bad == 0 || ksim_now_ms() >= end) {
 			if (bad != 0) {
@@ -1429,10 +685,10 @@ converge(void)
 				        (long long)(ksim_now_ms() - t0),
 				        rounds);
 			}
-			free_state(&st);
+			kstate_free(&st);
 			return;
 		}
-		free_state(&st);
+		kstate_free(&st);
 		ksim_sleep_ms(1000);
 	}
 }
@@ -1527,7 +783,7 @@ fault_rule(enum fk k, int64_t now)
 		json_object_put(out);
 		return (false);
 	}
-	C.rules[C.nrules].id = (int)int_at(out, "id");
+	C.rules[C.nrules].id = (int)kstate_int(out, "id");
 	C.rules[C.nrules++].until_ms = now + rnd_in(500, 3000);
 	json_object_put(out);
 	return (true);
@@ -2005,8 +1261,8 @@ apply_crds(void)
 static void
 wait_served(void)
 {
-	const struct kapi_res *rs[]
-	        = { &R_SKP, &R_INST, &R_MCP, &R_SCH, &R_PP, &R_RUN };
+	const struct kapi_res *rs[] = { &opmodel_skp, &opmodel_inst,
+		&opmodel_mcp, &opmodel_sch, &opmodel_pp, &opmodel_run };
 	int64_t end = ksim_now_ms() + 10000;
 
 	for (size_t i = 0; i < 6; i++) {
@@ -2134,10 +1390,7 @@ teardown(void **state)
 	kapi_client_free(C.c);
 	kapi_conf_free(C.conf);
 	ksim_stop(C.k);
-	for (int i = 0; i < C.nitems; i++) {
-		json_object_put(C.items[i].obj);
-	}
-	free(C.items);
+	opmodel_free(&C.om);
 	json_object_put(C.kinds);
 	if (C.viol == 0) {
 		(void)testutil_rmtree(C.dir);
@@ -2177,13 +1430,13 @@ static void
 create_due(int64_t t0, int64_t now)
 {
 	int64_t span = C.m->chaos_ms * 7 / 10;
-	int due = (int)((now - t0) * C.nitems / span);
+	int due = (int)((now - t0) * C.om.nitems / span);
 
-	if (due > C.nitems) {
-		due = C.nitems;
+	if (due > C.om.nitems) {
+		due = C.om.nitems;
 	}
 	for (int n = 0; n < 4 && C.created < due; n++) {
-		struct item *it = &C.items[C.created++];
+		struct opmodel_item *it = &C.om.items[C.created++];
 		create_retry(it->res, it->obj, it->name);
 	}
 }
@@ -2218,8 +1471,8 @@ chaos_phase(void)
 		}
 		ksim_sleep_ms(20);
 	}
-	while (C.created < C.nitems) {
-		struct item *it = &C.items[C.created++];
+	while (C.created < C.om.nitems) {
+		struct opmodel_item *it = &C.om.items[C.created++];
 		create_retry(it->res, it->obj, it->name);
 	}
 }
@@ -2236,8 +1489,8 @@ report(int64_t t_start)
 	    "relist(s) at one LIST per informer, %d fenced "
 	    "window(s) without a write, %d supervisor(s) run, none "
 	    "exited on its own; %d violation(s); %lld s",
-	        C.verified_objects, C.verified_children, C.measured_relists,
-	        C.nfences, C.nsd, C.viol,
+	        C.om.verified_objects, C.om.verified_children,
+	        C.measured_relists, C.nfences, C.nsd, C.viol,
 	        (long long)(ksim_now_ms() - t_start) / 1000);
 }
 
@@ -2262,7 +1515,7 @@ test_chaos(void **state)
 	}
 	kubelet_rules();
 	start_operator();
-	say("%d objects to create over %d s of faults", C.nitems,
+	say("%d objects to create over %d s of faults", C.om.nitems,
 	        C.m->chaos_ms / 1000);
 	chaos_phase();
 	faults_off();

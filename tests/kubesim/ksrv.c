@@ -114,7 +114,9 @@ ksrv_coll(struct ksrv *ks, const struct kres *res)
 void
 ksrv_now(char out[32])
 {
-	timefmt_rfc3339((int64_t)time(NULL), out);
+	/* not time(): its coarse clock lags a tick behind, so an object
+	 * created just after a second began would carry the one before */
+	timefmt_rfc3339(timefmt_now_us_real() / 1000000, out);
 }
 
 void

@@ -1067,6 +1067,38 @@ test_completed(void **state)
 	free(r);
 }
 
+/* 1,200 completed runs of the instance, history 50: one pass deletes the
+ * oldest AGENTRUN_PRUNE_MAX (a RESULT holds at most IPC_WRITES_MAX
+ * writes) and comes back for the rest. */
+static void
+test_prune_bounded(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "\"phase\":\"Succeeded\"");
+	json_object *res;
+
+	for (int i = 0; i < 1200; i++) {
+		char *o = xasprintf(
+		        "{\"metadata\":{\"name\":\"b%04d\",\"namespace\":"
+		        "\"ns\",\"creationTimestamp\":\"2025-01-01T00:%02d:"
+		        "%02dZ\",\"labels\":{\"sympozium.ai/instance\":"
+		        "\"alice\"}},\"status\":{\"phase\":\"Succeeded\"}}",
+		        i, i / 60, i % 60);
+		fakesup_add_json(f, "agentruns", o);
+		free(o);
+	}
+	res = run(f, r, NULL, T0);
+	assert_int_equal(
+	        count_w(res, "delete", "agentruns"), AGENTRUN_PRUNE_MAX);
+	assert_true(nwrites(res) <= IPC_WRITES_MAX);
+	assert_non_null(find_w(res, "delete", "agentruns", "b0000"));
+	assert_non_null(find_w(res, "delete", "agentruns", "b0499"));
+	assert_null(find_w(res, "delete", "agentruns", "b0500"));
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	free(r);
+}
+
 static void
 test_deleting_and_unknown(void **state)
 {
@@ -1315,6 +1347,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_completed, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_prune_bounded, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_deleting_and_unknown,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(

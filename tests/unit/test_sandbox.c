@@ -149,6 +149,42 @@ do_allowed(void)
 	}
 }
 
+static int
+cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a;
+	uintptr_t y = (uintptr_t) * (void *const *)b;
+
+	return ((x > y) - (x < y));
+}
+
+/* glibc's qsort() of 1 KiB or more (128 pointers: the agentrun worker's
+ * completed runs of one instance) asks sysconf(_SC_PHYS_PAGES), which is
+ * a sysinfo call: a worker with a long run history died of it. */
+static void
+do_qsort(void)
+{
+	size_t n = 3000;
+	void **v = malloc(n * sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (void *)(uintptr_t)(n - i);
+	}
+	qsort(v, n, sizeof(*v), cmp_ptr);
+	qsort(v, 128, sizeof(*v), cmp_ptr);
+	if ((uintptr_t)v[0] != 1 || sysconf(_SC_PHYS_PAGES) <= 0) {
+		_exit(5);
+	}
+	free(v);
+}
+
+static void
+test_libc_qsort(void **state)
+{
+	(void)state;
+	assert_exit0(run_filtered(do_qsort));
+}
+
 static void
 test_kills_openat(void **state)
 {
@@ -395,6 +431,7 @@ main(void)
 		cmocka_unit_test(test_kills_fork),
 		cmocka_unit_test(test_kills_kill_other),
 		cmocka_unit_test(test_allowed_lives),
+		cmocka_unit_test(test_libc_qsort),
 		cmocka_unit_test(test_own_signal),
 		cmocka_unit_test(test_parse_mode),
 		cmocka_unit_test(test_enter),
