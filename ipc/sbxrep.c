@@ -40,8 +40,7 @@ sbxrep_encode(unsigned char out[SBXREP_LEN], uint32_t nr, uint32_t arch)
 }
 
 int
-sbxrep_decode(
-        const unsigned char *buf, size_t n, uint32_t *nr, uint32_t *arch)
+sbxrep_decode(const unsigned char *buf, size_t n, uint32_t *nr, uint32_t *arch)
 {
 	if (buf == NULL || n < SBXREP_LEN || get32(buf) != MAGIC) {
 		return (-1);

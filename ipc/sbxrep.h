@@ -45,8 +45,7 @@ int sbxrep_decode(
 /* "killed by its sandbox: system call NAME (NR)" into out (len bytes)
  * for the first record of buf, when it is valid and names a system call
  * of this machine's architecture.  Returns out, or NULL. */
-char *sbxrep_cause(
-        const unsigned char *buf, size_t n, char *out, size_t len);
+char *sbxrep_cause(const unsigned char *buf, size_t n, char *out, size_t len);
 
 /* Reads what is waiting on fd (non-blocking; at most a few records) and
  * returns sbxrep_cause() of it, NULL when there is nothing valid. */

@@ -21,6 +21,7 @@
 #include "common/errmsg.h"
 #include "common/xmalloc.h"
 #include "ipc/sbxrep.h"
+#include "workers/agentrun.h"
 #include "workers/sandbox.h"
 
 /* Environment variables the reconcilers read (getenv at reconcile time):
@@ -29,7 +30,7 @@ static const char *const keep_env[] = { "SYMPOZIUM_IMAGE_REGISTRY",
 	"SYMPOZIUM_IMAGE_TAG", "SYMPOZIUM_DEFAULT_OTEL_ENABLED",
 	"SYMPOZIUM_DEFAULT_OTEL_ENDPOINT", "SYMPOZIUM_DEFAULT_OTEL_PROTOCOL",
 	"SYMPOZIUM_DEFAULT_OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT",
-	"TZDIR", NULL };
+	"TZDIR", AGENTRUN_HISTORY_ENV, NULL };
 
 int
 sbx_parse_mode(const char *s, enum sbx_mode *mode)

@@ -22,8 +22,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -91,31 +93,30 @@ static const char *const allowed[] = {
 static const char *const deadly[] = {
 	/* files */
 	"open", "openat", "openat2", "creat", "open_by_handle_at",
-	"name_to_handle_at", "mkdir", "mkdirat", "rmdir", "unlink",
-	"unlinkat", "rename", "renameat", "renameat2", "link", "linkat",
-	"symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmod",
-	"fchmodat", "chown", "fchown", "lchown", "fchownat", "truncate",
-	"ftruncate", "utime", "utimes", "utimensat", "futimesat", "setxattr",
-	"lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
-	"fremovexattr", "chroot", "mount", "umount2",
-	"pivot_root", "fsopen", "fsmount", "fsconfig", "fspick",
-	"move_mount", "open_tree", "mount_setattr", "swapon", "swapoff",
-	"quotactl", "acct", "memfd_create", "memfd_secret",
+	"name_to_handle_at", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat",
+	"rename", "renameat", "renameat2", "link", "linkat", "symlink",
+	"symlinkat", "mknod", "mknodat", "chmod", "fchmod", "fchmodat",
+	"chown", "fchown", "lchown", "fchownat", "truncate", "ftruncate",
+	"utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr",
+	"fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "chroot",
+	"mount", "umount2", "pivot_root", "fsopen", "fsmount", "fsconfig",
+	"fspick", "move_mount", "open_tree", "mount_setattr", "swapon",
+	"swapoff", "quotactl", "acct", "memfd_create", "memfd_secret",
 	/* sockets */
 	"socket", "socketpair", "connect", "bind", "listen", "accept",
 	"accept4",
 	/* processes and programs */
 	"execve", "execveat", "fork", "vfork", "clone", "ptrace",
-	"process_vm_readv", "process_vm_writev", "pidfd_open",
-	"pidfd_getfd", "pidfd_send_signal", "kill", "tgkill", "tkill",
-	"rt_sigqueueinfo", "rt_tgsigqueueinfo", "unshare", "setns",
+	"process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd",
+	"pidfd_send_signal", "kill", "tgkill", "tkill", "rt_sigqueueinfo",
+	"rt_tgsigqueueinfo", "unshare", "setns",
 	/* the kernel */
 	"bpf", "perf_event_open", "seccomp", "init_module", "finit_module",
 	"delete_module", "kexec_load", "kexec_file_load", "reboot",
-	"userfaultfd", "io_uring_setup", "io_uring_enter",
-	"io_uring_register", "keyctl", "add_key", "request_key", "iopl",
-	"ioperm", "settimeofday", "clock_settime", "clock_adjtime",
-	"adjtimex", "sethostname", "setdomainname",
+	"userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key", "iopl", "ioperm", "settimeofday",
+	"clock_settime", "clock_adjtime", "adjtimex", "sethostname",
+	"setdomainname",
 	/* identity */
 	"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
 	"setfsuid", "setfsgid", "setgroups", "capset", NULL
@@ -226,8 +227,8 @@ on_sigsys(int sig, siginfo_t *si, void *uctx)
 		die(nr, si->si_arch);
 	}
 	if (nr >= 0 && nr < NR_MAX) {
-		atomic_fetch_or(&sbx.refused[nr / 8],
-		        (unsigned char)(1u << (nr % 8)));
+		atomic_fetch_or(
+		        &sbx.refused[nr / 8], (unsigned char)(1u << (nr % 8)));
 	} else {
 		atomic_store(&sbx.refused_other, nr + 1);
 	}
@@ -313,6 +314,9 @@ conditional(scmp_filter_ctx ctx)
 	        SCMP_A0(SCMP_CMP_EQ, self));
 	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
 	        SCMP_A0(SCMP_CMP_EQ, self));
+	/* isatty() (stdio's buffering of a terminal): TCGETS reads only */
+	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+	        SCMP_A1(SCMP_CMP_EQ, TCGETS));
 	/* getrlimit() is prlimit64(0, res, NULL, &old): reading only */
 	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,
 	        SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
@@ -342,7 +346,9 @@ cmp_long(const void *a, const void *b)
 
 /* Fills glibc's caches that some calls fill on first use with a system
  * call: qsort()'s physical memory size (sysconf(_SC_PHYS_PAGES), read by
- * its merge sort for arrays of 1 KiB or more). */
+ * its merge sort for arrays of 1 KiB or more); the time zone, which
+ * gmtime_r(), localtime_r(), mktime() and strftime() read once (opening
+ * /etc/localtime or $TZ's file: a deadly call). */
 static void
 prewarm(void)
 {
@@ -353,6 +359,7 @@ prewarm(void)
 	}
 	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), cmp_long);
 	(void)sysconf(_SC_PHYS_PAGES);
+	tzset();
 }
 
 /* SIGSYS to on_sigsys, unblocked in this thread (nng's threads, started

@@ -139,8 +139,9 @@ assert_sandbox_event(struct optest *f, const char *name, const char *call)
 	print_message("event: %s\n", msg);
 	assert_string_equal(jx_get_str(ev, "type"), "Warning");
 	assert_non_null(strstr(msg, call));
-	assert_non_null(strstr(msg, "the testctl worker was killed by its "
-	                            "sandbox: system call "));
+	assert_non_null(strstr(msg,
+	        "the testctl worker was killed by its "
+	        "sandbox: system call "));
 	json_object_put(evs);
 }
 
@@ -148,8 +149,8 @@ assert_sandbox_event(struct optest *f, const char *name, const char *call)
 static void
 assert_ctl_names(struct optest *f, const char *cause)
 {
-	struct sdproc_ctl r = sdproc_ctl_run(f->dir, NULL, "--socket",
-	        f->sock, "worker", "testctl-0", NULL);
+	struct sdproc_ctl r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock,
+	        "worker", "testctl-0", NULL);
 
 	assert_int_equal(r.rc, 0);
 	print_message("%s", r.out);
@@ -169,7 +170,8 @@ killed_and_restarted(struct optest *f, const char *action, const char *call)
 	char cause[128];
 
 	snprintf(cause, sizeof(cause),
-	        "signal SIGSYS: killed by its sandbox: system call %s (", call);
+	        "signal SIGSYS: killed by its sandbox: system call %s (",
+	        call);
 	sd_start(f, NULL);
 	assert_true(log_wait(f, LEADING, 1, WAIT_MS));
 	optest_testctl_create(f, "bad", true, action);

@@ -549,8 +549,8 @@ optest_testctl_wait_out(
 /* ---- Events ---- */
 
 json_object *
-optest_events(struct optest *o, const char *ns, const char *name,
-        const char *reason)
+optest_events(
+        struct optest *o, const char *ns, const char *name, const char *reason)
 {
 	static const struct kapi_res events = { "", "v1", "events", true };
 	json_object *items = NULL, *out = json_object_new_array();

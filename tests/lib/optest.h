@@ -185,7 +185,7 @@ bool optest_testctl_wait_out(
 
 /* The Events of namespace ns about involvedObject name with reason (a new
  * array; caller puts).  Fails the test when the list fails. */
-json_object *optest_events(struct optest *o, const char *ns,
-        const char *name, const char *reason);
+json_object *optest_events(struct optest *o, const char *ns, const char *name,
+        const char *reason);
 
 #endif
