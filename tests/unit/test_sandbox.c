@@ -262,32 +262,33 @@ do_unlisted(void)
 	}
 }
 
-/* The lines a child wrote to the pipe p (read end p[0]), NUL-ended. */
+/* run_mode() with the child's log lines in out (NUL-ended); asserts that
+ * it exited 0. */
 static void
-read_all(int fd, char *buf, size_t len)
+run_logged(child_fn fn, bool log, char *out, size_t len)
 {
 	size_t n = 0;
 	ssize_t r;
+	int p[2];
 
-	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) > 0) {
+	assert_int_equal(pipe(p), 0);
+	int st = run_mode(fn, log, -1, p[1]);
+	close(p[1]);
+	while (n + 1 < len && (r = read(p[0], out + n, len - 1 - n)) > 0) {
 		n += (size_t)r;
 	}
-	buf[n] = '\0';
+	out[n] = '\0';
+	close(p[0]);
+	assert_exit0(st);
 }
 
 static void
 test_unlisted_refused(void **state)
 {
 	char out[4096], want[128];
-	int p[2];
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	int st = run_mode(do_unlisted, false, -1, p[1]);
-	close(p[1]);
-	read_all(p[0], out, sizeof(out));
-	close(p[0]);
-	assert_exit0(st);
+	run_logged(do_unlisted, false, out, sizeof(out));
 	print_message("%s", out);
 	snprintf(want, sizeof(want),
 	        "sandbox: system call getcwd (%d) refused with ENOSYS, "
@@ -313,18 +314,12 @@ static void
 test_log_mode(void **state)
 {
 	char out[4096], want[128];
-	int p[2];
 
 	(void)state;
 	if (sbx_relaxed()) {
 		return; /* openat is allowed there */
 	}
-	assert_int_equal(pipe(p), 0);
-	int st = run_mode(do_open_refused, true, -1, p[1]);
-	close(p[1]);
-	read_all(p[0], out, sizeof(out));
-	close(p[0]);
-	assert_exit0(st);
+	run_logged(do_open_refused, true, out, sizeof(out));
 	snprintf(want, sizeof(want),
 	        "sandbox: system call openat (%d) refused with ENOSYS (in "
 	        "mode on it kills)",
