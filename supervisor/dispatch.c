@@ -18,6 +18,7 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
+#include "ipc/sbxrep.h"
 #include "supervisor/cache.h"
 #include "supervisor/restart.h"
 #include "supervisor/sup.h"
@@ -323,6 +324,23 @@ sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
 	}
 }
 
+/* A worker killed by its sandbox: a Warning Event on the key in flight
+ * naming the system call (ipc/sbxrep.h). */
+static void
+sandbox_event(struct sup *s, size_t idx, const char *controller,
+        const char *key, const char *cause)
+{
+	const char *what = strstr(cause, SBXREP_CAUSE);
+	char msg[512];
+
+	if (what == NULL) {
+		return;
+	}
+	snprintf(msg, sizeof(msg), "reconciling it, the %s worker was %s",
+	        controller, what);
+	sup_record_event(s, idx, key, "Warning", "SandboxKilled", msg);
+}
+
 void
 sup_on_lost(void *arg, const char *controller, const char *key,
         const char *cause, bool quarantined)
@@ -336,6 +354,7 @@ sup_on_lost(void *arg, const char *controller, const char *key,
 	if (c == NULL) {
 		return;
 	}
+	sandbox_event(s, idx, controller, key, cause);
 	int64_t t0 = queue_started_ms(c->q, key);
 	stats_lost(s->stats, controller, cause, t0 >= 0 ? now - t0 : 0, now);
 	if (!quarantined) {

@@ -20,6 +20,7 @@
 #include "supervisor/workers.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc_sock.h"
+#include "ipc/sbxrep.h"
 
 #define DRAIN_MAX 64 /* messages taken from one session per call */
 
@@ -75,6 +77,7 @@ struct wk_worker {
 	bool asked; /* wk_restart(): restart at once when reaped */
 	bool was_ready; /* has completed a handshake once */
 	char *reason;   /* the worker's ERROR message, NULL none */
+	int report_fd;  /* the sandbox kill report's read end, -1 none */
 };
 
 struct ctl {
@@ -130,10 +133,11 @@ build_env(const char *const *env)
 	while (env != NULL && env[n] != NULL) {
 		n++;
 	}
-	out = xcalloc(n + 4, sizeof(*out));
+	out = xcalloc(n + 5, sizeof(*out));
 	for (i = 0; i < n; i++) {
 		out[k++] = xstrdup(env[i]);
 	}
+	out[k++] = xasprintf("%s=%d", SBXREP_ENV, SBXREP_FD);
 	for (i = 0; i < 3; i++) {
 		if ((v = getenv(sanitizer_vars[i])) != NULL) {
 			out[k++] = xasprintf("%s=%s", sanitizer_vars[i], v);
@@ -167,6 +171,15 @@ wk_pool_new(
 }
 
 static void
+close_report(struct wk_worker *w)
+{
+	if (w->report_fd >= 0) {
+		close(w->report_fd);
+	}
+	w->report_fd = -1;
+}
+
+static void
 worker_fini(struct wk_worker *w)
 {
 	int st;
@@ -176,6 +189,7 @@ worker_fini(struct wk_worker *w)
 		while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) { }
 	}
 	ipc_sock_close(w->sock);
+	close_report(w);
 	restart_free(w->restart);
 	free(w->path);
 	free(w->key);
@@ -253,6 +267,7 @@ worker_init(struct wk_pool *p, struct ctl *c, int i)
 	w->hb_deadline = -1;
 	w->last_rx = -1;
 	w->key_since = -1;
+	w->report_fd = -1;
 }
 
 int
@@ -465,6 +480,7 @@ slot_down(struct wk_worker *w, int64_t now, const char *cause, bool permanent)
 
 	ipc_sock_close(w->sock);
 	w->sock = NULL;
+	close_report(w);
 	w->pid = 0;
 	w->deadline = -1;
 	w->hb_deadline = -1;
@@ -514,7 +530,7 @@ cause_reason(const struct wk_worker *w, bool permanent, char *buf, size_t len)
 static void
 on_exit_status(struct wk_worker *w, int64_t now, int status)
 {
-	char buf[640];
+	char buf[640], sbx[128];
 	const char *cause = wk_exit_cause(status, buf, sizeof(buf));
 	bool permanent = WIFEXITED(status)
 	        && WEXITSTATUS(status) == IPC_EXIT_PERMANENT
@@ -522,6 +538,9 @@ on_exit_status(struct wk_worker *w, int64_t now, int status)
 
 	if (w->kill_cause != NULL) {
 		snprintf(buf, sizeof(buf), "%s", w->kill_cause);
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS
+	        && sbxrep_read_cause(w->report_fd, sbx, sizeof(sbx)) != NULL) {
+		snprintf(buf, sizeof(buf), "signal SIGSYS: %s", sbx);
 	} else {
 		cause_reason(w, permanent, buf, sizeof(buf));
 	}
@@ -579,12 +598,13 @@ child_reset_signals(void)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* In the forked child: only async-signal-safe calls until execve. */
+/* In the forked child: only async-signal-safe calls until execve.
+ * report: the kill report pipe's write end (-1 none), made SBXREP_FD. */
 static void
-child_exec(char *const argv[], char *const envp[], pid_t parent)
+child_exec(char *const argv[], char *const envp[], pid_t parent, int report)
 {
 	struct rlimit nocore = { 0, 0 };
-	int fd;
+	int fd, keep = report >= 0 ? SBXREP_FD : 2;
 
 	child_reset_signals();
 	(void)setpgid(0, 0);
@@ -593,8 +613,13 @@ child_exec(char *const argv[], char *const envp[], pid_t parent)
 		_exit(127);
 	}
 	(void)setrlimit(RLIMIT_CORE, &nocore);
-	if (close_range(3, ~0u, 0) != 0) {
-		for (fd = 3; fd < 65536; fd++) {
+	if (report == SBXREP_FD) {
+		(void)fcntl(report, F_SETFD, 0);
+	} else if (report >= 0 && dup2(report, SBXREP_FD) != SBXREP_FD) {
+		keep = 2;
+	}
+	if (close_range((unsigned)keep + 1, ~0u, 0) != 0) {
+		for (fd = keep + 1; fd < 65536; fd++) {
 			(void)close(fd);
 		}
 	}
@@ -608,7 +633,7 @@ spawn(struct wk_worker *w, int64_t now)
 	struct wk_pool *p = w->pool;
 	char err[256], cause[300];
 	char *argv[9];
-	int n = 0;
+	int n = 0, rep[2] = { -1, -1 };
 	pid_t parent = getpid(), pid;
 
 	w->sock = ipc_sock_listen(w->path, p->cfg.max_msg, err, sizeof(err));
@@ -628,10 +653,19 @@ spawn(struct wk_worker *w, int64_t now)
 		argv[n++] = p->log_format;
 	}
 	argv[n] = NULL;
+	if (pipe2(rep, O_CLOEXEC) != 0
+	        || fcntl(rep[0], F_SETFL, O_NONBLOCK) != 0) {
+		rep[0] = rep[1] = -1; /* no kill report: the cause stays
+		                       * "signal SIGSYS" */
+	}
 	pid = fork();
 	if (pid == 0) {
-		child_exec(argv, p->env, parent);
+		child_exec(argv, p->env, parent, rep[1]);
 	}
+	if (rep[1] >= 0) {
+		close(rep[1]);
+	}
+	w->report_fd = rep[0];
 	if (pid < 0) {
 		snprintf(cause, sizeof(cause), "fork: %s", strerror(errno));
 		log_warnx("worker %s-%d: %s", w->ctl->name, w->index, cause);

@@ -60,9 +60,11 @@
  *
  * The child process: a clean environment (exactly cfg.env, plus
  * ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS copied from the supervisor
- * when set, since they only tune sanitizer diagnostics), every descriptor
- * but 0, 1 and 2 closed (stdout/stderr inherited: worker logs go to the
- * supervisor's stderr), all signals unblocked and at their default action,
+ * when set, since they only tune sanitizer diagnostics, and
+ * SYMPOZIUM_WORKER_REPORT_FD=3), every descriptor but 0, 1, 2 and 3 closed
+ * (stdout/stderr inherited: worker logs go to the supervisor's stderr; 3:
+ * the write end of the sandbox kill report's pipe, ipc/sbxrep.h, read when
+ * a worker died by SIGSYS: the cause then names the system call), all signals unblocked and at their default action,
  * its own process group (a terminal's ^C reaches only the supervisor, which
  * stops the workers), RLIMIT_CORE 0, and PR_SET_PDEATHSIG(SIGKILL) so it
  * dies with the supervisor.

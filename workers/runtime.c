@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "workers/runtime.h"
+#include "workers/sandbox.h"
 #include "workers/view.h"
 
 /* Waits for READY; answers heartbeats that come first. */
@@ -63,6 +64,7 @@ wrt_reconcile(const struct reconciler *r, const struct ipc_msg *work,
 	out.result = ipc_result_new(w.key, w.epoch, IPC_V_DONE, 0, NULL);
 	out.verdict = IPC_V_DONE;
 	r->reconcile(&in, &out);
+	sbx_log_refused(w.key);
 	/* the verdict goes in last: reconcilers set it after their writes */
 	json_object *v = json_object_new_object();
 	json_object_object_add(v, "kind",
@@ -130,6 +132,7 @@ wrt_serve(struct ipc_sock *s, const struct reconciler *r,
 		struct ipc_msg m = {0};
 		enum ipc_sock_rc got =
 		        ipc_sock_recv_wait(s, 1000, &m, err, sizeof(err));
+		sbx_log_refused(NULL); /* nng's threads, while idle */
 		if (got == IPC_SOCK_AGAIN) {
 			continue;
 		}

@@ -1,10 +1,8 @@
 /*
- * sandbox.c: the worker sandbox (sandbox.h): the environment, descriptor,
- * directory and rlimit clean-up, then PR_SET_NO_NEW_PRIVS and the seccomp
- * allow-list built with libseccomp.  The list is what the worker runtime,
- * nng 1.5's already-running threads on the connected ipc pipe, glibc's
- * malloc and our logging use after the handshake (found with strace -f;
- * docs-sandbox.md has the reasons line by line).
+ * sandbox.c: the worker sandbox (sandbox.h): the mode, the environment,
+ * descriptor, directory and rlimit clean-up, the kill report's pipe, then
+ * the seccomp filter of sandbox_filter.c.  workers/README.md has the
+ * reasons of every step and of every system call on the lists.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,22 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/errmsg.h"
 #include "common/xmalloc.h"
+#include "ipc/sbxrep.h"
+#include "workers/agentrun.h"
 #include "workers/sandbox.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SBX_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SBX_ASAN 1
-#endif
-#endif
-#ifndef SBX_ASAN
-#define SBX_ASAN 0
-#endif
 
 /* Environment variables the reconcilers read (getenv at reconcile time):
  * non-secret settings, kept; every other variable is dropped. */
@@ -43,50 +30,7 @@ static const char *const keep_env[] = { "SYMPOZIUM_IMAGE_REGISTRY",
 	"SYMPOZIUM_IMAGE_TAG", "SYMPOZIUM_DEFAULT_OTEL_ENABLED",
 	"SYMPOZIUM_DEFAULT_OTEL_ENDPOINT", "SYMPOZIUM_DEFAULT_OTEL_PROTOCOL",
 	"SYMPOZIUM_DEFAULT_OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT",
-	"TZDIR", NULL };
-
-/* Allowed without conditions.  Names unknown on this architecture (poll,
- * epoll_wait on aarch64, ...) are skipped. */
-static const char *const allowed[] = {
-	/* the pipe: nng's ipc transport and its epoll-based poller */
-	"read", "write", "readv", "writev", "recvmsg", "sendmsg", "recvfrom",
-	"sendto", "shutdown", "close", "fcntl", "epoll_wait", "epoll_pwait",
-	"epoll_pwait2", "epoll_ctl", "poll", "ppoll", "pselect6", "select",
-	/* nng's threads: locks, condition variables, timers */
-	"futex", "sched_yield", "clock_gettime", "clock_getres",
-	"gettimeofday", "time", "nanosleep", "clock_nanosleep",
-	"restart_syscall", "pause", "rt_sigsuspend",
-	/* malloc and thread stacks */
-	"mmap", "munmap", "mremap", "mprotect", "brk", "madvise",
-	/* signals: abort(), raise(), returns from handlers */
-	"rt_sigreturn", "rt_sigprocmask", "rt_sigaction",
-	/* a new thread's start (nng's threads all exist before entry;
-	 * pthread_create still works): glibc registers these */
-	"set_robust_list", "rseq",
-	/* identity and the end */
-	"getpid", "gettid", "getrandom", "exit", "exit_group",
-	/* glibc's qsort() of more than 1 KiB asks sysconf(_SC_PHYS_PAGES),
-	 * i.e. sysinfo: read-only figures about the machine */
-	"sysinfo", NULL
-};
-
-/* Also allowed in ASan builds: the reporter (/proc/self/maps, the binary's
- * path), LeakSanitizer's exit check (a tracer task that ptraces the
- * threads listed from /proc/self/task), the allocator's probes. */
-static const char *const allowed_asan[] = { "open", "openat", "readlink",
-	"readlinkat", "getdents64", "fstat", "newfstatat", "stat", "lstat",
-	"statx", "lseek", "pread64", "ptrace", "wait4", "waitid", "prctl",
-	"sigaltstack", "sched_getaffinity", "mincore", "getppid", "dup",
-	"dup2", "dup3", "pipe", "pipe2", "kill", "tgkill", "tkill",
-	"getrlimit", "prlimit64", "uname", "setrlimit", "access", "faccessat",
-	"faccessat2", "ioctl", "unshare", "getuid", "geteuid", "getgid",
-	"getegid", NULL };
-
-bool
-sbx_relaxed(void)
-{
-	return (SBX_ASAN != 0);
-}
+	"TZDIR", AGENTRUN_HISTORY_ENV, NULL };
 
 int
 sbx_parse_mode(const char *s, enum sbx_mode *mode)
@@ -100,107 +44,6 @@ sbx_parse_mode(const char *s, enum sbx_mode *mode)
 	} else if (strcmp(s, "log") == 0) {
 		*mode = SBX_LOG;
 	} else {
-		return (-1);
-	}
-	return (0);
-}
-
-/* Allows every name of list that this architecture knows. */
-static int
-allow_list(scmp_filter_ctx ctx, const char *const *list)
-{
-	for (size_t i = 0; list[i] != NULL; i++) {
-		int nr = seccomp_syscall_resolve_name(list[i]);
-		if (nr == __NR_SCMP_ERROR) {
-			continue;
-		}
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) != 0) {
-			return (-1);
-		}
-	}
-	return (0);
-}
-
-/* The calls allowed with conditions on their arguments. */
-static int
-conditional(scmp_filter_ctx ctx)
-{
-	scmp_datum_t self = (scmp_datum_t)getpid();
-	int rc = 0;
-
-	/* new threads only (pthread_create); a process (fork: no
-	 * CLONE_THREAD) is killed.  glibc tries clone3 first: ENOSYS sends
-	 * it back to clone, whose flags the filter can read. */
-	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-	        SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-	rc |= seccomp_rule_add(
-	        ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	/* raise() and abort(): signals to this process only */
-	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-	        SCMP_A0(SCMP_CMP_EQ, self));
-	rc |= seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
-	        SCMP_A0(SCMP_CMP_EQ, self));
-	return (rc != 0 ? -1 : 0);
-}
-
-static int
-cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-
-	return ((x > y) - (x < y));
-}
-
-/* Fills glibc's caches that some calls fill on first use with a system
- * call: qsort()'s physical memory size (sysconf(_SC_PHYS_PAGES), read by
- * its merge sort for arrays of 1 KiB or more). */
-static void
-prewarm(void)
-{
-	long v[256];
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		v[i] = (long)(sizeof(v) / sizeof(v[0]) - i);
-	}
-	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), cmp_long);
-	(void)sysconf(_SC_PHYS_PAGES);
-}
-
-int
-sbx_filter_install(bool log, char *err, size_t errlen)
-{
-	scmp_filter_ctx ctx;
-	int rc;
-
-	prewarm();
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		errmsg(err, errlen, "PR_SET_NO_NEW_PRIVS: %s",
-		        strerror(errno));
-		return (-1);
-	}
-	ctx = seccomp_init(log ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS);
-	if (ctx == NULL) {
-		errmsg(err, errlen, "seccomp_init failed");
-		return (-1);
-	}
-	rc = allow_list(ctx, allowed);
-	if (rc == 0 && SBX_ASAN) {
-		/* first, so that kill and tgkill are allowed unconditionally
-		 * and clone with any flags (LeakSanitizer's tracer) */
-		rc = allow_list(ctx, allowed_asan);
-		rc |= seccomp_rule_add(
-		        ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 0);
-		rc |= seccomp_rule_add(
-		        ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	} else if (rc == 0) {
-		rc = conditional(ctx);
-	}
-	if (rc == 0) {
-		rc = seccomp_load(ctx);
-	}
-	seccomp_release(ctx);
-	if (rc != 0) {
-		errmsg(err, errlen, "seccomp filter: %s", strerror(-rc));
 		return (-1);
 	}
 	return (0);
@@ -329,19 +172,43 @@ limits(int maxfd, char *err, size_t errlen)
 	if (rc == 0 && !logs_to_file()) {
 		rc = limit(RLIMIT_FSIZE, 0, "FSIZE", err, errlen);
 	}
-	if (rc == 0 && !SBX_ASAN) {
+	if (rc == 0 && !sbx_relaxed()) {
 		rc = limit(RLIMIT_NOFILE, (rlim_t)maxfd + 1, "NOFILE", err,
 		        errlen);
 	}
-	if (rc == 0 && !SBX_ASAN) {
+	if (rc == 0 && !sbx_relaxed()) {
 		rc = limit(RLIMIT_NPROC, 0, "NPROC", err, errlen);
 	}
-	if (rc == 0 && !SBX_ASAN) {
+	if (rc == 0 && !sbx_relaxed()) {
 		rc = limit(RLIMIT_DATA,
 		        (rlim_t)(vm_data() + SBX_DATA_HEADROOM), "DATA", err,
 		        errlen);
 	}
 	return (rc);
+}
+
+/* The kill report's pipe: the descriptor SBXREP_ENV names when it is
+ * the write end of a pipe, else -1 (a worker not started by sympoziumd). */
+static int
+report_fd(void)
+{
+	const char *v = getenv(SBXREP_ENV);
+	struct stat st;
+	char *end = NULL;
+	long fd;
+	int fl;
+
+	if (v == NULL || v[0] == '\0') {
+		return (-1);
+	}
+	fd = strtol(v, &end, 10);
+	if (*end != '\0' || fd <= STDERR_FILENO || fd > 1024
+	        || fstat((int)fd, &st) != 0 || !S_ISFIFO(st.st_mode)
+	        || (fl = fcntl((int)fd, F_GETFL)) < 0
+	        || (fl & O_ACCMODE) != O_WRONLY) {
+		return (-1);
+	}
+	return ((int)fd);
 }
 
 int
@@ -352,6 +219,7 @@ sbx_enter(enum sbx_mode mode, char *err, size_t errlen)
 	if (mode == SBX_OFF) {
 		return (0);
 	}
+	sbx_set_report_fd(report_fd());
 	scrub_env();
 	/* libc reads the zone once (/etc/localtime, TZ being unset now);
 	 * later localtime()/strftime() calls must not open it again under
@@ -365,7 +233,7 @@ sbx_enter(enum sbx_mode mode, char *err, size_t errlen)
 	        || limits(maxfd, err, errlen) != 0) {
 		return (-1);
 	}
-	if (SBX_ASAN) {
+	if (sbx_relaxed()) {
 		/* LeakSanitizer's exit check hangs under the filter: ASan
 		 * workers run without it (the unit tests still load it) */
 		return (0);

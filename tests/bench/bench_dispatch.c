@@ -10,8 +10,8 @@
  *            baseline: the same over a plain AF_UNIX SOCK_SEQPACKET pair.
  *  latency   the real bin/sympoziumd (test worker, testctl=6) while this
  *            driver PUTs ConfigMaps at 1,000/s; the test controller's
- *            stamp: action appends (resourceVersion, CLOCK_MONOTONIC us)
- *            at the start of each reconcile; baseline: a plain watch
+ *            stamp action logs (resourceVersion, CLOCK_MONOTONIC us) at
+ *            the start of each reconcile, sandbox on; baseline: a plain watch
  *            opened by this driver on the same objects.
  *  noop      the supervisor's modules in this process (sup_new(), the
  *            loop of sup_run() below) with six test workers, keys of
@@ -532,33 +532,44 @@ spawn_sympoziumd(const char *kc, const char *logpath)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		/* the stamp action writes a file, which the worker sandbox
-		 * forbids: this phase runs the workers without it */
+		/* the workers' stamps go to this log (stderr) */
 		execl(sd, sd, "--kubeconfig", kc, "--controllers", "testctl",
 		        "--worker-binary", wb, "--workers", "testctl=6",
 		        "--metrics-bind-address=0",
-		        "--health-probe-bind-address=0", "--no-worker-sandbox",
-		        (char *)NULL);
+		        "--health-probe-bind-address=0", (char *)NULL);
 		_exit(127);
 	}
 	return (pid);
 }
 
+#define STAMP "testctl-stamp "
+
+/* The stamps (testctl's stamp action) in the log at path, at most cap of
+ * them into out (NULL: only counted).  Returns how many. */
 static size_t
-count_lines(const char *path)
+read_stamps(const char *path, struct rvt *out, size_t cap)
 {
 	FILE *f = fopen(path, "re");
+	long long rv, us;
+	char line[512];
 	size_t n = 0;
-	int c;
 
 	if (f == NULL) {
 		return (0);
 	}
-	while ((c = getc(f)) != EOF) {
-		n += c == '\n';
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, STAMP, strlen(STAMP)) != 0
+		        || sscanf(line + strlen(STAMP), "%lld %lld", &rv, &us)
+		                != 2) {
+			continue;
+		}
+		if (out != NULL && n < cap) {
+			out[n] = (struct rvt) { rv, us };
+		}
+		n++;
 	}
 	fclose(f);
-	return (n);
+	return (out != NULL && n > cap ? cap : n);
 }
 
 static bool
@@ -566,7 +577,7 @@ wait_lines(const char *path, size_t n, int ms)
 {
 	int64_t end = ksim_now_ms() + ms;
 
-	while (count_lines(path) < n) {
+	while (read_stamps(path, NULL, 0) < n) {
 		if (ksim_now_ms() > end) {
 			return (false);
 		}
@@ -590,23 +601,6 @@ match(const struct rvt *sent, size_t nsent, const struct rvt *got, size_t ngot,
 			}
 		}
 	}
-	return (n);
-}
-
-static size_t
-read_stamps(const char *path, struct rvt *out, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	long long rv, us;
-	size_t n = 0;
-
-	if (f == NULL) {
-		return (0);
-	}
-	while (n < cap && fscanf(f, "%lld %lld", &rv, &us) == 2) {
-		out[n++] = (struct rvt) { rv, us };
-	}
-	fclose(f);
 	return (n);
 }
 
@@ -663,7 +657,7 @@ phase_latency(void)
 {
 	int nobj = 1000, nev = B.quick ? 1000 : 5000, rate = 1000;
 	struct ksim_api a;
-	char stamps[256], action[300], logp[256];
+	char logp[256];
 	json_object **objs = xcalloc((size_t)nobj, sizeof(*objs));
 	struct rvt *sent = xcalloc((size_t)nev, sizeof(*sent));
 	int64_t *answered = xcalloc((size_t)nev, sizeof(*answered));
@@ -673,14 +667,12 @@ phase_latency(void)
 	if (start_api(&a) != 0) {
 		goto out;
 	}
-	snprintf(stamps, sizeof(stamps), "%s/stamps", a.dir);
 	snprintf(logp, sizeof(logp), "%s/sympoziumd.log", a.dir);
-	snprintf(action, sizeof(action), "stamp:%s", stamps);
-	if (create_cms(&a, "lat", nobj, action, objs) != 0) {
+	if (create_cms(&a, "lat", nobj, "stamp", objs) != 0) {
 		goto out;
 	}
 	sd = spawn_sympoziumd(a.kubeconfig, logp);
-	if (!wait_lines(stamps, (size_t)nobj, 15000)) {
+	if (!wait_lines(logp, (size_t)nobj, 15000)) {
 		fail("sympoziumd did not reconcile the initial objects");
 		goto out;
 	}
@@ -699,13 +691,13 @@ phase_latency(void)
 	if (pace_updates(&a, objs, nobj, nev, rate, sent, answered) != 0) {
 		goto out;
 	}
-	bool all = wait_lines(stamps, (size_t)(nobj + nev), 10000);
+	bool all = wait_lines(logp, (size_t)(nobj + nev), 10000);
 	ksim_sleep_ms(200);
 	wa.stop = true;
 	pthread_join(wa.th, NULL);
 
 	struct rvt *got = xcalloc((size_t)(nobj + nev) * 2, sizeof(*got));
-	size_t ngot = read_stamps(stamps, got, (size_t)(nobj + nev) * 2);
+	size_t ngot = read_stamps(logp, got, (size_t)(nobj + nev) * 2);
 	int64_t *lat = xcalloc((size_t)nev, sizeof(*lat));
 	int64_t *blat = xcalloc((size_t)nev, sizeof(*blat));
 	size_t n = match(sent, (size_t)nev, got, ngot, lat);

@@ -112,25 +112,7 @@ create(const struct kapi_res *r, const char *json)
 static json_object *
 events_of(const char *name, const char *reason)
 {
-	json_object *items = NULL, *out = json_object_new_array();
-	struct kapi_err e = KAPI_ERR_INIT;
-
-	if (kapi_list_all(F.a.c, &R_EV, NS, NULL, &items, NULL, &e)
-	        != KAPI_OK) {
-		fail_msg("list events: %s", e.message);
-	}
-	kapi_err_fini(&e);
-	for (size_t i = 0; i < json_object_array_length(items); i++) {
-		json_object *ev = json_object_array_get_idx(items, i);
-		const char *n = jx_get_str(ev, "involvedObject.name");
-		const char *r = jx_get_str(ev, "reason");
-		if (n != NULL && r != NULL && strcmp(n, name) == 0
-		        && strcmp(r, reason) == 0) {
-			json_object_array_add(out, json_object_get(ev));
-		}
-	}
-	json_object_put(items);
-	return (out);
+	return (optest_events(&F, NS, name, reason));
 }
 
 static int64_t

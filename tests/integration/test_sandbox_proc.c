@@ -46,7 +46,7 @@
 static void
 sd_start(struct optest *f, const char *extra)
 {
-	const char *args[] = { extra, NULL };
+	const char *args[] = { "--health-socket", f->sock, extra, NULL };
 
 	optest_sd_start(f, 0, OPTEST_SD_TESTCTL, args);
 }
@@ -114,11 +114,64 @@ teardown(void **state)
 
 /* ---- tests ---- */
 
-/* A forbidden call kills the worker with SIGSYS; it is restarted, the
+/* The Warning Event on ConfigMap default/name about the sandbox kill:
+ * waits for it, checks that it names call. */
+static void
+assert_sandbox_event(struct optest *f, const char *name, const char *call)
+{
+	json_object *evs = NULL;
+	int64_t end = ksim_now_ms() + WAIT_MS;
+
+	do {
+		json_object_put(evs);
+		evs = optest_events(f, "default", name, "SandboxKilled");
+		if (json_object_array_length(evs) > 0) {
+			break;
+		}
+		ksim_sleep_ms(50);
+	} while (ksim_now_ms() < end);
+	if (json_object_array_length(evs) != 1) {
+		fail_msg("want one SandboxKilled Event on %s, got %s", name,
+		        json_object_to_json_string(evs));
+	}
+	json_object *ev = json_object_array_get_idx(evs, 0);
+	const char *msg = jx_get_str(ev, "message");
+	print_message("event: %s\n", msg);
+	assert_string_equal(jx_get_str(ev, "type"), "Warning");
+	assert_non_null(strstr(msg, call));
+	assert_non_null(strstr(msg,
+	        "the testctl worker was killed by its "
+	        "sandbox: system call "));
+	json_object_put(evs);
+}
+
+/* sympoziumctl worker testctl-0 names the call as the last exit. */
+static void
+assert_ctl_names(struct optest *f, const char *cause)
+{
+	struct sdproc_ctl r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock,
+	        "worker", "testctl-0", NULL);
+
+	assert_int_equal(r.rc, 0);
+	print_message("%s", r.out);
+	if (strstr(r.out, cause) == NULL) {
+		fail_msg("sympoziumctl worker: no \"%s\" in:\n%s", cause,
+		        r.out);
+	}
+	sdproc_ctl_free(&r);
+}
+
+/* A forbidden call kills the worker with SIGSYS, the supervisor says
+ * which (log, sympoziumctl, an Event on the key); it is restarted, the
  * other keys flow, the key is quarantined and never done. */
 static void
-killed_and_restarted(struct optest *f, const char *action)
+killed_and_restarted(struct optest *f, const char *action, const char *call)
 {
+	char cause[128];
+
+	snprintf(cause, sizeof(cause),
+	        "signal SIGSYS: killed by its sandbox: system call %s (",
+	        call);
 	sd_start(f, NULL);
 	assert_true(log_wait(f, LEADING, 1, WAIT_MS));
 	optest_testctl_create(f, "bad", true, action);
@@ -128,7 +181,13 @@ killed_and_restarted(struct optest *f, const char *action)
 		fail_msg("default/bad was not quarantined");
 	}
 	assert_true(log_count(f, "exited: signal SIGSYS") >= 2);
+	if (log_count(f, cause) < 3) {
+		sdproc_dump_log(f->sd[0].log);
+		fail_msg("the log does not name the call: \"%s\"", cause);
+	}
 	assert_int_equal(log_count(f, "default/bad lost with its worker"), 2);
+	assert_ctl_names(f, cause);
+	assert_sandbox_event(f, "bad", call);
 	assert_ok_items(f, 5);
 	/* the restarted worker keeps serving */
 	optest_testctl_create(f, "late", true, NULL);
@@ -136,7 +195,7 @@ killed_and_restarted(struct optest *f, const char *action)
 	assert_non_null(d);
 	json_object_put(d);
 	assert_false(optest_testctl_has_out(f, "bad"));
-	assert_int_equal(log_count(f, "sandbox:"), 0);
+	assert_int_equal(log_count(f, "error: sandbox:"), 0);
 	assert_true(sdproc_alive(f->sd[0].pid));
 }
 
@@ -158,7 +217,7 @@ test_open_killed(void **state)
 		json_object_put(d);
 		return;
 	}
-	killed_and_restarted(f, action);
+	killed_and_restarted(f, action, "openat");
 }
 
 static void
@@ -176,7 +235,7 @@ test_socket_killed(void **state)
 		json_object_put(d);
 		return;
 	}
-	killed_and_restarted(f, "socket");
+	killed_and_restarted(f, "socket", "socket");
 }
 
 /* The worker's environment: only the settings reconcilers read. */

@@ -182,4 +182,11 @@ bool optest_testctl_has_out(struct optest *o, const char *name);
 bool optest_testctl_wait_out(
         struct optest *o, const char *name, int ms, json_object **data);
 
+/* ---- Events ---- */
+
+/* The Events of namespace ns about involvedObject name with reason (a new
+ * array; caller puts).  Fails the test when the list fails. */
+json_object *optest_events(struct optest *o, const char *ns, const char *name,
+        const char *reason);
+
 #endif

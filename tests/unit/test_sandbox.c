@@ -19,8 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,14 +33,17 @@
 
 #include "common/buf.h"
 #include "common/log.h"
+#include "ipc/sbxrep.h"
 #include "workers/sandbox.h"
 
 /* What a child does once the filter is in. */
 typedef void (*child_fn)(void);
 
-/* Runs fn in a child under the filter; returns its wait status. */
+/* Runs fn in a child under the filter (log: mode log), its kill report
+ * to report (-1: none) and its log lines to logfd (-1: stderr); returns
+ * its wait status. */
 static int
-run_filtered(child_fn fn)
+run_mode(child_fn fn, bool log, int report, int logfd)
 {
 	char err[256];
 	int st = 0;
@@ -44,14 +51,23 @@ run_filtered(child_fn fn)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (sbx_filter_install(false, err, sizeof(err)) != 0) {
+		log_setfd(logfd);
+		sbx_set_report_fd(report);
+		if (sbx_filter_install(log, err, sizeof(err)) != 0) {
 			_exit(100);
 		}
 		fn();
+		sbx_log_refused("ns/key");
 		_exit(0);
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) { }
 	return (st);
+}
+
+static int
+run_filtered(child_fn fn)
+{
+	return (run_mode(fn, false, -1, -1));
 }
 
 static void
@@ -183,6 +199,154 @@ test_libc_qsort(void **state)
 {
 	(void)state;
 	assert_exit0(run_filtered(do_qsort));
+}
+
+/* libc calls that make system calls of their own, none of which may
+ * kill: sysconf's figures, uname, getrlimit, the CPU count malloc asks,
+ * big allocations (mmap), stdio on stdout (newfstatat: refused, stdio
+ * copes), isatty (ioctl: refused), formatting. */
+static void
+do_libc(void)
+{
+	struct utsname u;
+	struct rlimit rl;
+	struct sysinfo si;
+	cpu_set_t cpus;
+	char buf[128];
+
+	if (sysconf(_SC_PHYS_PAGES) <= 0 || sysconf(_SC_PAGESIZE) <= 0
+	        || sysconf(_SC_OPEN_MAX) <= 0 || sysconf(_SC_CLK_TCK) <= 0) {
+		_exit(5);
+	}
+	if (uname(&u) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0
+	        || sysinfo(&si) != 0
+	        || sched_getaffinity(0, sizeof(cpus), &cpus) != 0) {
+		_exit(6);
+	}
+	for (int i = 0; i < 8; i++) {
+		char *p = malloc((size_t)64 << 20);
+		if (p == NULL) {
+			_exit(7);
+		}
+		memset(p, i, (size_t)1 << 20);
+		free(p);
+	}
+	(void)isatty(STDERR_FILENO);
+	snprintf(buf, sizeof(buf), "%.3f %s", 3.14159, u.sysname);
+	fputs("", stdout);
+	fflush(stdout);
+	(void)getuid();
+	(void)getppid();
+}
+
+static void
+test_libc_calls(void **state)
+{
+	(void)state;
+	assert_exit0(run_filtered(do_libc));
+}
+
+/* Calls on no list (getcwd: a path, but no file is opened; getpgid): ENOSYS, and
+ * the worker goes on. */
+static void
+do_unlisted(void)
+{
+	char cwd[256];
+
+	errno = 0;
+	if (syscall(SYS_getcwd, cwd, sizeof(cwd)) != -1 || errno != ENOSYS) {
+		_exit(8);
+	}
+	if (syscall(SYS_getpgid, 0) != -1 || errno != ENOSYS) {
+		_exit(9);
+	}
+}
+
+/* run_mode() with the child's log lines in out (NUL-ended); asserts that
+ * it exited 0. */
+static void
+run_logged(child_fn fn, bool log, char *out, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	int st = run_mode(fn, log, -1, p[1]);
+	close(p[1]);
+	while (n + 1 < len && (r = read(p[0], out + n, len - 1 - n)) > 0) {
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	close(p[0]);
+	assert_exit0(st);
+}
+
+static void
+test_unlisted_refused(void **state)
+{
+	char out[4096], want[128];
+
+	(void)state;
+	run_logged(do_unlisted, false, out, sizeof(out));
+	print_message("%s", out);
+	snprintf(want, sizeof(want),
+	        "sandbox: system call getcwd (%d) refused with ENOSYS, "
+	        "reconciling ns/key",
+	        SYS_getcwd);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "system call getpgid ("));
+	assert_null(strstr(out, "it kills"));
+}
+
+/* Mode log: even a deadly call only fails (ENOSYS) and is logged. */
+static void
+do_open_refused(void)
+{
+	errno = 0;
+	if (syscall(SYS_openat, AT_FDCWD, "/etc/passwd", O_RDONLY) != -1
+	        || errno != ENOSYS) {
+		_exit(10);
+	}
+}
+
+static void
+test_log_mode(void **state)
+{
+	char out[4096], want[128];
+
+	(void)state;
+	if (sbx_relaxed()) {
+		return; /* openat is allowed there */
+	}
+	run_logged(do_open_refused, true, out, sizeof(out));
+	snprintf(want, sizeof(want),
+	        "sandbox: system call openat (%d) refused with ENOSYS (in "
+	        "mode on it kills)",
+	        SYS_openat);
+	assert_non_null(strstr(out, want));
+}
+
+/* A deadly call: death by SIGSYS, and the kill report names it. */
+static void
+test_kill_report(void **state)
+{
+	unsigned char rec[64];
+	char cause[128], want[128];
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	int st = run_mode(do_socket, false, p[1], -1);
+	close(p[1]);
+	ssize_t n = read(p[0], rec, sizeof(rec));
+	close(p[0]);
+	assert_sigsys(st);
+	assert_int_equal(n, SBXREP_LEN);
+	assert_non_null(sbxrep_cause(rec, (size_t)n, cause, sizeof(cause)));
+	snprintf(want, sizeof(want),
+	        "killed by its sandbox: system call socket (%d)", SYS_socket);
+	assert_string_equal(cause, want);
 }
 
 static void
@@ -432,6 +596,10 @@ main(void)
 		cmocka_unit_test(test_kills_kill_other),
 		cmocka_unit_test(test_allowed_lives),
 		cmocka_unit_test(test_libc_qsort),
+		cmocka_unit_test(test_libc_calls),
+		cmocka_unit_test(test_unlisted_refused),
+		cmocka_unit_test(test_log_mode),
+		cmocka_unit_test(test_kill_report),
 		cmocka_unit_test(test_own_signal),
 		cmocka_unit_test(test_parse_mode),
 		cmocka_unit_test(test_enter),
