@@ -296,6 +296,11 @@ history_limit(void)
 	return (*end == '\0' && n > 0 ? (size_t)n : AGENTRUN_HISTORY);
 }
 
+/* What pruning reads of each run of the instance (a projected list: the
+ * whole runs made every pass O(runs) bytes, O(runs^2) for a burst). */
+static const char *const prune_fields[]
+        = { "metadata.name", "metadata.creationTimestamp", "status.phase" };
+
 /* Deletes the oldest completed runs of the instance beyond the history
  * limit (spec 1.6 step 4), at most AGENTRUN_PRUNE_MAX of them; errors are
  * logged only.  True when more are left for a later pass (found by the
@@ -314,8 +319,10 @@ prune_history(struct ctx *c)
 		return (false);
 	}
 	sel = xasprintf("sympozium.ai/instance=%s", inst);
-	if (view_list(c->in->view, &kobj_agentruns, c->ns, sel, &items, err,
-	            sizeof(err))
+	if (view_list_fields(c->in->view, &kobj_agentruns, c->ns, sel,
+	            prune_fields,
+	            sizeof(prune_fields) / sizeof(prune_fields[0]), &items,
+	            err, sizeof(err))
 	        != 0) {
 		log_warnx("agentrun %s: pruning: %s", c->name, err);
 		free(sel);
@@ -423,6 +430,8 @@ int_or(json_object *o, const char *path, int64_t def)
 	return (v);
 }
 
+static const char *const phase_field[] = { "status.phase" };
+
 /* The Running runs of the instance (a list error: -1, check skipped). */
 static int64_t
 running_count(struct ctx *c)
@@ -433,8 +442,8 @@ running_count(struct ctx *c)
 	char err[256];
 	int64_t n = 0;
 
-	if (view_list(c->in->view, &kobj_agentruns, c->ns, sel, &items, err,
-	            sizeof(err))
+	if (view_list_fields(c->in->view, &kobj_agentruns, c->ns, sel,
+	            phase_field, 1, &items, err, sizeof(err))
 	        != 0) {
 		free(sel);
 		return (-1);

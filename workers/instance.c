@@ -649,6 +649,10 @@ struct runs {
 	bool web_alive; /* a web-endpoint run not being deleted (or unknown) */
 };
 
+/* What count_runs() reads of each run (a projected list). */
+static const char *const run_fields[]
+        = { "metadata.labels", "metadata.deletionTimestamp", "status.phase" };
+
 static void
 count_runs(struct ictx *c, struct runs *r)
 {
@@ -661,7 +665,8 @@ count_runs(struct ictx *c, struct runs *r)
 	if (c->in->view == NULL) {
 		snprintf(c->err, sizeof(c->err), "no view");
 	} else {
-		rc = view_list(c->in->view, &kobj_agentruns, c->ns, sel,
+		rc = view_list_fields(c->in->view, &kobj_agentruns, c->ns, sel,
+		        run_fields, sizeof(run_fields) / sizeof(run_fields[0]),
 		        &items, c->err, sizeof(c->err));
 	}
 	if (rc != 0) {

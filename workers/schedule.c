@@ -370,6 +370,10 @@ forbid_blocks(struct sched *sc, bool *blocked)
 	return (0);
 }
 
+/* What the guards read of each run (projected lists). */
+static const char *const phase_field[] = { "status.phase" };
+static const char *const name_field[] = { "metadata.name" };
+
 /* The serving guard: whether a run of the instance is Serving. */
 static int
 serving(struct sched *sc, bool *busy)
@@ -379,8 +383,8 @@ serving(struct sched *sc, bool *busy)
 
 	*busy = false;
 	snprintf(sel, sizeof(sel), L_INSTANCE "=%s", sc->ref);
-	if (view_list(sc->in->view, &kobj_agentruns, sc->ns, sel, &items, err,
-	            sizeof(err))
+	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
+	            phase_field, 1, &items, err, sizeof(err))
 	        < 0) {
 		fail_view(sc, "list the instance's runs", err);
 		return (-1);
@@ -459,8 +463,8 @@ run_number(struct sched *sc)
 	int tries = 0;
 
 	snprintf(sel, sizeof(sel), L_SCHEDULE "=%s", sc->name);
-	if (view_list(sc->in->view, &kobj_agentruns, sc->ns, sel, &items, err,
-	            sizeof(err))
+	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
+	            name_field, 1, &items, err, sizeof(err))
 	        == 0) {
 		for (size_t i = 0;
 		        items != NULL && i < json_object_array_length(items);

@@ -175,12 +175,68 @@ int
 view_list(struct view *v, const struct ipc_res *res, const char *ns,
         const char *selector, json_object **items, char *err, size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_LIST, .res = *res,
-	        .has_res = true, .namespace = ns, .label_selector = selector,
-	        .tail_lines = -1};
+	return (view_list_fields(
+	        v, res, ns, selector, NULL, 0, items, err, errlen));
+}
+
+/* Whether every key of each item heads one of the n paths. */
+static bool
+items_projected(json_object *items, const char *const *fields, size_t n)
+{
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object_object_foreach(
+		        json_object_array_get_idx(items, i), k, val)
+		{
+			size_t f = 0, kl = strlen(k);
+			(void)val;
+			while (f < n
+			        && !(strncmp(fields[f], k, kl) == 0
+			                && (fields[f][kl] == '.'
+			                        || fields[f][kl] == '\0'))) {
+				f++;
+			}
+			if (f == n) {
+				return (false);
+			}
+		}
+	}
+	return (true);
+}
+
+int
+view_list_fields(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *selector, const char *const *fields, size_t n,
+        json_object **items, char *err, size_t errlen)
+{
+	struct ipc_view_req req = { .what = IPC_VIEW_LIST,
+		.res = *res,
+		.has_res = true,
+		.namespace = ns,
+		.label_selector = selector,
+		.tail_lines = -1,
+		.nfields = n };
+	int rc;
 
 	*items = NULL;
-	return (ask(v, &req, take_items, items, err, errlen));
+	if (n > IPC_FIELDS_MAX) {
+		errmsg(err, errlen, "view: too many fields");
+		return (-1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!ipc_field_valid(fields[i])) {
+			errmsg(err, errlen, "view: invalid field path");
+			return (-1);
+		}
+		req.fields[i] = fields[i];
+	}
+	rc = ask(v, &req, take_items, items, err, errlen);
+	if (rc == 0 && n > 0 && !items_projected(*items, fields, n)) {
+		json_object_put(*items);
+		*items = NULL;
+		errmsg(err, errlen, "view: malformed reply (unasked fields)");
+		return (-1);
+	}
+	return (rc);
 }
 
 int

@@ -35,6 +35,12 @@ int view_get(struct view *v, const struct ipc_res *res, const char *ns,
 int view_list(struct view *v, const struct ipc_res *res, const char *ns,
         const char *selector, json_object **items, char *err,
         size_t errlen);
+/* view_list() with each item holding only the n dotted paths of fields
+ * (ipc_field_valid(), at most IPC_FIELDS_MAX; n 0: whole objects); a
+ * reply item with any other top-level key is an error. */
+int view_list_fields(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *selector, const char *const *fields, size_t n,
+        json_object **items, char *err, size_t errlen);
 /* A Secret's metadata and key names, never its values. */
 int view_secret_meta(struct view *v, const char *ns, const char *name,
         json_object **out, char *err, size_t errlen);
