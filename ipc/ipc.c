@@ -198,6 +198,28 @@ field_typed(struct chk *c, json_object *o, const char *key, unsigned flags,
 	return (0);
 }
 
+/* Every element of a VIEW_REPLY's items is an object, or every one an
+ * array (the rows of a projected list). */
+static int
+all_items(struct chk *c, json_object *arr)
+{
+	size_t n = json_object_array_length(arr);
+	json_type t = n > 0
+	        ? json_object_get_type(json_object_array_get_idx(arr, 0))
+	        : json_type_object;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(e, t)
+		        || (t != json_type_object && t != json_type_array)) {
+			return (bad(c, NULL,
+			        "items[%zu] must be an object, or all arrays",
+			        i));
+		}
+	}
+	return (0);
+}
+
 /* Every element of arr is an object. */
 static int
 all_objects(struct chk *c, const char *key, json_object *arr)
@@ -579,7 +601,7 @@ parse_view_reply(struct chk *c, json_object *b, struct ipc_view_reply *r)
 		return (-1);
 	}
 	r->status = (enum ipc_view_status)st;
-	return (r->items != NULL ? all_objects(c, "items", r->items) : 0);
+	return (r->items != NULL ? all_items(c, r->items) : 0);
 }
 
 static int
@@ -1190,13 +1212,48 @@ ipc_view_reply_read(const struct ipc_msg *m, struct ipc_view_reply *out)
 
 /* ---- projected lists ---- */
 
+/* The length of the map prefix ("metadata.labels." or
+ * "metadata.annotations.") path starts with, or 0. */
+static size_t
+map_prefix(const char *path)
+{
+	static const char *const maps[]
+	        = { "metadata.labels.", "metadata.annotations." };
+
+	for (size_t i = 0; i < 2; i++) {
+		if (strncmp(path, maps[i], strlen(maps[i])) == 0) {
+			return (strlen(maps[i]));
+		}
+	}
+	return (0);
+}
+
+/* A label or annotation key: [A-Za-z0-9._/-], not empty. */
+static bool
+map_key_valid(const char *k)
+{
+	if (k[0] == '\0') {
+		return (false);
+	}
+	for (; *k != '\0'; k++) {
+		if (!isalnum((unsigned char)*k)
+		        && strchr("._/-", *k) == NULL) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
 bool
 ipc_field_valid(const char *path)
 {
-	size_t n = strlen(path), comp = 0;
+	size_t n = strlen(path), comp = 0, mp = map_prefix(path);
 
 	if (n == 0 || n > IPC_FIELD_MAX) {
 		return (false);
+	}
+	if (mp > 0) {
+		return (map_key_valid(path + mp));
 	}
 	for (size_t i = 0; i <= n; i++) {
 		char ch = path[i];
@@ -1220,9 +1277,12 @@ static json_object *
 walk(json_object *o, const char *path, char comp[IPC_FIELD_MAX + 1])
 {
 	const char *p = path;
+	size_t mp = map_prefix(path);
 
 	for (;;) {
-		size_t len = strcspn(p, ".");
+		/* a label or annotation key is one component, dots and all */
+		bool key = mp > 0 && (size_t)(p - path) == mp;
+		size_t len = key ? strlen(p) : strcspn(p, ".");
 		json_object *v = NULL;
 		snprintf(comp, IPC_FIELD_MAX + 1, "%.*s", (int)len, p);
 		if (!json_object_is_type(o, json_type_object)
@@ -1238,43 +1298,21 @@ walk(json_object *o, const char *path, char comp[IPC_FIELD_MAX + 1])
 	}
 }
 
-/* Copies the value at path (from src), when there, into dst at the same
- * place, making the objects on the way. */
-static void
-project_one(json_object *dst, json_object *src, const char *path)
-{
-	char comp[IPC_FIELD_MAX + 1];
-	json_object *v = walk(src, path, comp), *copy = NULL;
-	const char *p = path;
-
-	if (v == NULL) {
-		return;
-	}
-	for (size_t len; p[len = strcspn(p, ".")] != '\0'; p += len + 1) {
-		json_object *d = NULL;
-		snprintf(comp, sizeof(comp), "%.*s", (int)len, p);
-		if (!json_object_object_get_ex(dst, comp, &d)
-		        || !json_object_is_type(d, json_type_object)) {
-			d = json_object_new_object();
-			json_object_object_add(dst, comp, d);
-		}
-		dst = d;
-	}
-	json_object_deep_copy(v, &copy, NULL);
-	json_object_object_add(dst, p, copy);
-}
-
 json_object *
 ipc_project(json_object *obj, const char *const *paths, size_t n)
 {
-	json_object *out = json_object_new_object();
+	json_object *row = json_object_new_array_ext((int)n);
+	char comp[IPC_FIELD_MAX + 1];
 
 	for (size_t i = 0; i < n; i++) {
+		json_object *v = NULL, *copy = NULL;
 		if (paths[i] != NULL && ipc_field_valid(paths[i])) {
-			project_one(out, obj, paths[i]);
+			v = walk(obj, paths[i], comp);
 		}
+		json_object_deep_copy(v, &copy, NULL);
+		json_object_array_add(row, copy);
 	}
-	return (out);
+	return (row);
 }
 
 /* ---- zoneinfo views ---- */

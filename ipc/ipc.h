@@ -38,11 +38,15 @@
  *	           "America/New_York": the codec checks only its bounds, the
  *	           supervisor answers error unless ipc_zone_name_valid()).
  *	           fields (list only): a projection, 1..IPC_FIELDS_MAX
- *	           dotted paths (ipc_field_valid()) such as "metadata.name"
- *	           or "status.phase"; each item of the reply then holds
- *	           only those paths (ipc_project()).  Absent: full objects.
+ *	           paths (ipc_field_valid()) such as "metadata.name",
+ *	           "status.phase", "metadata.labels.sympozium.ai/instance";
+ *	           each item of the reply is then a row, the array of the
+ *	           values at those paths in order, null where absent
+ *	           (ipc_project()).  Absent: full objects.
  *	VIEW_REPLY s->w {"id":n,"status":ok|not_found|error,"object"?:obj|null,
- *	                 "items"?:[obj...],"text"?:s,"data"?:s,"message"?:s}
+ *	                 "items"?:[obj...]|[[v...]...],"text"?:s,"data"?:s,
+ *	                 "message"?:s}
+ *	           items: objects, or (a projected list) all arrays.
  *	           data: binary content (a zoneinfo answer: the TZif file),
  *	           standard base64 with padding, at most IPC_DATA_MAX bytes
  *	           once decoded.
@@ -319,12 +323,14 @@ struct ipc_view_req {
 json_object *ipc_view_req_new(const struct ipc_view_req *r);
 int ipc_view_req_read(const struct ipc_msg *m, struct ipc_view_req *out);
 
-/* Whether path may be a VIEW_REQ field: 1..IPC_FIELD_MAX bytes of
+/* Whether path may be a VIEW_REQ field: at most IPC_FIELD_MAX bytes,
+ * either "metadata.labels.KEY" or "metadata.annotations.KEY" (KEY of
+ * [A-Za-z0-9._/-], not empty: one map key, dots included), or
  * [A-Za-z0-9_-] components joined by '.', none empty. */
 bool ipc_field_valid(const char *path);
-/* A new object holding only the n paths of obj (borrowed) that exist,
- * each copied at its place: {"metadata":{"name":..}, "status":{..}}.  A
- * path whose parent is not an object is left out. */
+/* The row of obj (borrowed) for the n paths: a new array of n values,
+ * copies of those at each path, JSON null where a path is absent (or
+ * invalid, or crosses a non-object). */
 json_object *ipc_project(json_object *obj, const char *const *paths, size_t n);
 
 struct ipc_view_reply {

@@ -370,9 +370,8 @@ forbid_blocks(struct sched *sc, bool *blocked)
 	return (0);
 }
 
-/* What the guards read of each run (projected lists). */
+/* What the serving guard reads of each run (a projected list). */
 static const char *const phase_field[] = { "status.phase" };
-static const char *const name_field[] = { "metadata.name" };
 
 /* The serving guard: whether a run of the instance is Serving. */
 static int
@@ -391,8 +390,8 @@ serving(struct sched *sc, bool *busy)
 	}
 	for (size_t i = 0;
 	        items != NULL && i < json_object_array_length(items); i++) {
-		const char *ph = jx_get_str(
-		        json_object_array_get_idx(items, i), "status.phase");
+		const char *ph
+		        = view_row_str(json_object_array_get_idx(items, i), 0);
 		*busy = *busy || (ph != NULL && strcmp(ph, "Serving") == 0);
 	}
 	json_object_put(items);
@@ -463,8 +462,8 @@ run_number(struct sched *sc)
 	int tries = 0;
 
 	snprintf(sel, sizeof(sel), L_SCHEDULE "=%s", sc->name);
-	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
-	            name_field, 1, &items, err, sizeof(err))
+	if (view_list(sc->in->view, &kobj_agentruns, sc->ns, sel, &items, err,
+	            sizeof(err))
 	        == 0) {
 		for (size_t i = 0;
 		        items != NULL && i < json_object_array_length(items);

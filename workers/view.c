@@ -179,25 +179,16 @@ view_list(struct view *v, const struct ipc_res *res, const char *ns,
 	        v, res, ns, selector, NULL, 0, items, err, errlen));
 }
 
-/* Whether every key of each item heads one of the n paths. */
+/* Whether every item is a row of n values (n > 0) or an object (n 0). */
 static bool
-items_projected(json_object *items, const char *const *fields, size_t n)
+items_shaped(json_object *items, size_t n)
 {
 	for (size_t i = 0; i < json_object_array_length(items); i++) {
-		json_object_object_foreach(
-		        json_object_array_get_idx(items, i), k, val)
-		{
-			size_t f = 0, kl = strlen(k);
-			(void)val;
-			while (f < n
-			        && !(strncmp(fields[f], k, kl) == 0
-			                && (fields[f][kl] == '.'
-			                        || fields[f][kl] == '\0'))) {
-				f++;
-			}
-			if (f == n) {
-				return (false);
-			}
+		json_object *e = json_object_array_get_idx(items, i);
+		if (n == 0 ? !json_object_is_type(e, json_type_object)
+		           : !json_object_is_type(e, json_type_array)
+		                        || json_object_array_length(e) != n) {
+			return (false);
 		}
 	}
 	return (true);
@@ -230,13 +221,25 @@ view_list_fields(struct view *v, const struct ipc_res *res, const char *ns,
 		req.fields[i] = fields[i];
 	}
 	rc = ask(v, &req, take_items, items, err, errlen);
-	if (rc == 0 && n > 0 && !items_projected(*items, fields, n)) {
+	if (rc == 0 && !items_shaped(*items, n)) {
 		json_object_put(*items);
 		*items = NULL;
-		errmsg(err, errlen, "view: malformed reply (unasked fields)");
+		errmsg(err, errlen,
+		        "view: malformed reply (items of another "
+		        "shape than asked)");
 		return (-1);
 	}
 	return (rc);
+}
+
+const char *
+view_row_str(json_object *row, size_t i)
+{
+	json_object *v = json_object_array_get_idx(row, i);
+
+	return (json_object_is_type(v, json_type_string)
+	                ? json_object_get_string(v)
+	                : NULL);
 }
 
 int

@@ -370,11 +370,18 @@ test_field_valid(void **state)
 	assert_true(ipc_field_valid("metadata.name"));
 	assert_true(ipc_field_valid("status"));
 	assert_true(ipc_field_valid("a_b.c-d.E9"));
+	assert_true(ipc_field_valid("metadata.labels.sympozium.ai/instance"));
+	assert_true(ipc_field_valid("metadata.annotations.a.b/c-d_e"));
+	assert_true(ipc_field_valid("metadata.labels"));
+	assert_false(ipc_field_valid("metadata.labels."));
+	assert_false(ipc_field_valid("metadata.labels.a b"));
+	assert_false(ipc_field_valid("metadata.labels.a\"b"));
 	assert_false(ipc_field_valid(""));
 	assert_false(ipc_field_valid(".a"));
 	assert_false(ipc_field_valid("a."));
 	assert_false(ipc_field_valid("a..b"));
 	assert_false(ipc_field_valid("a/b"));
+	assert_false(ipc_field_valid("spec.labels.a/b"));
 	assert_false(ipc_field_valid("a b"));
 	assert_false(ipc_field_valid("a[0]"));
 	memset(longp, 'a', sizeof(longp) - 1);
@@ -395,29 +402,30 @@ test_project(void **state)
 	        "\"spec\":{\"task\":\"long\"},"
 	        "\"status\":{\"phase\":\"Succeeded\",\"result\":\"r\"}}",
 	        0);
-	const char *f[] = { "metadata.name", "metadata.labels", "status.phase",
-		"metadata.deletionTimestamp", "spec.task.x", "a/b" };
-	json_object *p = ipc_project(o, f, 6);
+	const char *f[]
+	        = { "metadata.name", "metadata.labels.sympozium.ai/instance",
+		          "status.phase", "metadata.deletionTimestamp",
+		          "spec.task.x", "a/b", "metadata.labels" };
+	json_object *p = ipc_project(o, f, 7);
 
 	(void)state;
 	assert_string_equal(
 	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
-	        "{\"metadata\":{\"name\":\"r1\",\"labels\":{"
-	        "\"sympozium.ai\\/instance\":\"i\"}},"
-	        "\"status\":{\"phase\":\"Succeeded\"}}");
+	        "[\"r1\",\"i\",\"Succeeded\",null,null,null,"
+	        "{\"sympozium.ai\\/instance\":\"i\"}]");
 	json_object_put(p);
-	/* a copy: the source may go */
-	p = ipc_project(o, f, 1);
+	/* copies: the source may go */
+	p = ipc_project(o, f + 6, 1);
 	json_object_put(o);
 	assert_string_equal(
 	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
-	        "{\"metadata\":{\"name\":\"r1\"}}");
+	        "[{\"sympozium.ai\\/instance\":\"i\"}]");
 	json_object_put(p);
 	o = testutil_json("{\"status\":\"flat\"}", 0);
 	p = ipc_project(o, f + 2, 1);
 	assert_string_equal(
 	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
-	        "{}");
+	        "[null]");
 	json_object_put(p);
 	json_object_put(o);
 }
@@ -798,7 +806,7 @@ static const struct bad bad_shapes[] = {
 	        "VIEW_REQ: fields[0] is not a valid path" },
 	{ IPC_VIEW_REQ,
 	        "{\"id\":1,\"what\":\"list\"," R_PODS
-	        ",\"fields\":[\"metadata.labels.a/b\"]}",
+	        ",\"fields\":[\"spec.a/b\"]}",
 	        "VIEW_REQ: fields[0] is not a valid path" },
 	{ IPC_VIEW_REQ,
 	        "{\"id\":1,\"what\":\"list\"," R_PODS
@@ -817,7 +825,13 @@ static const struct bad bad_shapes[] = {
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"items\":{}}",
 	        "VIEW_REPLY: \"items\" must be an array" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"items\":[1]}",
-	        "VIEW_REPLY: items[0] must be an object" },
+	        "VIEW_REPLY: items[0] must be an object, or all arrays" },
+	{ IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"items\":[[\"a\"],{}]}",
+	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
+	{ IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"items\":[{},[]]}",
+	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"object\":1}",
 	        "VIEW_REPLY: \"object\" must be an object" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"text\":1}",
