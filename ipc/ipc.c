@@ -4,6 +4,7 @@
  * readers.  Pure: no I/O, no nng.  Each reader and ipc_validate() share one
  * parse function per type, so what decodes is exactly what reads.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,28 @@ field_typed(struct chk *c, json_object *o, const char *key, unsigned flags,
 		        t == json_type_object ? "an object" : "an array"));
 	}
 	*out = v;
+	return (0);
+}
+
+/* Every element of a VIEW_REPLY's items is an object, or every one an
+ * array (the rows of a projected list). */
+static int
+all_items(struct chk *c, json_object *arr)
+{
+	size_t n = json_object_array_length(arr);
+	json_type t = n > 0
+	        ? json_object_get_type(json_object_array_get_idx(arr, 0))
+	        : json_type_object;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(e, t)
+		        || (t != json_type_object && t != json_type_array)) {
+			return (bad(c, NULL,
+			        "items[%zu] must be an object, or all arrays",
+			        i));
+		}
+	}
 	return (0);
 }
 
@@ -461,6 +484,41 @@ parse_result(struct chk *c, json_object *b, struct ipc_result *r)
 	        || parse_verdict(c, b, r) || parse_writes(c, b, r));
 }
 
+/* A list's "fields": 1..IPC_FIELDS_MAX valid paths. */
+static int
+field_fields(struct chk *c, json_object *b, struct ipc_view_req *q)
+{
+	json_object *a;
+	size_t n;
+
+	if (field_typed(c, b, "fields", F_OPT, json_type_array, &a) != 0) {
+		return (-1);
+	}
+	if (a == NULL) {
+		return (0);
+	}
+	n = json_object_array_length(a);
+	if (q->what != IPC_VIEW_LIST) {
+		return (bad(c, "fields", "is only for a list"));
+	}
+	if (n == 0 || n > IPC_FIELDS_MAX) {
+		return (bad(
+		        c, "fields", "must hold 1..%d paths", IPC_FIELDS_MAX));
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		const char *p = json_object_get_string(e);
+		if (!json_object_is_type(e, json_type_string)
+		        || (size_t)json_object_get_string_len(e) != strlen(p)
+		        || !ipc_field_valid(p)) {
+			return (bad(c, NULL, "fields[%zu] is not a valid path",
+			        i));
+		}
+		q->fields[q->nfields++] = p;
+	}
+	return (0);
+}
+
 static int
 parse_view_req(struct chk *c, json_object *b, struct ipc_view_req *q)
 {
@@ -487,8 +545,9 @@ parse_view_req(struct chk *c, json_object *b, struct ipc_view_req *q)
 	        || field_str(c, b, "labelSelector", F_OPT, IPC_TEXT_MAX,
 	                &q->label_selector)
 	        || field_int(c, b, "tailLines", F_OPT, 0, &q->tail_lines)
-	        || field_str(c, b, "container", F_OPT, IPC_NAME_MAX,
-	                &q->container));
+	        || field_str(
+	                c, b, "container", F_OPT, IPC_NAME_MAX, &q->container)
+	        || field_fields(c, b, q));
 }
 
 /* The length of base64 text holding at most IPC_DATA_MAX bytes. */
@@ -542,7 +601,7 @@ parse_view_reply(struct chk *c, json_object *b, struct ipc_view_reply *r)
 		return (-1);
 	}
 	r->status = (enum ipc_view_status)st;
-	return (r->items != NULL ? all_objects(c, "items", r->items) : 0);
+	return (r->items != NULL ? all_items(c, r->items) : 0);
 }
 
 static int
@@ -1094,6 +1153,14 @@ ipc_view_req_new(const struct ipc_view_req *r)
 		add_int(o, "tailLines", r->tail_lines);
 	}
 	add_str(o, "container", r->container);
+	if (r->nfields > 0) {
+		json_object *a = json_object_new_array();
+		for (size_t i = 0; i < r->nfields && i < IPC_FIELDS_MAX; i++) {
+			json_object_array_add(
+			        a, json_object_new_string(r->fields[i]));
+		}
+		json_object_object_add(o, "fields", a);
+	}
 	return (o);
 }
 
@@ -1141,6 +1208,111 @@ ipc_view_reply_read(const struct ipc_msg *m, struct ipc_view_reply *out)
 		return (-1);
 	}
 	return (0);
+}
+
+/* ---- projected lists ---- */
+
+/* The length of the map prefix ("metadata.labels." or
+ * "metadata.annotations.") path starts with, or 0. */
+static size_t
+map_prefix(const char *path)
+{
+	static const char *const maps[]
+	        = { "metadata.labels.", "metadata.annotations." };
+
+	for (size_t i = 0; i < 2; i++) {
+		if (strncmp(path, maps[i], strlen(maps[i])) == 0) {
+			return (strlen(maps[i]));
+		}
+	}
+	return (0);
+}
+
+/* A label or annotation key: [A-Za-z0-9._/-], not empty. */
+static bool
+map_key_valid(const char *k)
+{
+	if (k[0] == '\0') {
+		return (false);
+	}
+	for (; *k != '\0'; k++) {
+		if (!isalnum((unsigned char)*k)
+		        && strchr("._/-", *k) == NULL) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+bool
+ipc_field_valid(const char *path)
+{
+	size_t n = strlen(path), comp = 0, mp = map_prefix(path);
+
+	if (n == 0 || n > IPC_FIELD_MAX) {
+		return (false);
+	}
+	if (mp > 0) {
+		return (map_key_valid(path + mp));
+	}
+	for (size_t i = 0; i <= n; i++) {
+		char ch = path[i];
+		if (ch == '.' || ch == '\0') {
+			if (comp == 0) {
+				return (false);
+			}
+			comp = 0;
+		} else if (isalnum((unsigned char)ch) || ch == '_'
+		        || ch == '-') {
+			comp++;
+		} else {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+/* The value at path in o, or NULL; comp is scratch. */
+static json_object *
+walk(json_object *o, const char *path, char comp[IPC_FIELD_MAX + 1])
+{
+	const char *p = path;
+	size_t mp = map_prefix(path);
+
+	for (;;) {
+		/* a label or annotation key is one component, dots and all */
+		bool key = mp > 0 && (size_t)(p - path) == mp;
+		size_t len = key ? strlen(p) : strcspn(p, ".");
+		json_object *v = NULL;
+		snprintf(comp, IPC_FIELD_MAX + 1, "%.*s", (int)len, p);
+		if (!json_object_is_type(o, json_type_object)
+		        || !json_object_object_get_ex(o, comp, &v)
+		        || v == NULL) {
+			return (NULL);
+		}
+		if (p[len] == '\0') {
+			return (v);
+		}
+		o = v;
+		p += len + 1;
+	}
+}
+
+json_object *
+ipc_project(json_object *obj, const char *const *paths, size_t n)
+{
+	json_object *row = json_object_new_array_ext((int)n);
+	char comp[IPC_FIELD_MAX + 1];
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = NULL, *copy = NULL;
+		if (paths[i] != NULL && ipc_field_valid(paths[i])) {
+			v = walk(obj, paths[i], comp);
+		}
+		json_object_deep_copy(v, &copy, NULL);
+		json_object_array_add(row, copy);
+	}
+	return (row);
 }
 
 /* ---- zoneinfo views ---- */

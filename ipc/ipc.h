@@ -31,13 +31,22 @@
  *	           afterMs is required for requeue_after.
  *	VIEW_REQ   w->s {"id":n,"what":get|list|secret_meta|pod_log|zoneinfo,
  *	                 "resource"?:R,"namespace"?:s,"name"?:s,
- *	                 "labelSelector"?:s,"tailLines"?:n,"container"?:s}
+ *	                 "labelSelector"?:s,"tailLines"?:n,"container"?:s,
+ *	                 "fields"?:[s...]}
  *	           resource is required for get and list, name for get,
  *	           secret_meta, pod_log and zoneinfo (the zone, e.g.
  *	           "America/New_York": the codec checks only its bounds, the
  *	           supervisor answers error unless ipc_zone_name_valid()).
+ *	           fields (list only): a projection, 1..IPC_FIELDS_MAX
+ *	           paths (ipc_field_valid()) such as "metadata.name",
+ *	           "status.phase", "metadata.labels.sympozium.ai/instance";
+ *	           each item of the reply is then a row, the array of the
+ *	           values at those paths in order, null where absent
+ *	           (ipc_project()).  Absent: full objects.
  *	VIEW_REPLY s->w {"id":n,"status":ok|not_found|error,"object"?:obj|null,
- *	                 "items"?:[obj...],"text"?:s,"data"?:s,"message"?:s}
+ *	                 "items"?:[obj...]|[[v...]...],"text"?:s,"data"?:s,
+ *	                 "message"?:s}
+ *	           items: objects, or (a projected list) all arrays.
  *	           data: binary content (a zoneinfo answer: the TZif file),
  *	           standard base64 with padding, at most IPC_DATA_MAX bytes
  *	           once decoded.
@@ -91,6 +100,8 @@
 #define IPC_WRITES_MAX 1000                /* writes in one RESULT */
 #define IPC_MAX_LEN    (16u * 1024 * 1024) /* default message bound */
 #define IPC_DATA_MAX   (256u * 1024)       /* VIEW_REPLY "data", decoded */
+#define IPC_FIELDS_MAX 16                  /* paths in a VIEW_REQ "fields" */
+#define IPC_FIELD_MAX  128                 /* bytes of one such path */
 
 /*
  * A worker's exit status, shared by both sides.  IPC_EXIT_PERMANENT (skarnet
@@ -315,12 +326,24 @@ struct ipc_view_req {
 	const char *label_selector; /* NULL when absent */
 	int64_t tail_lines;         /* -1 when absent */
 	const char *container;      /* NULL when absent */
+	const char *fields[IPC_FIELDS_MAX]; /* a list's projection */
+	size_t nfields;                     /* 0: full objects */
 };
 
 /* Builds a VIEW_REQ from r: res is used when has_res; NULL strings and
  * tail_lines < 0 are omitted. */
 json_object *ipc_view_req_new(const struct ipc_view_req *r);
 int ipc_view_req_read(const struct ipc_msg *m, struct ipc_view_req *out);
+
+/* Whether path may be a VIEW_REQ field: at most IPC_FIELD_MAX bytes,
+ * either "metadata.labels.KEY" or "metadata.annotations.KEY" (KEY of
+ * [A-Za-z0-9._/-], not empty: one map key, dots included), or
+ * [A-Za-z0-9_-] components joined by '.', none empty. */
+bool ipc_field_valid(const char *path);
+/* The row of obj (borrowed) for the n paths: a new array of n values,
+ * copies of those at each path, JSON null where a path is absent (or
+ * invalid, or crosses a non-object). */
+json_object *ipc_project(json_object *obj, const char *const *paths, size_t n);
 
 struct ipc_view_reply {
 	int64_t id;

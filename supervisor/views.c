@@ -11,6 +11,7 @@
  * the supervisor: only metadata, type and key names.  A zoneinfo view (the
  * TZif file of a CRON_TZ= zone) is answered by zoneinfo.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,9 @@ struct live {
 	struct kapi_res res;
 	struct stats *stats;
 	enum kapi_verb verb;
+	/* a list's projection, copied: the request dies with its message */
+	char fields[IPC_FIELDS_MAX][IPC_FIELD_MAX + 1];
+	size_t nfields;
 };
 
 static void
@@ -98,11 +102,29 @@ full_cache(struct sup *s, const struct ipc_res *res, const char *req_sel)
 	return (best);
 }
 
+/* A list being answered: its items and the request's projection. */
+struct listing {
+	json_object *items;
+	const struct ipc_view_req *req;
+};
+
 static int
 add_item(void *arg, const struct cache_item *it)
 {
-	/* serialized as cached, never parsed (cache_item_raw) */
-	json_object_array_add(arg, cache_item_raw(it));
+	struct listing *l = arg;
+	json_object *obj;
+
+	if (l->req->nfields == 0) {
+		/* serialized as cached, never parsed (cache_item_raw) */
+		json_object_array_add(l->items, cache_item_raw(it));
+		return (0);
+	}
+	obj = jx_parse(it->json, it->json_len, 0, NULL, 0);
+	if (obj != NULL) {
+		json_object_array_add(l->items,
+		        ipc_project(obj, l->req->fields, l->req->nfields));
+	}
+	json_object_put(obj);
 	return (0);
 }
 
@@ -133,6 +155,32 @@ secret_meta(json_object *secret)
 	return (out);
 }
 
+/* The items of a live list, projected as the request asked. */
+static json_object *
+live_items(const struct live *l, json_object *list)
+{
+	json_object *items = json_object_object_get(list, "items");
+	json_object *out;
+	const char *fields[IPC_FIELDS_MAX];
+
+	if (!json_object_is_type(items, json_type_array)) {
+		return (json_object_new_array());
+	}
+	if (l->nfields == 0) {
+		return (json_object_get(items));
+	}
+	for (size_t i = 0; i < l->nfields; i++) {
+		fields[i] = l->fields[i];
+	}
+	out = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object_array_add(out,
+		        ipc_project(json_object_array_get_idx(items, i),
+		                fields, l->nfields));
+	}
+	return (out);
+}
+
 static void
 live_done(void *arg, struct kapi_resp *resp)
 {
@@ -155,11 +203,8 @@ live_done(void *arg, struct kapi_resp *resp)
 		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
 		        "undecodable answer");
 	} else if (l->what == IPC_VIEW_LIST) {
-		json_object *items = json_object_object_get(obj, "items");
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, NULL,
-		        items != NULL ? json_object_get(items)
-		                      : json_object_new_array(),
-		        NULL, NULL);
+		        live_items(l, obj), NULL, NULL);
 	} else if (l->what == IPC_VIEW_SECRET_META) {
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, secret_meta(obj), NULL,
 		        NULL, NULL);
@@ -190,6 +235,11 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 		kr.verb = KAPI_LIST;
 		kr.name = NULL;
 		kr.list.label_selector = req->label_selector;
+		for (size_t i = 0; i < req->nfields; i++) {
+			snprintf(l->fields[i], sizeof(l->fields[i]), "%s",
+			        req->fields[i]);
+		}
+		l->nfields = req->nfields;
 		l->res = (struct kapi_res){req->res.group, req->res.version,
 		        req->res.plural, req->res.namespaced};
 		kr.res = &l->res;
@@ -229,8 +279,10 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 	k = req.has_res ? full_cache(s, &req.res, req.label_selector) : -1;
 	if (req.what == IPC_VIEW_LIST && k >= 0) {
 		json_object *items = json_object_new_array();
+		struct listing l = { items, &req };
 		if (cache_list(inf_cache(s->inf, (size_t)k), req.namespace,
-		            req.label_selector, add_item, items) < 0) {
+		            req.label_selector, add_item, &l)
+		        < 0) {
 			json_object_put(items);
 			reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
 			        "bad label selector");

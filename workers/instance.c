@@ -649,6 +649,11 @@ struct runs {
 	bool web_alive; /* a web-endpoint run not being deleted (or unknown) */
 };
 
+/* What count_runs() reads of each run: a row of a projected list. */
+enum { R_COMPONENT, R_DELETING, R_PHASE, R_N };
+static const char *const run_fields[R_N] = { "metadata.labels." L_COMPONENT,
+	"metadata.deletionTimestamp", "status.phase" };
+
 static void
 count_runs(struct ictx *c, struct runs *r)
 {
@@ -661,8 +666,8 @@ count_runs(struct ictx *c, struct runs *r)
 	if (c->in->view == NULL) {
 		snprintf(c->err, sizeof(c->err), "no view");
 	} else {
-		rc = view_list(c->in->view, &kobj_agentruns, c->ns, sel,
-		        &items, c->err, sizeof(c->err));
+		rc = view_list_fields(c->in->view, &kobj_agentruns, c->ns, sel,
+		        run_fields, R_N, &items, c->err, sizeof(c->err));
 	}
 	if (rc != 0) {
 		log_warnx("instance %s/%s: listing AgentRuns: %s", c->ns,
@@ -673,8 +678,8 @@ count_runs(struct ictx *c, struct runs *r)
 	}
 	for (size_t i = 0; i < alen(items); i++) {
 		json_object *run = json_object_array_get_idx(items, i);
-		const char *phase = jx_get_str(run, "status.phase");
-		const char *comp = kobj_label(run, L_COMPONENT);
+		const char *phase = view_row_str(run, R_PHASE);
+		const char *comp = view_row_str(run, R_COMPONENT);
 		if (phase != NULL
 		        && (strcmp(phase, "Running") == 0
 		                || strcmp(phase, "Serving") == 0)) {
@@ -682,7 +687,8 @@ count_runs(struct ictx *c, struct runs *r)
 			r->serving |= strcmp(phase, "Serving") == 0;
 		}
 		if (comp != NULL && strcmp(comp, "web-endpoint") == 0
-		        && jx_get(run, "metadata.deletionTimestamp") == NULL) {
+		        && json_object_array_get_idx(run, R_DELETING)
+		                == NULL) {
 			r->web_alive = true;
 		}
 	}

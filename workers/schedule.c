@@ -370,6 +370,9 @@ forbid_blocks(struct sched *sc, bool *blocked)
 	return (0);
 }
 
+/* What the serving guard reads of each run (a projected list). */
+static const char *const phase_field[] = { "status.phase" };
+
 /* The serving guard: whether a run of the instance is Serving. */
 static int
 serving(struct sched *sc, bool *busy)
@@ -379,16 +382,16 @@ serving(struct sched *sc, bool *busy)
 
 	*busy = false;
 	snprintf(sel, sizeof(sel), L_INSTANCE "=%s", sc->ref);
-	if (view_list(sc->in->view, &kobj_agentruns, sc->ns, sel, &items, err,
-	            sizeof(err))
+	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
+	            phase_field, 1, &items, err, sizeof(err))
 	        < 0) {
 		fail_view(sc, "list the instance's runs", err);
 		return (-1);
 	}
 	for (size_t i = 0;
 	        items != NULL && i < json_object_array_length(items); i++) {
-		const char *ph = jx_get_str(
-		        json_object_array_get_idx(items, i), "status.phase");
+		const char *ph
+		        = view_row_str(json_object_array_get_idx(items, i), 0);
 		*busy = *busy || (ph != NULL && strcmp(ph, "Serving") == 0);
 	}
 	json_object_put(items);

@@ -175,12 +175,71 @@ int
 view_list(struct view *v, const struct ipc_res *res, const char *ns,
         const char *selector, json_object **items, char *err, size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_LIST, .res = *res,
-	        .has_res = true, .namespace = ns, .label_selector = selector,
-	        .tail_lines = -1};
+	return (view_list_fields(
+	        v, res, ns, selector, NULL, 0, items, err, errlen));
+}
+
+/* Whether every item is a row of n values (n > 0) or an object (n 0). */
+static bool
+items_shaped(json_object *items, size_t n)
+{
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *e = json_object_array_get_idx(items, i);
+		if (n == 0 ? !json_object_is_type(e, json_type_object)
+		           : !json_object_is_type(e, json_type_array)
+		                        || json_object_array_length(e) != n) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+int
+view_list_fields(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *selector, const char *const *fields, size_t n,
+        json_object **items, char *err, size_t errlen)
+{
+	struct ipc_view_req req = { .what = IPC_VIEW_LIST,
+		.res = *res,
+		.has_res = true,
+		.namespace = ns,
+		.label_selector = selector,
+		.tail_lines = -1,
+		.nfields = n };
+	int rc;
 
 	*items = NULL;
-	return (ask(v, &req, take_items, items, err, errlen));
+	if (n > IPC_FIELDS_MAX) {
+		errmsg(err, errlen, "view: too many fields");
+		return (-1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!ipc_field_valid(fields[i])) {
+			errmsg(err, errlen, "view: invalid field path");
+			return (-1);
+		}
+		req.fields[i] = fields[i];
+	}
+	rc = ask(v, &req, take_items, items, err, errlen);
+	if (rc == 0 && !items_shaped(*items, n)) {
+		json_object_put(*items);
+		*items = NULL;
+		errmsg(err, errlen,
+		        "view: malformed reply (items of another "
+		        "shape than asked)");
+		return (-1);
+	}
+	return (rc);
+}
+
+const char *
+view_row_str(json_object *row, size_t i)
+{
+	json_object *v = json_object_array_get_idx(row, i);
+
+	return (json_object_is_type(v, json_type_string)
+	                ? json_object_get_string(v)
+	                : NULL);
 }
 
 int

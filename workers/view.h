@@ -35,6 +35,15 @@ int view_get(struct view *v, const struct ipc_res *res, const char *ns,
 int view_list(struct view *v, const struct ipc_res *res, const char *ns,
         const char *selector, json_object **items, char *err,
         size_t errlen);
+/* view_list() projected: each item a row, the array of the values at
+ * the n paths of fields (ipc_field_valid(), at most IPC_FIELDS_MAX) in
+ * order, null where absent; n 0: whole objects.  A reply of another
+ * shape is an error. */
+int view_list_fields(struct view *v, const struct ipc_res *res, const char *ns,
+        const char *selector, const char *const *fields, size_t n,
+        json_object **items, char *err, size_t errlen);
+/* The string at index i of a row, or NULL (absent or not a string). */
+const char *view_row_str(json_object *row, size_t i);
 /* A Secret's metadata and key names, never its values. */
 int view_secret_meta(struct view *v, const char *ns, const char *name,
         json_object **out, char *err, size_t errlen);

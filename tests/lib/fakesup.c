@@ -38,6 +38,7 @@ struct fakesup {
 	struct buf log;
 	char *logcopy;
 	struct zi *zi;
+	atomic_bool unprojected; /* lists ignore "fields" (a bad supervisor) */
 };
 
 static const char *const whats[] = { "get", "list", "secret", "log", "zone" };
@@ -105,7 +106,10 @@ list(struct fakesup *f, const struct ipc_view_req *q)
 		                || streq(jx_get_str(e, "ns"), q->namespace))
 		        && ksel_match_labels(
 		                sel, jx_get(v, "metadata.labels"))) {
-			json_object_array_add(items, json_object_get(v));
+			json_object_array_add(items,
+			        q->nfields > 0 && !atomic_load(&f->unprojected)
+			                ? ipc_project(v, q->fields, q->nfields)
+			                : json_object_get(v));
 		}
 	}
 	ksel_free(sel);
@@ -182,11 +186,16 @@ answer(struct fakesup *f, const struct ipc_view_req *q)
 	json_object *body;
 
 	pthread_mutex_lock(&f->mu);
-	buf_printf(&f->log, "%s %s %s/%s%s%s\n", whats[q->what],
+	buf_printf(&f->log, "%s %s %s/%s%s%s", whats[q->what],
 	        q->has_res ? q->res.plural : "-",
 	        q->namespace ? q->namespace : "", q->name ? q->name : "",
 	        q->label_selector ? " " : "",
 	        q->label_selector ? q->label_selector : "");
+	for (size_t i = 0; i < q->nfields; i++) {
+		buf_printf(&f->log, "%s%s", i == 0 ? " fields=" : ",",
+		        q->fields[i]);
+	}
+	buf_printf(&f->log, "\n");
 	fill(f, q, &r);
 	body = ipc_view_reply_new(&r);
 	pthread_mutex_unlock(&f->mu);
@@ -236,6 +245,12 @@ fakesup_start(void)
 	f->zi = zi_new(NULL);
 	assert_int_equal(pthread_create(&f->th, NULL, serve, f), 0);
 	return (f);
+}
+
+void
+fakesup_unprojected(struct fakesup *f, bool on)
+{
+	atomic_store(&f->unprojected, on);
 }
 
 void

@@ -62,6 +62,9 @@ void fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message);
 /* Empties the store and the injected errors (not the request log). */
 void fakesup_reset(struct fakesup *f);
+/* on: lists answer whole objects even when the request names fields
+ * (a supervisor that ignores the projection). */
+void fakesup_unprojected(struct fakesup *f, bool on);
 /* Empties the request log and count only. */
 void fakesup_clear_log(struct fakesup *f);
 
@@ -69,7 +72,9 @@ void fakesup_clear_log(struct fakesup *f);
 int fakesup_nreqs(struct fakesup *f);
 /* The requests, one line each: "get|list|secret|log|zone plural ns/name",
  * plural "-" for secret, log and zone (whose ns is empty), " selector"
- * appended for a list (borrowed, valid until the next request or reset). */
+ * appended for a list, then " fields=path,..." for a projected one, whose
+ * items are projected as the supervisor does (ipc_project()) (borrowed,
+ * valid until the next request or reset). */
 const char *fakesup_log(struct fakesup *f);
 /* Whether a get (or, for plural "secrets", a secret_meta) of name was
  * made. */

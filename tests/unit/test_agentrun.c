@@ -1095,6 +1095,11 @@ test_prune_bounded(void **state)
 	assert_non_null(find_w(res, "delete", "agentruns", "b0499"));
 	assert_null(find_w(res, "delete", "agentruns", "b0500"));
 	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	/* only what pruning reads of each run crosses the session */
+	assert_non_null(strstr(fakesup_log(f),
+	        "list agentruns ns/ sympozium.ai/instance=alice "
+	        "fields=metadata.name,metadata.creationTimestamp,"
+	        "status.phase\n"));
 	json_object_put(res);
 	free(r);
 }

@@ -343,7 +343,9 @@ test_sample_alice_first_pass(void **state)
 	        "get deployments default/alice-channel-telegram\n"
 	        "secret - default/alice-slack-secret\n"
 	        "get deployments default/alice-channel-slack\n"
-	        "list agentruns default/ sympozium.ai/instance=alice\n"
+	        "list agentruns default/ sympozium.ai/instance=alice"
+	        " fields=metadata.labels.sympozium.ai/component,"
+	        "metadata.deletionTimestamp,status.phase\n"
 	        "get configmaps default/alice-memory\n");
 	assert_int_equal(nwrites(&r), 4);
 	w = wr(&r, 0, "create", "deployments");
@@ -577,7 +579,9 @@ test_whatsapp(void **state)
 	        "get persistentvolumeclaims default/"
 	        "alice-channel-whatsapp-data\n"
 	        "get deployments default/alice-channel-whatsapp\n"
-	        "list agentruns default/ sympozium.ai/instance=alice\n");
+	        "list agentruns default/ sympozium.ai/instance=alice"
+	        " fields=metadata.labels.sympozium.ai/component,"
+	        "metadata.deletionTimestamp,status.phase\n");
 	assert_int_equal(nwrites(&r), 3);
 	w = wr(&r, 0, "create", "persistentvolumeclaims");
 	assert_true(tolerates(w, "AlreadyExists"));

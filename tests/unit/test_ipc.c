@@ -362,6 +362,75 @@ test_rt_result(void **state)
 }
 
 static void
+test_field_valid(void **state)
+{
+	char longp[IPC_FIELD_MAX + 2];
+
+	(void)state;
+	assert_true(ipc_field_valid("metadata.name"));
+	assert_true(ipc_field_valid("status"));
+	assert_true(ipc_field_valid("a_b.c-d.E9"));
+	assert_true(ipc_field_valid("metadata.labels.sympozium.ai/instance"));
+	assert_true(ipc_field_valid("metadata.annotations.a.b/c-d_e"));
+	assert_true(ipc_field_valid("metadata.labels"));
+	assert_false(ipc_field_valid("metadata.labels."));
+	assert_false(ipc_field_valid("metadata.labels.a b"));
+	assert_false(ipc_field_valid("metadata.labels.a\"b"));
+	assert_false(ipc_field_valid(""));
+	assert_false(ipc_field_valid(".a"));
+	assert_false(ipc_field_valid("a."));
+	assert_false(ipc_field_valid("a..b"));
+	assert_false(ipc_field_valid("a/b"));
+	assert_false(ipc_field_valid("spec.labels.a/b"));
+	assert_false(ipc_field_valid("a b"));
+	assert_false(ipc_field_valid("a[0]"));
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	assert_false(ipc_field_valid(longp));
+	longp[IPC_FIELD_MAX] = '\0';
+	assert_true(ipc_field_valid(longp));
+}
+
+static void
+test_project(void **state)
+{
+	json_object *o = testutil_json(
+	        "{\"kind\":\"AgentRun\",\"metadata\":{\"name\":\"r1\","
+	        "\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+	        "\"labels\":{\"sympozium.ai/instance\":\"i\"},"
+	        "\"annotations\":{\"big\":\"x\"}},"
+	        "\"spec\":{\"task\":\"long\"},"
+	        "\"status\":{\"phase\":\"Succeeded\",\"result\":\"r\"}}",
+	        0);
+	const char *f[]
+	        = { "metadata.name", "metadata.labels.sympozium.ai/instance",
+		          "status.phase", "metadata.deletionTimestamp",
+		          "spec.task.x", "a/b", "metadata.labels" };
+	json_object *p = ipc_project(o, f, 7);
+
+	(void)state;
+	assert_string_equal(
+	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
+	        "[\"r1\",\"i\",\"Succeeded\",null,null,null,"
+	        "{\"sympozium.ai\\/instance\":\"i\"}]");
+	json_object_put(p);
+	/* copies: the source may go */
+	p = ipc_project(o, f + 6, 1);
+	json_object_put(o);
+	assert_string_equal(
+	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
+	        "[{\"sympozium.ai\\/instance\":\"i\"}]");
+	json_object_put(p);
+	o = testutil_json("{\"status\":\"flat\"}", 0);
+	p = ipc_project(o, f + 2, 1);
+	assert_string_equal(
+	        json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN),
+	        "[null]");
+	json_object_put(p);
+	json_object_put(o);
+}
+
+static void
 test_rt_view(void **state)
 {
 	struct ipc_view_req q = { 0 }, rq;
@@ -386,7 +455,19 @@ test_rt_view(void **state)
 	assert_null(rq.name);
 	assert_string_equal(rq.label_selector, "app=x,tier in (a,b)");
 	assert_int_equal(rq.tail_lines, -1);
+	assert_int_equal(rq.nfields, 0);
 	ipc_msg_fini(&m);
+
+	q.fields[0] = "metadata.name";
+	q.fields[1] = "status.phase";
+	q.nfields = 2;
+	roundtrip(IPC_VIEW_REQ, 99, ipc_view_req_new(&q), &m);
+	assert_int_equal(ipc_view_req_read(&m, &rq), 0);
+	assert_int_equal(rq.nfields, 2);
+	assert_string_equal(rq.fields[0], "metadata.name");
+	assert_string_equal(rq.fields[1], "status.phase");
+	ipc_msg_fini(&m);
+	q.nfields = 0;
 
 	memset(&q, 0, sizeof(q));
 	q.id = 5;
@@ -702,6 +783,39 @@ static const struct bad bad_shapes[] = {
 	        "VIEW_REQ: \"labelSelector\" must be a string" },
 	{ IPC_VIEW_REQ, "{\"id\":-1,\"what\":\"list\"," R_PODS "}",
 	        "VIEW_REQ: \"id\" must be >= 0" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":\"status.phase\"}",
+	        "VIEW_REQ: \"fields\" must be an array" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS ",\"fields\":[]}",
+	        "VIEW_REQ: \"fields\" must hold 1..16 paths" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	        "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	        "\"a\"]}",
+	        "VIEW_REQ: \"fields\" must hold 1..16 paths" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":[\"status.phase\",3]}",
+	        "VIEW_REQ: fields[1] is not a valid path" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":[\"metadata..name\"]}",
+	        "VIEW_REQ: fields[0] is not a valid path" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":[\"spec.a/b\"]}",
+	        "VIEW_REQ: fields[0] is not a valid path" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"list\"," R_PODS
+	        ",\"fields\":[\"a\\u0000b\"]}",
+	        "VIEW_REQ: fields[0] is not a valid path" },
+	{ IPC_VIEW_REQ,
+	        "{\"id\":1,\"what\":\"get\"," R_PODS ",\"name\":\"p\","
+	        "\"fields\":[\"status\"]}",
+	        "VIEW_REQ: \"fields\" is only for a list" },
 	/* VIEW_REPLY */
 	{ IPC_VIEW_REPLY, "{\"status\":\"ok\"}",
 	        "VIEW_REPLY: \"id\" is missing" },
@@ -711,7 +825,13 @@ static const struct bad bad_shapes[] = {
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"items\":{}}",
 	        "VIEW_REPLY: \"items\" must be an array" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"items\":[1]}",
-	        "VIEW_REPLY: items[0] must be an object" },
+	        "VIEW_REPLY: items[0] must be an object, or all arrays" },
+	{ IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"items\":[[\"a\"],{}]}",
+	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
+	{ IPC_VIEW_REPLY,
+	        "{\"id\":1,\"status\":\"ok\",\"items\":[{},[]]}",
+	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"object\":1}",
 	        "VIEW_REPLY: \"object\" must be an object" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"text\":1}",
@@ -1068,6 +1188,8 @@ main(void)
 		cmocka_unit_test(test_work_children_stale),
 		cmocka_unit_test(test_rt_result),
 		cmocka_unit_test(test_rt_view),
+		cmocka_unit_test(test_field_valid),
+		cmocka_unit_test(test_project),
 		cmocka_unit_test(test_rt_zoneinfo),
 		cmocka_unit_test(test_b64),
 		cmocka_unit_test(test_zone_names),
