@@ -86,12 +86,12 @@ test_trim_returns_pages(void **state)
 {
 	enum { N = 40000, SZ = 1000 };
 	struct mtune_trim t = { 0 };
-	char **p = malloc(N * sizeof(*p));
 
 	(void)state;
 #if defined(__SANITIZE_ADDRESS__)
 	skip(); /* the sanitizer's allocator has its own heap */
 #endif
+	char **p = malloc(N * sizeof(*p));
 	assert_non_null(p);
 	for (int i = 0; i < N; i++) {
 		p[i] = malloc(SZ);
