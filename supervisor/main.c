@@ -11,7 +11,12 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/mtune.h"
 #include "supervisor/sup.h"
+
+/* glibc malloc arenas (mtune.h); MALLOC_ARENA_MAX in the environment
+ * wins. */
+#define SUP_ARENAS 2
 
 static char worker_path[PATH_MAX];
 
@@ -38,6 +43,9 @@ main(int argc, char **argv)
 	enum log_format fmt;
 	char err[512];
 
+	/* before nng's and libcurl's threads exist: one arena each would
+	 * keep its own freed pages (README "Targets", memory) */
+	mtune_arenas(SUP_ARENAS);
 	if (cfg_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "sympoziumd: %s\n", err);
 		return (2);

@@ -587,6 +587,17 @@ poll_once(struct sup *s, int64_t now)
 	http_handle(s->metrics);
 }
 
+/* Gives the freed pages inside the heap back once a burst of work is over
+ * (a backlog of events and writes, a pruned run history, deleted
+ * objects): nothing in flight, at most every 10 s (mtune.h). */
+static void
+sup_trim(struct sup *s, int64_t now)
+{
+	if (mtune_trim_check(&s->trim, !busy(s), now)) {
+		log_debug("idle: heap trimmed");
+	}
+}
+
 int
 sup_run(struct sup *s)
 {
@@ -617,6 +628,7 @@ sup_run(struct sup *s)
 		sup_elect(s, now);
 		sup_dispatch(s, now);
 		wr_run(s->wr);
+		sup_trim(s, now);
 		if (s->stopping && shutdown_step(s, now)) {
 			break;
 		}

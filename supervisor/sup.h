@@ -14,6 +14,7 @@
 
 #include "common/kapi.h"
 #include "common/kapi_watch.h"
+#include "common/mtune.h"
 #include "supervisor/config.h"
 #include "supervisor/ctrl.h"
 #include "supervisor/events.h"
@@ -86,6 +87,7 @@ struct sup {
 	struct health *health;   /* the health socket (health.h) */
 	struct http *probe;      /* /healthz, /readyz (http.h); NULL: off */
 	struct http *metrics;    /* /metrics (http.h); NULL: off */
+	struct mtune_trim trim;  /* freed heap given back when idle */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive
