@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # measure-memory.sh: the measurements behind the Deployment's resource
-# requests and limits (docs-deploy.md).  Starts bin/kubesim, applies our
+# requests and limits (docs/operating.md).  Starts bin/kubesim, applies our
 # CRDs (deploy/crds/), the upstream samples (where the reference tree is
 # present) and deploy/samples/ with kubectl, runs
 # bin/sympoziumd (all six workers) against it, and samples the process
