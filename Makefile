@@ -258,9 +258,9 @@ run: deps
 # make bench runs every tests/bench/*.sh (BENCH_QUICK=1: small counts),
 # keeps each one's stdout in $(BUILD)/bench/NAME.out (and its exit status in
 # NAME.rc), then tests/bench/report.py writes their RESULT lines as a table
-# between <!-- bench:begin --> and <!-- bench:end --> in BENCH_README.  A
+# between <!-- bench:begin --> and <!-- bench:end --> in BENCH_DOC.  A
 # failed benchmark does not stop the others; make bench then fails.
-BENCH_README ?= README.md
+BENCH_DOC ?= docs/benchmarks.md
 
 bench: all
 	@if ! ls tests/bench/*.sh >/dev/null 2>&1; then \
@@ -275,7 +275,7 @@ bench: all
 			echo "make bench: $$b failed"; rc=1; \
 		fi; \
 	done; \
-	python3 tests/bench/report.py --readme $(BENCH_README) \
+	python3 tests/bench/report.py --doc $(BENCH_DOC) \
 		--load-start "$$load0" $$out/*.out || rc=1; \
 	exit $$rc
 

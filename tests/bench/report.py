@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
-"""tests/bench/report.py: the README table of `make bench`.
+"""tests/bench/report.py: the table of `make bench` in docs/benchmarks.md.
 
 Reads the outputs `make bench` keeps (build/bench/NAME.out, each a
 benchmark script's stdout), collects their RESULT lines (format in
 tests/bench/result.h: RESULT, bench, figure, value, unit, baseline, ratio,
 target, verdict, tab-separated), and rewrites the block between
-<!-- bench:begin --> and <!-- bench:end --> of the README with a Markdown
+<!-- bench:begin --> and <!-- bench:end --> of the document (default
+docs/benchmarks.md, relative to the current directory) with a Markdown
 table, preceded by a line giving the date, the machine (CPUs, model) and
 the load average at the start and the end of the run.  Nothing else of the
-README changes.  Without both markers (begin before end), the README is
-left alone: the table is printed and the script says so.  NAME.rc beside
+document changes.  Without both markers (begin before end), the document
+is left alone: the table is printed and the script says so.  NAME.rc beside
 NAME.out, if present, holds the script's exit status; a non-zero one is
 named in the block.
 
-Usage: report.py [--readme PATH] [--quick] [--load-start "L1 L5 L15"]
+Usage: report.py [--doc PATH] [--quick] [--load-start "L1 L5 L15"]
                  [--load-end ...] [--date TEXT] [--machine TEXT] OUT...
 --quick (or BENCH_QUICK=1) marks the table as a quick run.  --load-end,
 --date and --machine default to /proc/loadavg now, the UTC time and
 /proc/cpuinfo (tests fix them).  Exit status: 0 on success (also without
-markers), 1 when no RESULT line was found (README untouched) or on I/O
+markers), 1 when no RESULT line was found (document untouched) or on I/O
 errors, 2 on usage.
 """
 
@@ -159,7 +160,7 @@ def replace_block(text, new):
 
 def write_atomic(path, text):
     d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".bench-readme.")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".bench-doc.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -172,8 +173,8 @@ def write_atomic(path, text):
 
 def options(argv):
     p = argparse.ArgumentParser(prog="report.py",
-                                description="the README table of make bench")
-    p.add_argument("--readme", default="README.md")
+                                description="the table of make bench")
+    p.add_argument("--doc", default="docs/benchmarks.md")
     p.add_argument("--quick", action="store_true",
                    default=os.environ.get("BENCH_QUICK", "0") == "1")
     p.add_argument("--load-start", default="unknown")
@@ -204,20 +205,20 @@ def main(argv):
                 failed.append((name, rc))
         if not rows:
             print("report: no RESULT lines in " + " ".join(args.outputs)
-                  + f"; {args.readme} not changed", file=sys.stderr)
+                  + f"; {args.doc} not changed", file=sys.stderr)
             return 1
         new = block(rows, failed, args)
         print(new, flush=True)
-        with open(args.readme, encoding="utf-8", newline="") as f:
+        with open(args.doc, encoding="utf-8", newline="") as f:
             text = f.read()
         out = replace_block(text, new)
         if out is None:
-            print(f"report: {args.readme} has no {BEGIN} ... {END} "
+            print(f"report: {args.doc} has no {BEGIN} ... {END} "
                   "block; the table above was not written", file=sys.stderr)
             return 0
         if out != text:
-            write_atomic(args.readme, out)
-        print(f"report: {len(rows)} figures written to {args.readme}",
+            write_atomic(args.doc, out)
+        print(f"report: {len(rows)} figures written to {args.doc}",
               file=sys.stderr)
     except OSError as e:
         print(f"report: {e}", file=sys.stderr)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# bench_report.sh: tests/bench/report.py, the README table of `make bench`,
-# over fixture outputs of RESULT lines (written here) and copies of a
-# README: the block between <!-- bench:begin --> and <!-- bench:end --> is
+# bench_report.sh: tests/bench/report.py, the table of `make bench` in
+# docs/benchmarks.md, over fixture outputs of RESULT lines (written here)
+# and copies of a document: the block between <!-- bench:begin --> and <!-- bench:end --> is
 # replaced exactly and every other byte is kept; without both markers the
-# README is untouched, the table is printed and the script says so; no
-# RESULT line leaves the README alone and fails; a quick run and a failed
-# benchmark are marked.  Output is cmocka-style for tests/run-tests.sh.
+# document is untouched, the table is printed and the script says so; no
+# RESULT line leaves the document alone and fails; a quick run and a
+# failed benchmark are marked; without --doc the script writes
+# docs/benchmarks.md, and the repository's docs/benchmarks.md has the
+# markers.  Output is cmocka-style for tests/run-tests.sh.
 set -u
 
 REPORT=${REPORT:-$PWD/tests/bench/report.py}
@@ -102,7 +104,7 @@ make_readme() {
 }
 
 report() { # extra options...
-	python3 "$REPORT" --readme "$dir/README.md" --date "2026-01-02 03:04 UTC" \
+	python3 "$REPORT" --doc "$dir/README.md" --date "2026-01-02 03:04 UTC" \
 		--machine "2 CPUs (Test CPU @ 1 GHz)" --load-start "1.00 2.00 3.00" \
 		--load-end "4.00 5.00 6.00" "$@" "$dir/out/alpha.out" \
 		"$dir/out/beta.out" >"$dir/stdout" 2>"$dir/stderr"
@@ -208,7 +210,30 @@ t_mode_kept() {
 	fixtures && make_readme && chmod 640 "$dir/README.md" || return 1
 	BENCH_QUICK=0 report || return 1
 	[ "$(stat -c %a "$dir/README.md")" = 640 ] &&
-		[ -z "$(find "$dir" -maxdepth 1 -name '.bench-readme.*')" ]
+		[ -z "$(find "$dir" -maxdepth 1 -name '.bench-doc.*')" ]
+}
+
+# Without --doc: docs/benchmarks.md of the current directory.
+t_default_doc() {
+	fixtures && mkdir -p "$dir/repo/docs" && make_readme &&
+		mv "$dir/README.md" "$dir/repo/docs/benchmarks.md" || return 1
+	(cd "$dir/repo" && BENCH_QUICK=0 python3 "$REPORT" \
+		--date "2026-01-02 03:04 UTC" \
+		--machine "2 CPUs (Test CPU @ 1 GHz)" --load-start "1.00 2.00 3.00" \
+		--load-end "4.00 5.00 6.00" "$dir/out/alpha.out" \
+		"$dir/out/beta.out" >"$dir/stdout" 2>"$dir/stderr") || return 1
+	mv "$dir/repo/docs/benchmarks.md" "$dir/README.md" &&
+		expect_readme "full run" &&
+		grep -q "written to docs/benchmarks.md" "$dir/stderr"
+}
+
+# The repository's document carries the markers, begin before end, once.
+t_repo_doc_markers() {
+	local doc=${REPORT%/tests/bench/report.py}/docs/benchmarks.md b e
+	b=$(grep -n '^<!-- bench:begin -->$' "$doc" | cut -d: -f1)
+	e=$(grep -n '^<!-- bench:end -->$' "$doc" | cut -d: -f1)
+	[ -n "$b" ] && [ -n "$e" ] && [ "$(echo "$b" | wc -l)" -eq 1 ] &&
+		[ "$(echo "$e" | wc -l)" -eq 1 ] && [ "$b" -lt "$e" ]
 }
 
 check replace_block_exactly t_replace
@@ -221,3 +246,5 @@ check end_before_begin_untouched t_end_before_begin
 check no_results_untouched t_no_results
 check missing_readme_prints_table t_missing_readme
 check file_mode_kept t_mode_kept
+check default_doc_is_docs_benchmarks t_default_doc
+check repository_doc_has_markers t_repo_doc_markers
