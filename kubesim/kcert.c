@@ -1,7 +1,7 @@
 /*
- * kcert.c: the run-time CA and leaf certificates of kcert.h, built
- * with OpenSSL 3's EVP and X509 APIs.  Used by the TLS test server
- * (testsrv.c) and its clients; the simulator reuses it later.
+ * kcert.c: the run-time CA and leaf certificates of kcert.h, built with
+ * OpenSSL 3's EVP and X509 APIs.  Used by kubesim's --tls mode and by the
+ * TLS test server (tests/lib/testsrv.c) and its clients.
  */
 #include "kubesim/kcert.h"
 
@@ -167,7 +167,7 @@ kcert_generate(
 
 	/* Distinct CA names, so that a client trusting another test CA
 	 * fails on the issuer, as with a real wrong CA. */
-	snprintf(ca_name, sizeof(ca_name), "testcert-ca-%d-%d", (int)getpid(),
+	snprintf(ca_name, sizeof(ca_name), "kubesim-ca-%d-%d", (int)getpid(),
 	        ++generation);
 
 	memset(tc, 0, sizeof(*tc));
@@ -206,63 +206,4 @@ kcert_free(struct kcert *tc)
 	free(tc->client_cert);
 	free(tc->client_key);
 	memset(tc, 0, sizeof(*tc));
-}
-
-static X509 *
-read_pem(const char *pem)
-{
-	BIO *bio = BIO_new_mem_buf(pem, -1);
-	X509 *x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-
-	BIO_free(bio);
-	return (x);
-}
-
-static char *
-cn_of(X509 *x)
-{
-	char cn[256];
-
-	if (X509_NAME_get_text_by_NID(
-	            X509_get_subject_name(x), NID_commonName, cn, sizeof(cn))
-	        < 0) {
-		return (NULL);
-	}
-	return (xstrdup(cn));
-}
-
-char *
-kcert_subject_cn(const char *pem)
-{
-	X509 *x = read_pem(pem);
-	char *cn;
-
-	if (x == NULL) {
-		return (NULL);
-	}
-	cn = cn_of(x);
-	X509_free(x);
-	return (cn);
-}
-
-char *
-kcert_verify_der(const unsigned char *der, long len, const char *ca_pem)
-{
-	X509 *x, *ca;
-	EVP_PKEY *pub;
-	char *cn = NULL;
-
-	if ((x = d2i_X509(NULL, &der, len)) == NULL) {
-		return (NULL);
-	}
-	if ((ca = read_pem(ca_pem)) != NULL
-	        && (pub = X509_get0_pubkey(ca)) != NULL
-	        && X509_verify(x, pub) == 1
-	        && X509_cmp_current_time(X509_get0_notBefore(x)) < 0
-	        && X509_cmp_current_time(X509_get0_notAfter(x)) > 0) {
-		cn = cn_of(x);
-	}
-	X509_free(ca);
-	X509_free(x);
-	return (cn);
 }

@@ -1,8 +1,10 @@
 /*
- * kcert.h: throw-away X.509 material for TLS tests, generated at run time
- * with libcrypto: a CA, a server certificate for 127.0.0.1 / localhost
- * signed by it, and a client certificate signed by it.  Keys are EC P-256.
- * Everything is PEM text; nothing touches the disk.
+ * kcert.h: throw-away X.509 material for kubesim's --tls mode and for TLS
+ * tests, generated at run time with libcrypto: a CA, a server certificate
+ * for 127.0.0.1 / localhost signed by it, and a client certificate signed
+ * by it.  Keys are EC P-256.  Everything is PEM text; nothing touches the
+ * disk.  Checking a certificate against a CA is test code
+ * (tests/lib/testcert.h).
  */
 #ifndef KCERT_H
 #define KCERT_H
@@ -22,13 +24,5 @@ struct kcert {
 int kcert_generate(
         struct kcert *tc, const char *client_cn, const char *client_org);
 void kcert_free(struct kcert *tc);
-
-/* Subject CN of a PEM certificate, or NULL.  Caller frees with free(). */
-char *kcert_subject_cn(const char *cert_pem);
-/* When the DER certificate der/len was signed by the PEM CA ca_pem and is
- * within its validity period, its subject CN (caller frees with free()),
- * else NULL. */
-char *kcert_verify_der(
-        const unsigned char *der, long len, const char *ca_pem);
 
 #endif

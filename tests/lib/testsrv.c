@@ -26,7 +26,7 @@
 #include "common/buf.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
-#include "kubesim/kcert.h"
+#include "tests/lib/testcert.h"
 
 struct gnutls_datum {
 	unsigned char *data;
@@ -169,7 +169,7 @@ client_cn(struct testsrv *srv, struct MHD_Connection *conn)
 	        || n == 0) {
 		return (xstrdup(""));
 	}
-	cn = kcert_verify_der(
+	cn = testcert_verify_der(
 	        peers[0].data, (long)peers[0].size, srv->trust_ca);
 	return (cn != NULL ? cn : xstrdup(""));
 }
