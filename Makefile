@@ -1,7 +1,7 @@
 # Makefile: the one non-recursive build of the Sympozium operator.
 #
 # Sources are found by directory (common/, ipc/, supervisor/, workers/,
-# tests/...), so adding a module is adding a file.  Objects and dependency
+# ctl/, kubesim/, tests/...), so adding a module is adding a file.  Objects and dependency
 # files go to $(BUILD), programs to $(BIN).  `make asan` and `make fuzz` reuse
 # the same rules with another $(BUILD)/$(BIN) and extra flags.
 #
@@ -42,10 +42,10 @@ endif
 
 COMMON_SRCS := $(sort $(wildcard common/*.c))
 IPC_SRCS    := $(sort $(wildcard ipc/*.c))
-# kubesim's modules (all but main.c) are linked into the unit tests too, so
-# its pure logic (selectors, patches, schemas) is tested module by module.
-KUBESIM_MODS := $(sort $(filter-out tests/kubesim/main.c,\
-		$(wildcard tests/kubesim/*.c)))
+# kubesim's modules (kubesim/, all but main.c) are linked into the unit
+# tests too, so its pure logic (selectors, patches, schemas) is tested
+# module by module.
+KUBESIM_MODS := $(sort $(filter-out kubesim/main.c,$(wildcard kubesim/*.c)))
 # The supervisor's and the workers' modules (all but their main.c) are
 # linked into the unit tests too: pure logic tested module by module.
 SUP_MODS := $(sort $(filter-out supervisor/main.c,$(wildcard supervisor/*.c)))
@@ -58,6 +58,11 @@ UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
 # Black-box tests in C (they start bin/kubesim and talk HTTP to it) build
 # like unit tests and run from the same directory.
 INTEG_SRCS  := $(sort $(wildcard tests/integration/test_*.c))
+# kubesim's own tests: unit tests of its modules (kubesim/tests/unit/) and
+# black-box tests of bin/kubesim (kubesim/tests/integration/), built and
+# run like the others.
+KSIM_UNIT_SRCS  := $(sort $(wildcard kubesim/tests/unit/test_*.c))
+KSIM_INTEG_SRCS := $(sort $(wildcard kubesim/tests/integration/test_*.c))
 
 COMMON_OBJS  := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
@@ -65,7 +70,9 @@ TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON    := $(BUILD)/libcommon.a
 
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%) \
-	     $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%)
+	     $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%) \
+	     $(KSIM_UNIT_SRCS:kubesim/tests/unit/%.c=$(BIN)/tests/%) \
+	     $(KSIM_INTEG_SRCS:kubesim/tests/integration/%.c=$(BIN)/tests/%)
 # Benchmark drivers (tests/bench/bench_*.c), run by tests/bench/*.sh.
 BENCH_SRCS := $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BIN)/bench/%)
@@ -77,7 +84,7 @@ SCALE_BINS := $(SCALE_SRCS:tests/scale/%.c=$(BIN)/scale/%)
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
 PROGS :=
-ifneq ($(wildcard tests/kubesim/main.c),)
+ifneq ($(wildcard kubesim/main.c),)
 PROGS += $(BIN)/kubesim
 endif
 ifneq ($(wildcard supervisor/main.c),)
@@ -95,8 +102,13 @@ PROGS += $(BIN)/tests/crd-digest
 CTL_OBJS := $(CTL_MODS:%.c=$(BUILD)/%.o) $(BUILD)/ctl/main.o
 SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
-KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) \
-		$(BUILD)/tests/lib/testcert.o $(BUILD)/tests/kubesim/main.o
+KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o
+# No product links anything of tests/.
+ifneq ($(filter $(BUILD)/tests/%,$(CTL_OBJS) $(SUP_OBJS) $(WRK_OBJS) \
+	$(KUBESIM_OBJS)),)
+$(error a product binary would link test code: $(filter $(BUILD)/tests/%,\
+	$(CTL_OBJS) $(SUP_OBJS) $(WRK_OBJS) $(KUBESIM_OBJS)))
+endif
 
 .PHONY: all deps test check asan valgrind run bench scale fuzz clean \
 	crd-digest
@@ -121,6 +133,17 @@ $(BIN)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 		-lmicrohttpd $(LDLIBS_ALL)
 
 $(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/tests/%: $(BUILD)/kubesim/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/tests/%: $(BUILD)/kubesim/tests/integration/%.o $(TESTLIB_OBJS) \
+		$(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
@@ -249,11 +272,11 @@ build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
 		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd $(LDLIBS_ALL)
 
-# run: starts kubesim with the upstream CRDs and samples applied and runs
-# the operator against it in the foreground.
+# run: starts kubesim with our CRDs and samples applied and runs the
+# operator against it in the foreground (scripts/make-run.sh).
 run: deps
 	@$(MAKE) --no-print-directory all
-	@BIN=$(BIN) tests/kubesim/make-run.sh
+	@BIN=$(BIN) scripts/make-run.sh
 
 # make bench runs every tests/bench/*.sh (BENCH_QUICK=1: small counts),
 # keeps each one's stdout in $(BUILD)/bench/NAME.out (and its exit status in

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # run-valgrind.sh: `make valgrind`.  Runs every unit test ($BIN/tests/test_*
-# built from tests/unit/) under valgrind memcheck, VG_JOBS at a time, then
-# one short integration run: $VG_INTEG (default test_operator; empty:
-# none) with sympoziumd and every worker it starts under valgrind too
-# (the suite's other integration tests are not run).  A test passes
-# when cmocka says so AND every valgrind log it produced reports zero
-# errors (leaks of kinds definite, indirect and possible count as errors)
-# AND every valgrinded process finished its own leak check (a process
-# killed before exit, e.g. by SIGKILL, leaves a log without ERROR SUMMARY
-# and fails the test).  Prints "N passed, N failed, N skipped" like
+# built from tests/unit/ or kubesim/tests/unit/) under valgrind memcheck,
+# VG_JOBS at a time, then one short integration run: $VG_INTEG (default
+# test_operator; empty: none) with sympoziumd and every worker it starts
+# under valgrind too (the suite's other integration tests are not run).
+# A test passes when cmocka says so AND every valgrind log it produced
+# reports zero errors (leaks of kinds definite, indirect and possible count
+# as errors) AND every valgrinded process finished its own leak check (a
+# process killed before exit, e.g. by SIGKILL, leaves a log without ERROR
+# SUMMARY and fails the test).  Prints "N passed, N failed, N skipped" like
 # run-tests.sh (cmocka's skipped tests are not failures).
 #
 # Workers run with their seccomp sandbox off (--no-worker-sandbox): the
@@ -143,7 +143,9 @@ for name in $VG_SLOW; do
 done
 for t in "$BIN"/tests/test_*; do
 	name=$(basename "$t")
-	[ -x "$t" ] && [ -f "tests/unit/$name.c" ] || continue
+	[ -x "$t" ] || continue
+	[ -f "tests/unit/$name.c" ] || [ -f "kubesim/tests/unit/$name.c" ] ||
+		continue
 	if [ -n "${VG_UNITS+x}" ] && [[ " $VG_UNITS " != *" $name "* ]]; then
 		continue
 	fi

@@ -15,7 +15,7 @@
 
 #include "common/xmalloc.h"
 #include "supervisor/labelsel.h"
-#include "tests/kubesim/ksel.h"
+#include "kubesim/ksel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_patch.c: libFuzzer target for kubesim's patch algorithms
- * (tests/kubesim/kpatch.c).  The input is two JSON texts separated by the
+ * (kubesim/kpatch.c).  The input is two JSON texts separated by the
  * first newline: the original and the patch.  Both are parsed with
  * jx_parse() and the patch is applied as a merge patch, a JSON patch and a
  * strategic merge patch (default schema).  The target traps when an input
@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "common/jsonx.h"
-#include "tests/kubesim/kpatch.h"
+#include "kubesim/kpatch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

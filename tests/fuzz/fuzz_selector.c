@@ -1,6 +1,6 @@
 /*
  * fuzz_selector.c: libFuzzer target for kubesim's label and field selectors
- * (tests/kubesim/ksel.c).  The input is split at its first NUL byte (or
+ * (kubesim/ksel.c).  The input is split at its first NUL byte (or
  * '\n' when there is none): the first part is parsed as a label selector,
  * the second as a field selector for pods.  Whatever parses is matched
  * against a small fixed pod; an error must come with a non-empty message.
@@ -12,7 +12,7 @@
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
-#include "tests/kubesim/ksel.h"
+#include "kubesim/ksel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

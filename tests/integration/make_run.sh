@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make_run.sh: what `make run` promises, checked end to end with the real
-# kubectl and sympoziumctl: tests/kubesim/make-run.sh (the script `make run`
+# kubectl and sympoziumctl: scripts/make-run.sh (the script `make run`
 # runs after building) is started in a session of its own; the CRDs and
 # samples are applied; the demo AgentRun reaches Succeeded with the result
 # the emulated agent printed; the every-minute schedule creates a run;
@@ -81,7 +81,7 @@ k() {
 
 # Ports 0: the test must not depend on 8080/8081 being free.
 RUN_DIR=$run METRICS_ADDR=0 PROBE_ADDR=0 BIN=$BIN \
-	setsid tests/kubesim/make-run.sh >"$dir/out" 2>&1 &
+	setsid scripts/make-run.sh >"$dir/out" 2>&1 &
 pg=$!
 
 started() { grep -q 'Starting the operator' "$dir/out"; }

@@ -23,7 +23,7 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc_sock.h"
 #include "supervisor/zoneinfo.h"
-#include "tests/kubesim/ksel.h"
+#include "kubesim/ksel.h"
 #include "tests/lib/fakesup.h"
 
 struct fakesup {

@@ -1,27 +1,10 @@
 /*
- * testcert.h: throw-away X.509 material for TLS tests, generated at run time
- * with libcrypto: a CA, a server certificate for 127.0.0.1 / localhost
- * signed by it, and a client certificate signed by it.  Keys are EC P-256.
- * Everything is PEM text; nothing touches the disk.
+ * testcert.h: checks of X.509 material for TLS tests (the material itself
+ * comes from kubesim/kcert.h): a certificate's subject CN, and whether a
+ * peer's certificate was signed by a given CA.
  */
 #ifndef TESTCERT_H
 #define TESTCERT_H
-
-struct testcert {
-	char *ca_cert;     /* CA certificate (PEM) */
-	char *ca_key;      /* CA private key (PEM, PKCS#8) */
-	char *server_cert; /* CN=localhost, SAN IP:127.0.0.1, DNS:localhost */
-	char *server_key;
-	char *client_cert; /* CN=client_cn, O=client_org, clientAuth */
-	char *client_key;
-};
-
-/* Fills tc with fresh material; client_cn / client_org name the client
- * (client_org may be NULL).  Returns 0, or -1 (tc left empty).  The caller
- * frees with testcert_free(). */
-int testcert_generate(
-        struct testcert *tc, const char *client_cn, const char *client_org);
-void testcert_free(struct testcert *tc);
 
 /* Subject CN of a PEM certificate, or NULL.  Caller frees with free(). */
 char *testcert_subject_cn(const char *cert_pem);

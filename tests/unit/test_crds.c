@@ -28,7 +28,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
-#include "tests/kubesim/kschema.h"
+#include "kubesim/kschema.h"
 #include "tests/lib/crddigest.h"
 #include "tests/lib/testutil.h"
 

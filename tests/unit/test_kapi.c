@@ -21,13 +21,13 @@
 #include "common/kapi.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "tests/lib/testcert.h"
+#include "kubesim/kcert.h"
 #include "tests/lib/testsrv.h"
 #include "tests/lib/testutil.h"
 
 #define TOKEN "tok-1"
 
-static struct testcert tc, other;
+static struct kcert tc, other;
 
 static const struct kapi_res cms = { "", "v1", "configmaps", true };
 static const struct kapi_res widgets
@@ -85,8 +85,8 @@ static int
 group_setup(void **state)
 {
 	(void)state;
-	if (testcert_generate(&tc, "admin", "system:masters") != 0
-	        || testcert_generate(&other, "nobody", NULL) != 0) {
+	if (kcert_generate(&tc, "admin", "system:masters") != 0
+	        || kcert_generate(&other, "nobody", NULL) != 0) {
 		return (-1);
 	}
 	return (0);
@@ -96,8 +96,8 @@ static int
 group_teardown(void **state)
 {
 	(void)state;
-	testcert_free(&tc);
-	testcert_free(&other);
+	kcert_free(&tc);
+	kcert_free(&other);
 	return (0);
 }
 
