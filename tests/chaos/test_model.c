@@ -1,10 +1,10 @@
 /*
  * test_model.c: unit tests of the chaos suite's expectation model
  * (tests/chaos/model.c; bin/tests/test_chaos_model): the fences of
- * killed, terminated and frozen leaders, a frozen leader resumed early or
- * before its fence began, the judgement of request-log lines against a
- * fence (re-acquired Lease, writes in flight at the freeze, another
- * leader's Lease), the verdict on exits and on forced relists.
+ * killed, terminated and frozen leaders, a frozen leader resumed on time,
+ * early or before its fence began, the judgement of request-log lines against
+ * a fence (re-acquired Lease, writes in flight at the freeze, another leader's
+ * Lease), the verdict on exits and on forced relists.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -217,82 +217,74 @@ test_killed_terminated(void **state)
 	assert_int_equal(judge(&l, t).n, 2);
 }
 
-/* A frozen leader resumed as planned: fenced from its renew deadline to
- * RESUMED_MS after the planned SIGCONT. */
+/* One freeze of "sd-a" at 10 s, its SIGCONT planned at 16.5 s, resumed
+ * at cont (0: never), and what its fence becomes. */
+struct frozen_case {
+	double cont;
+	int64_t to_us;   /* the fence's end */
+	int n, inflight; /* the verdict on frozen_log() */
+};
+
+/* Its requests, the same under every resumption. */
 static void
-test_frozen_on_time(void **state)
+frozen_log(struct log *l)
 {
-	struct chaosmodel m = { .nfences = 0 };
-	const struct chaosmodel_fence *f;
-	struct log l = { .n = 0 };
-
-	(void)state;
-	f = chaosmodel_leader_hit(
-	        &m, "sd-a", CHAOSMODEL_FROZEN, S(10), S(16.5));
-	assert_non_null(f);
-	assert_true(f->reacquire);
-	assert_string_equal(f->why, "SIGSTOPped leader");
-	assert_int_equal(f->from_us, S(12));
-	assert_int_equal(f->to_us, S(20.5));
-	chaosmodel_leader_resumed(&m, "sd-a", S(16.5));
-	assert_int_equal(f->cont_us, S(16.5));
-	assert_int_equal(f->to_us, S(20.5));
-
-	req(&l, 11.5, "POST", CM_PATH, 201, "sd-a"); /* froze at 10: fine */
-	req(&l, 16.6, "PUT", CM_PATH "/x", 409, "sd-a"); /* in flight */
-	req(&l, 20.0, "POST", CM_PATH, 201, "sd-a");     /* violation */
-	req(&l, 21.0, "POST", CM_PATH, 201, "sd-a");     /* after: fine */
-	assert_int_equal(judge(&l, f).n, 1);
-	assert_int_equal(judge(&l, f).inflight, 1);
+	req(l, 11.0, "PUT", LEASE_PATH, 200, "sd-a"); /* renews, not in it */
+	req(l, 11.5, "POST", CM_PATH, 201, "sd-a");   /* before the fence */
+	req(l, 12.5, "POST", CM_PATH, 201, "sd-a");
+	req(l, 13.2, "PUT", CM_PATH "/x", 409, "sd-a");
+	req(l, 16.6, "PUT", CM_PATH "/y", 409, "sd-a");
+	req(l, 16.9, "POST", CM_PATH, 201, "sd-a");
+	req(l, 17.5, "POST", CM_PATH, 201, "sd-a");
+	req(l, 20.0, "POST", CM_PATH, 201, "sd-a");
+	req(l, 21.0, "POST", CM_PATH, 201, "sd-a");
 }
 
-/* Seed 117713651518615: a leader frozen 0.9 s (the faults ended before
- * its planned SIGCONT) was resumed before its renew deadline: it never
- * had to stand down, and its renewals and writes are no violation. */
+/* A frozen leader is fenced from its renew deadline (12 s) to RESUMED_MS
+ * after its SIGCONT: the planned one when it comes then; the real one
+ * when the faults ended first.  Resumed before its renew deadline it
+ * never had to stand down: the fence is void (seed 117713651518615: a
+ * leader frozen 0.9 s was flagged for renewing and writing). */
 static void
-test_frozen_resumed_before_fence(void **state)
+test_frozen_resumed(void **state)
 {
-	struct chaosmodel m = { .nfences = 0 };
-	const struct chaosmodel_fence *f;
+	static const struct frozen_case cases[] = {
+		/* on time: 12.5, 13.2 (before the SIGCONT), 17.5, 20.0
+		 * count; 16.6 and 16.9 were in flight */
+		{ 16.5, S(20.5), 4, 2 },
+		/* early: 12.5, 16.6, 16.9 count; 13.2 was in flight;
+		 * nothing after 17 s */
+		{ 13.0, S(17), 3, 1 },
+		/* before its renew deadline: void */
+		{ 10.9, S(12) - 1, 0, 0 },
+		/* never resumed: every write from 12 s to 20.5 s */
+		{ 0, S(20.5), 6, 0 },
+	};
 	struct log l = { .n = 0 };
 
 	(void)state;
-	f = chaosmodel_leader_hit(
-	        &m, "sd-a", CHAOSMODEL_FROZEN, S(10), S(16.5));
-	chaosmodel_leader_resumed(&m, "sd-a", S(10.9));
+	frozen_log(&l);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct frozen_case *c = &cases[i];
+		struct chaosmodel m = { .nfences = 0 };
+		const struct chaosmodel_fence *f;
+		struct verdict v;
 
-	req(&l, 11.0, "PUT", LEASE_PATH, 200, "sd-a"); /* it renews */
-	req(&l, 12.5, "POST", CM_PATH, 201, "sd-a");
-	req(&l, 15.0, "PUT", CM_PATH "/x", 200, "sd-a");
-	req(&l, 19.0, "POST", CM_PATH, 201, "sd-a");
-	assert_int_equal(judge(&l, f).n, 0);
-	assert_true(f->to_us < f->from_us); /* void */
-}
-
-/* A leader resumed early (after its fence began, before the planned
- * SIGCONT) is fenced up to RESUMED_MS after its real SIGCONT, not after
- * the planned one. */
-static void
-test_frozen_resumed_early(void **state)
-{
-	struct chaosmodel m = { .nfences = 0 };
-	const struct chaosmodel_fence *f;
-	struct log l = { .n = 0 };
-
-	(void)state;
-	f = chaosmodel_leader_hit(
-	        &m, "sd-a", CHAOSMODEL_FROZEN, S(10), S(16.5));
-	chaosmodel_leader_resumed(&m, "sd-a", S(13));
-	assert_int_equal(f->from_us, S(12));
-	assert_int_equal(f->to_us, S(17));
-
-	req(&l, 12.5, "POST", CM_PATH, 201, "sd-a");     /* violation */
-	req(&l, 13.2, "PUT", CM_PATH "/x", 409, "sd-a"); /* in flight */
-	req(&l, 16.9, "POST", CM_PATH, 201, "sd-a");     /* violation */
-	req(&l, 17.5, "POST", CM_PATH, 201, "sd-a");     /* after: fine */
-	req(&l, 19.0, "POST", CM_PATH, 201, "sd-a");     /* fine */
-	assert_int_equal(judge(&l, f).n, 2);
-	assert_int_equal(judge(&l, f).inflight, 1);
+		f = chaosmodel_leader_hit(
+		        &m, "sd-a", CHAOSMODEL_FROZEN, S(10), S(16.5));
+		assert_non_null(f);
+		assert_true(f->reacquire);
+		assert_string_equal(f->why, "SIGSTOPped leader");
+		assert_int_equal(f->from_us, S(12));
+		if (c->cont > 0) {
+			chaosmodel_leader_resumed(&m, "sd-a", S(c->cont));
+		}
+		v = judge(&l, f);
+		assert_int_equal(v.n, c->n);
+		assert_int_equal(v.inflight, c->inflight);
+		assert_int_equal(f->to_us, c->to_us);
+		assert_int_equal(f->cont_us, c->cont > 0 ? S(c->cont) : 0);
+	}
 }
 
 /* A resumption applies to the leader's latest open freeze only, once. */
@@ -384,9 +376,7 @@ main(void)
 		cmocka_unit_test(test_fence_in_flight),
 		cmocka_unit_test(test_fence_first),
 		cmocka_unit_test(test_killed_terminated),
-		cmocka_unit_test(test_frozen_on_time),
-		cmocka_unit_test(test_frozen_resumed_before_fence),
-		cmocka_unit_test(test_frozen_resumed_early),
+		cmocka_unit_test(test_frozen_resumed),
 		cmocka_unit_test(test_resumed_latest_open),
 		cmocka_unit_test(test_fences_full),
 		cmocka_unit_test(test_exit_verdict),
