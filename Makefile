@@ -69,10 +69,19 @@ IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON    := $(BUILD)/libcommon.a
 
+# The chaos suite (tests/chaos/): every file there but test_*.c makes
+# bin/tests/test_chaos; test_model.c unit-tests its expectation model
+# (model.c) alone as bin/tests/test_chaos_model.
+CHAOS_SRCS  := $(sort $(filter-out tests/chaos/test_%.c,\
+		$(wildcard tests/chaos/*.c)))
+CHAOS_OBJS  := $(CHAOS_SRCS:%.c=$(BUILD)/%.o)
+
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%) \
 	     $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%) \
 	     $(KSIM_UNIT_SRCS:kubesim/tests/unit/%.c=$(BIN)/tests/%) \
-	     $(KSIM_INTEG_SRCS:kubesim/tests/integration/%.c=$(BIN)/tests/%)
+	     $(KSIM_INTEG_SRCS:kubesim/tests/integration/%.c=$(BIN)/tests/%) \
+	     $(if $(CHAOS_SRCS),$(BIN)/tests/test_chaos \
+		$(BIN)/tests/test_chaos_model)
 # Benchmark drivers (tests/bench/bench_*.c), run by tests/bench/*.sh.
 BENCH_SRCS := $(sort $(wildcard tests/bench/bench_*.c))
 BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BIN)/bench/%)
@@ -147,6 +156,16 @@ $(BIN)/tests/%: $(BUILD)/kubesim/tests/integration/%.o $(TESTLIB_OBJS) \
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/tests/test_chaos: $(CHAOS_OBJS) $(TESTLIB_OBJS) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(CHAOS_OBJS) $(TESTLIB_OBJS) $(LIBCOMMON) \
+		-lcmocka -lmicrohttpd $(LDLIBS_ALL)
+
+$(BIN)/tests/test_chaos_model: $(BUILD)/tests/chaos/test_model.o \
+		$(BUILD)/tests/chaos/model.o
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $^ -lcmocka
 
 $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
