@@ -1147,7 +1147,7 @@ struct fence_scan {
  * One more exception for a frozen leader: the requests it had handed to
  * its HTTP engine before SIGSTOP (decided while it led) reach the server
  * as soon as it resumes, in the few milliseconds before its loop sees the
- * lost lease (sup.c performs them before sup_elect() runs).  Such a write
+ * lost lease (sup.c performs them before leader_check() runs).  Such a write
  * within INFLIGHT_MS of the SIGCONT is counted apart when it was refused
  * (it changed nothing: resourceVersion preconditions, 409) or when no
  * other supervisor held the Lease then (no 2xx Lease write by another one
