@@ -166,7 +166,7 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 void
 sup_dispatch(struct sup *s, int64_t now)
 {
-	if (s->stopping || !sup_leading(s, now)) {
+	if (s->stopping || !leader_may_write(s->leader, now)) {
 		return;
 	}
 	for (size_t i = 0; i < s->nctls; i++) {
@@ -249,7 +249,8 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 	if (c == NULL || ipc_result_read(msg, &r) != 0) {
 		return;
 	}
-	if ((uint32_t)r.epoch != s->epoch || !sup_leading(s, now)) {
+	if ((uint32_t)r.epoch != leader_epoch(s->leader)
+	        || !leader_may_write(s->leader, now)) {
 		log_info("%s: dropping the result for %s from epoch %lld",
 		        controller, r.key, (long long)r.epoch);
 		queue_done(c->q, r.key, now);
@@ -428,7 +429,8 @@ sup_record_event(struct sup *s, size_t c, const char *key, const char *type,
 		return;
 	}
 	snprintf(ekey, sizeof(ekey), "event:%s", key);
-	body = ipc_result_new(ekey, s->epoch, IPC_V_DONE, 0, NULL);
+	body = ipc_result_new(
+	        ekey, leader_epoch(s->leader), IPC_V_DONE, 0, NULL);
 	ev = ev_event_new(obj, type, reason, message);
 	ipc_result_add_write(body,
 	        ipc_write_new(IPC_OP_EVENT, &events_res, NULL, NULL, ev));
@@ -468,5 +470,5 @@ sup_may_write(void *arg)
 {
 	struct sup *s = arg;
 
-	return (sup_leading(s, timefmt_now_ms_mono()));
+	return (leader_may_write(s->leader, timefmt_now_ms_mono()));
 }

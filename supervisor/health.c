@@ -1,7 +1,7 @@
 /*
  * health.c: the health socket (health.h): the non-blocking server on a
- * Unix socket with its peer check, the JSON rendering of struct stats,
- * and the supervisor's answers to each request.
+ * Unix socket with its peer check and the JSON rendering of struct
+ * stats.  The supervisor's answers to each request are ops.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,6 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "supervisor/health.h"
-#include "supervisor/sup.h"
 
 struct conn {
 	int fd;
@@ -595,95 +594,4 @@ health_match(const struct stats *st, const char *name, size_t *out, size_t max)
 		}
 	}
 	return (n);
-}
-
-/* ---- the supervisor's answers ---- */
-
-static char *
-do_worker(struct sup *s, const char *name, int64_t now)
-{
-	size_t idx[1];
-
-	if (health_match(s->stats, name, idx, 1) == 0) {
-		return (hp_reply_error("no worker \"%s\"", name));
-	}
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "worker",
-	        health_worker_json(&s->stats->workers[idx[0]], true, now));
-	return (hp_reply_ok(o));
-}
-
-static char *
-do_restart(struct sup *s, const char *name, int64_t now)
-{
-	size_t idx[WK_PROCS_MAX];
-	size_t n = health_match(s->stats, name, idx, WK_PROCS_MAX);
-	json_object *a = json_object_new_array(), *o;
-	char full[STATS_NAME_MAX + 16];
-
-	for (size_t i = 0; i < n; i++) {
-		const struct stats_worker *w = &s->stats->workers[idx[i]];
-		if (wk_restart(s->pool, w->controller, w->index,
-		            "restarted by sympoziumctl", now)
-		        == 0) {
-			snprintf(full, sizeof(full), "%s-%d", w->controller,
-			        w->index);
-			log_info("health: worker %s restarted on request",
-			        full);
-			json_object_array_add(a, json_object_new_string(full));
-		}
-	}
-	if (json_object_array_length(a) == 0) {
-		json_object_put(a);
-		return (n == 0 ? hp_reply_error("no worker \"%s\"", name)
-		               : hp_reply_error("cannot restart \"%s\" now "
-		                                "(shutting down)",
-		                       name));
-	}
-	o = json_object_new_object();
-	json_object_object_add(o, "restarted", a);
-	return (hp_reply_ok(o));
-}
-
-static char *
-do_pause(struct sup *s, const char *name, bool pause)
-{
-	for (size_t i = 0; i < s->nctls; i++) {
-		if (strcmp(s->ctls[i].spec->name, name) != 0) {
-			continue;
-		}
-		if (s->ctls[i].paused != pause) {
-			log_info("health: controller %s %s", name,
-			        pause ? "paused" : "resumed");
-		}
-		s->ctls[i].paused = pause;
-		json_object *o = json_object_new_object();
-		add_str(o, "controller", name);
-		add_bool(o, "paused", pause);
-		return (hp_reply_ok(o));
-	}
-	return (hp_reply_error("no controller \"%s\"", name));
-}
-
-char *
-sup_health_request(void *arg, const struct hp_req *req, int64_t now)
-{
-	struct sup *s = arg;
-
-	sup_stats_refresh(s, now);
-	switch (req->cmd) {
-	case HP_STATUS:
-		return (hp_reply_ok(health_status_json(s->stats, now)));
-	case HP_WORKERS:
-		return (hp_reply_ok(health_workers_json(s->stats, now)));
-	case HP_WORKER:
-		return (do_worker(s, req->name, now));
-	case HP_RESTART:
-		return (do_restart(s, req->name, now));
-	case HP_PAUSE:
-	case HP_RESUME:
-		return (do_pause(s, req->name, req->cmd == HP_PAUSE));
-	default:
-		return (hp_reply_error("unknown command"));
-	}
 }

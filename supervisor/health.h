@@ -33,7 +33,6 @@
 #define HEALTH_MAX_CONNS  16
 
 struct health;
-struct sup;
 
 /* Answers one decoded request with a reply line (hp_reply_ok() or
  * hp_reply_error(); the server frees it). */
@@ -76,11 +75,5 @@ json_object *health_status_json(const struct stats *st, int64_t now_ms);
  * many matched. */
 size_t health_match(
         const struct stats *st, const char *name, size_t *out, size_t max);
-
-/* ---- the supervisor's side ---- */
-
-/* health_fn for a struct sup: status, workers, worker, restart, pause,
- * resume. */
-char *sup_health_request(void *arg, const struct hp_req *req, int64_t now_ms);
 
 #endif

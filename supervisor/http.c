@@ -1,8 +1,8 @@
 /*
  * http.c: the supervisor's HTTP endpoints (http.h): the probe checks and
- * their answers (pure), the libmicrohttpd daemons driven from the
- * supervisor's poll loop, and the supervisor's handlers for /healthz,
- * /readyz and /metrics.
+ * their answers (pure), and the libmicrohttpd daemons driven from the
+ * supervisor's poll loop.  The supervisor's handlers for /healthz,
+ * /readyz and /metrics are ops.c's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,11 +21,6 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/http.h"
-#include "supervisor/metrics.h"
-#include "supervisor/sup.h"
-
-#define TEXT_PLAIN "text/plain; charset=utf-8"
-#define PROM_TEXT  "text/plain; version=0.0.4; charset=utf-8"
 
 /* ---- the checks ---- */
 
@@ -395,7 +390,7 @@ answer(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http *h = cls;
 	struct http_query q = { .verbose = false };
 	struct buf body = BUF_INIT;
-	const char *ctype = TEXT_PLAIN;
+	const char *ctype = HTTP_TEXT_PLAIN;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	int status;
@@ -638,72 +633,4 @@ http_next_deadline(const struct http *h, int64_t now_ms)
 	}
 	c = conn_deadline(h);
 	return (c >= 0 && (d < 0 || c < d) ? c : d);
-}
-
-/* ---- the supervisor's side ---- */
-
-int
-sup_http_probe(void *arg, const char *path, const struct http_query *q,
-        struct buf *body, const char **ctype)
-{
-	struct sup *s = arg;
-	struct http_check c[HTTP_MAX_CHECKS];
-	size_t n;
-	const char *one;
-	int status;
-
-	*ctype = TEXT_PLAIN;
-	if (strncmp(path, "/healthz", 8) == 0
-	        && (path[8] == '\0' || path[8] == '/')) {
-		n = http_live_checks(c);
-		one = path[8] == '/' ? path + 9 : NULL;
-	} else if (strncmp(path, "/readyz", 7) == 0
-	        && (path[7] == '\0' || path[7] == '/')) {
-		sup_stats_refresh(s, timefmt_now_ms_mono());
-		n = http_ready_checks(s->stats, c);
-		one = path[7] == '/' ? path + 8 : NULL;
-	} else {
-		buf_puts(body, "404 page not found\n");
-		return (404);
-	}
-	status = http_probe_answer(c, n, one, q, body);
-	for (size_t i = 0; status != 200 && i < n; i++) {
-		if (!c[i].ok) {
-			log_debug("%s: %s failed: %s", path, c[i].name,
-			        c[i].reason);
-		}
-	}
-	return (status);
-}
-
-int
-sup_http_metrics(void *arg, const char *path, const struct http_query *q,
-        struct buf *body, const char **ctype)
-{
-	struct sup *s = arg;
-	struct met_ctx ctx = { .lease = s->cfg.le_id };
-	struct met_proc *wp;
-	char host[256];
-
-	(void)q;
-	*ctype = TEXT_PLAIN;
-	if (strcmp(path, "/metrics") != 0) {
-		buf_puts(body, "404 page not found\n");
-		return (404);
-	}
-	sup_stats_refresh(s, timefmt_now_ms_mono());
-	met_host(s->conf != NULL ? s->conf->server : NULL, host, sizeof(host));
-	ctx.host = host;
-	met_proc_read(0, &ctx.self);
-	wp = xcalloc(s->stats->nworkers + 1, sizeof(*wp));
-	for (size_t i = 0; i < s->stats->nworkers; i++) {
-		if (s->stats->workers[i].pid > 0) {
-			met_proc_read(s->stats->workers[i].pid, &wp[i]);
-		}
-	}
-	ctx.workers = wp;
-	met_render(s->stats, &ctx, body);
-	free(wp);
-	*ctype = PROM_TEXT;
-	return (200);
 }

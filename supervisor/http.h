@@ -29,6 +29,10 @@
 #include "common/buf.h"
 #include "supervisor/stats.h"
 
+/* The Content-Types of the answers: text, the Prometheus text format. */
+#define HTTP_TEXT_PLAIN "text/plain; charset=utf-8"
+#define HTTP_PROM_TEXT  "text/plain; version=0.0.4; charset=utf-8"
+
 #define HTTP_MAX_CHECKS  64
 #define HTTP_MAX_EXCLUDE 16
 /*
@@ -129,14 +133,5 @@ void http_handle(struct http *h);
 /* The daemon's next deadline (absolute, now_ms's clock), or -1 (none):
  * libmicrohttpd's, or the request deadline of a connection. */
 int64_t http_next_deadline(const struct http *h, int64_t now_ms);
-
-/* ---- the supervisor's side ---- */
-
-/* http_fn for a struct sup: /healthz[/NAME], /readyz[/NAME]. */
-int sup_http_probe(void *arg, const char *path, const struct http_query *q,
-        struct buf *body, const char **ctype);
-/* http_fn for a struct sup: /metrics. */
-int sup_http_metrics(void *arg, const char *path, const struct http_query *q,
-        struct buf *body, const char **ctype);
 
 #endif

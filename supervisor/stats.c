@@ -1,7 +1,8 @@
 /*
  * stats.c: the supervisor's figures (stats.h): the tables, the counting
- * hooks, the latency histograms with their percentiles, and the refresh
- * that copies the gauges out of the modules that own them.
+ * hooks and the latency histograms with their percentiles.  The refresh
+ * that copies the gauges out of the modules that own them is the
+ * supervisor's (ops.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,9 +11,7 @@
 
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
-#include "supervisor/cache.h"
 #include "supervisor/stats.h"
-#include "supervisor/sup.h"
 
 const double stats_buckets[STATS_NBUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1,
 	0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
@@ -186,8 +185,8 @@ stats_hist_bucket_quantile(const struct stats_hist *h, double q)
 
 /* ---- hooks ---- */
 
-static void
-set_text(char *dst, size_t len, const char *s)
+void
+stats_set_text(char *dst, size_t len, const char *s)
 {
 	snprintf(dst, len, "%s", s != NULL ? s : "");
 }
@@ -213,7 +212,7 @@ stats_reconcile(struct stats *st, const char *controller, int index,
 	w->results[result]++;
 	stats_hist_add(&w->latency, latency_ms);
 	if (result == STATS_ERROR) {
-		set_text(w->last_error, sizeof(w->last_error),
+		stats_set_text(w->last_error, sizeof(w->last_error),
 		        message != NULL ? message : "error");
 		w->last_error_ms = now_ms;
 	}
@@ -316,164 +315,4 @@ stats_resource_age(const struct stats *st, size_t i)
 		age = st->kinds[j].age_ms > age ? st->kinds[j].age_ms : age;
 	}
 	return (age);
-}
-
-/* ---- the supervisor's side ---- */
-
-struct stats *
-sup_stats_new(struct sup *s, int64_t now_ms)
-{
-	struct stats *st = stats_new(now_ms, timefmt_now_us_real() / 1000);
-
-	st->leader_elect = s->lease != NULL;
-	set_text(st->identity, sizeof(st->identity), s->identity);
-	for (size_t i = 0; i < s->nctls; i++) {
-		const char *name = s->ctls[i].spec->name;
-		int n = cfg_workers_for(&s->cfg, name);
-		stats_add_ctl(st, name);
-		for (int j = 0; j < n; j++) {
-			stats_add_worker(st, name, j);
-		}
-	}
-	for (size_t i = 0; i < s->nkinds; i++) {
-		size_t row = stats_add_kind(st, s->kinds[i].name,
-		        s->ctls[s->kind_ctl[i]].spec->name);
-		struct stats_kind *k = &st->kinds[row]; /* after the realloc */
-		set_text(k->resource, sizeof(k->resource),
-		        s->kinds[i].res.plural);
-		snprintf(k->check, sizeof(k->check), "informer-%s",
-		        k->resource);
-	}
-	st->cache_stale_ms = s->cfg.cache_stale_ms;
-	return (st);
-}
-
-static enum stats_wstate
-wstate(enum wk_state ws, bool leading)
-{
-	switch (ws) {
-	case WK_STARTING:
-		return (STATS_W_STARTING);
-	case WK_READY:
-		return (leading ? STATS_W_READY : STATS_W_STANDBY);
-	case WK_BUSY:
-		return (STATS_W_BUSY);
-	case WK_RESTARTING:
-		return (STATS_W_RESTARTING);
-	case WK_CRASHLOOP:
-		return (STATS_W_CRASHLOOP);
-	case WK_STOPPING:
-		return (STATS_W_STOPPING);
-	case WK_FAILED:
-		return (STATS_W_FAILED);
-	default:
-		return (STATS_W_STOPPED);
-	}
-}
-
-static void
-copy_worker(const struct wk_info *in, void *arg)
-{
-	struct sup *s = arg;
-	struct stats_worker *w
-	        = stats_worker(s->stats, in->controller, in->index);
-
-	if (w == NULL) {
-		return;
-	}
-	w->pid = in->pid;
-	w->state = wstate(in->state, s->stats->leading);
-	w->started_ms = in->started_ms;
-	w->restarts = in->restarts;
-	set_text(w->last_exit, sizeof(w->last_exit), in->last_cause);
-	w->hb_age_ms = in->hb_age_ms;
-	set_text(w->key, sizeof(w->key), in->key);
-	w->key_since_ms = in->key != NULL ? in->key_since_ms : -1;
-	w->lost = in->reconciles_lost;
-}
-
-static void
-copy_fault(struct sup *s, struct stats_ctl *c)
-{
-	struct fault_info fi;
-
-	if (wk_fault_info(s->pool, c->name, &fi) != 0) {
-		return;
-	}
-	c->fault = fi.state;
-	set_text(c->fault_reason, sizeof(c->fault_reason), fi.reason);
-	c->fault_since_ms = fi.since_ms;
-	c->faults = fi.faults;
-	c->failures = fi.failures;
-}
-
-static void
-refresh_ctls(struct sup *s, int64_t now_ms)
-{
-	struct queue_stats qs;
-
-	for (size_t i = 0; i < s->nctls && i < s->stats->nctls; i++) {
-		struct stats_ctl *c = &s->stats->ctls[i];
-		queue_stats(s->ctls[i].q, &qs);
-		c->depth = qs.depth;
-		c->parked = qs.parked;
-		c->queued_high = qs.queued_high;
-		c->queued_low = qs.queued_low;
-		c->processing = qs.processing;
-		c->adds = qs.adds_total;
-		c->retries = qs.retries_total;
-		c->wait = qs.wait;
-		c->work = qs.work;
-		queue_ages(s->ctls[i].q, now_ms, &c->unfinished_ms,
-		        &c->longest_ms);
-		c->quarantined = quarantine_count(
-		        wk_quarantine(s->pool, s->ctls[i].spec->name));
-		c->paused = s->ctls[i].paused;
-		copy_fault(s, c);
-	}
-}
-
-static void
-refresh_kinds(struct sup *s)
-{
-	struct inf_stats is;
-	struct stats *st = s->stats;
-
-	st->relists = st->watch_restarts = 0;
-	for (size_t i = 0; i < s->nkinds && i < st->nkinds; i++) {
-		struct stats_kind *k = &st->kinds[i];
-		inf_stats(s->inf, i, &is);
-		k->synced = is.synced;
-		k->objects = is.objects;
-		k->lists = is.lists;
-		k->relists = is.relists;
-		k->watches = is.watches;
-		k->watch_restarts = is.watch_restarts;
-		k->watch_errors = is.watch_errors;
-		k->events = is.events;
-		k->age_ms = is.age_ms;
-		k->failing = is.failing;
-		st->relists += is.relists;
-		st->watch_restarts += is.watch_restarts;
-	}
-	st->all_synced = inf_all_synced(s->inf);
-}
-
-void
-sup_stats_refresh(struct sup *s, int64_t now_ms)
-{
-	struct stats *st = s->stats;
-
-	if (st == NULL) {
-		return;
-	}
-	st->leading = s->leading;
-	st->epoch = s->epoch;
-	st->stopping = s->stopping;
-	set_text(st->holder, sizeof(st->holder),
-	        s->lease != NULL ? lease_holder(s->lease)
-	                         : (s->leading ? s->identity : ""));
-	wk_foreach(s->pool, now_ms, copy_worker, s);
-	refresh_ctls(s, now_ms);
-	refresh_kinds(s);
 }

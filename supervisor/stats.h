@@ -6,12 +6,12 @@
  * Two kinds of figures:
  *   - counters and histograms, fed by small hooks where things happen
  *     (stats_reconcile() in dispatch.c, stats_api() in the request
- *     callbacks of informer.c, writer.c, elect.c and views.c, ...);
+ *     callbacks of informer.c, writer.c, leader.c and views.c, ...);
  *   - gauges copied from the modules that own them (worker slots from
  *     workers.c, queue depths from queue.c, caches from informer.c, the
- *     Lease from lease.c) by sup_stats_refresh() (stats.c) just before a
+ *     Lease from leader.c) by ops_stats_refresh() (ops.c) just before a
  *     reader looks.
- * A reader (health socket, /metrics) calls sup_stats_refresh() and then
+ * A reader (health socket, /metrics) calls ops_stats_refresh() and then
  * walks the plain arrays below: every array has its length beside it and
  * every field is a plain value, so a renderer needs no other module.
  *
@@ -31,8 +31,6 @@
 #include "common/kapi.h"
 #include "supervisor/fault.h"
 #include "supervisor/queue.h"
-
-struct sup;
 
 /* controller-runtime's bucket upper bounds (seconds) for
  * controller_runtime_reconcile_time_seconds; a last, implicit +Inf bucket
@@ -87,7 +85,7 @@ struct stats_hist {
 struct stats_worker {
 	char controller[STATS_NAME_MAX];
 	int index;
-	/* copied by sup_stats_refresh() */
+	/* copied by ops_stats_refresh() */
 	pid_t pid; /* 0: no process */
 	enum stats_wstate state;
 	int64_t started_ms;            /* last spawn, -1 never */
@@ -107,7 +105,7 @@ struct stats_worker {
 /* One controller. */
 struct stats_ctl {
 	char name[STATS_NAME_MAX];
-	/* copied by sup_stats_refresh() */
+	/* copied by ops_stats_refresh() */
 	size_t depth;  /* workqueue_depth */
 	size_t parked; /* waiting for their time (requeue_after, backoff) */
 	size_t queued_high; /* queued in the high lane (live changes) */
@@ -211,7 +209,7 @@ void stats_reconcile(struct stats *st, const char *controller, int index,
  * the controller (the worker's row counts lost keys itself). */
 void stats_lost(struct stats *st, const char *controller, const char *cause,
         int64_t latency_ms, int64_t now_ms);
-/* Leadership changed (elect.c): leading or standby since now_ms. */
+/* Leadership changed (leader.c): leading or standby since now_ms. */
 void stats_leadership(
         struct stats *st, bool leading, uint32_t epoch, int64_t now_ms);
 /* One API answer (resp->code; 0 when none came). */
@@ -234,6 +232,9 @@ double stats_hist_bucket_quantile(const struct stats_hist *h, double q);
  * resource: one figure per resource, at its first kind. */
 int64_t stats_resource_age(const struct stats *st, size_t i);
 
+/* Copies s ("" when NULL) into dst (len bytes), cut to fit. */
+void stats_set_text(char *dst, size_t len, const char *s);
+
 /* "success", "error", "requeue", "requeue_after"; "unknown". */
 const char *stats_result_label(enum stats_result r);
 /* "starting", "ready", "busy", "restarting", "crash-loop", "standby",
@@ -243,13 +244,5 @@ const char *stats_wstate_name(enum stats_wstate s);
  * verb label of rest_client_requests_total is the HTTP method; ours
  * tells LIST and WATCH apart). */
 const char *stats_verb_name(enum kapi_verb v);
-
-/* ---- the supervisor's side (stats.c, needs sup.h) ---- */
-
-/* Creates s's stats rows from its controllers, worker slots and kinds.
- * Called once from sup_new(). */
-struct stats *sup_stats_new(struct sup *s, int64_t now_ms);
-/* Copies every gauge from the modules into s->stats. */
-void sup_stats_refresh(struct sup *s, int64_t now_ms);
 
 #endif

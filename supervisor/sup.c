@@ -22,6 +22,7 @@
 #include "common/xmalloc.h"
 #include "supervisor/health.h"
 #include "supervisor/http.h"
+#include "supervisor/ops.h"
 #include "supervisor/sup.h"
 
 #define MAX_FDS 512
@@ -223,7 +224,8 @@ setup_api(struct sup *s, char *err, size_t errlen)
 		return (-1);
 	}
 	char ua[200];
-	snprintf(ua, sizeof(ua), "sympoziumd/0.1 %s", s->identity);
+	snprintf(ua, sizeof(ua), "sympoziumd/0.1 %s",
+	        leader_identity(s->leader));
 	s->client = kapi_client_new(s->conf, ua);
 	/* a Lease request must not outlive the renew deadline */
 	kapi_client_set_timeout(s->client, s->cfg.renew_ms);
@@ -232,7 +234,8 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	for (size_t i = 0; i < s->nctls; i++) {
 		add_kinds(s, i);
 	}
-	s->stats = sup_stats_new(s, timefmt_now_ms_mono());
+	s->stats = ops_stats_new(s, timefmt_now_ms_mono());
+	leader_connect(s->leader, s->m, s->stats);
 	ic.stats = s->stats;
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
@@ -307,33 +310,44 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 	return (0);
 }
 
+/* Leadership events (leader.h): the workers' new epoch and a resync of
+ * every primary object on gaining; on losing (the renew deadline passed
+ * while the loop waited or was stopped, or the release at shutdown),
+ * writes submitted before must not go out now. */
+static void
+on_leader(void *arg, enum leader_event ev, uint32_t epoch, int64_t now)
+{
+	struct sup *s = arg;
+	size_t c;
+
+	if (ev == LEADER_GAINED) {
+		wk_set_epoch(s->pool, epoch);
+		sup_resync(s, now);
+		return;
+	}
+	c = wr_fence_inflight(s->wr);
+	if (c > 0) {
+		log_warnx("leadership lost: %zu write(s) in flight cancelled",
+		        c);
+	}
+}
+
 static int
 setup_lease(struct sup *s, char *err, size_t errlen)
 {
-	char host[64] = "host", uid[37];
-	struct lease_config lc = {.ns = s->cfg.le_namespace,
-	        .name = s->cfg.le_id, .lease_duration_ms = s->cfg.lease_ms,
-	        .renew_deadline_ms = s->cfg.renew_ms,
-	        .retry_period_ms = s->cfg.retry_ms, .release_on_cancel = true,
-	        .seed = (uint64_t)getpid() ^ (uint64_t)timefmt_now_us_real()};
+	struct leader_conf lc = { .elect = s->cfg.leader_elect,
+		.ns = s->cfg.le_namespace,
+		.name = s->cfg.le_id,
+		.lease_ms = s->cfg.lease_ms,
+		.renew_ms = s->cfg.renew_ms,
+		.retry_ms = s->cfg.retry_ms,
+		.seed = (uint64_t)getpid() ^ (uint64_t)timefmt_now_us_real(),
+		.on_event = on_leader,
+		.arg = s };
 	char e[256];
-	FILE *f = fopen("/proc/sys/kernel/random/uuid", "re");
 
-	gethostname(host, sizeof(host) - 1);
-	if (f == NULL || fgets(uid, sizeof(uid), f) == NULL) {
-		snprintf(uid, sizeof(uid), "%d", (int)getpid());
-	}
-	if (f != NULL) {
-		fclose(f);
-	}
-	uid[strcspn(uid, "\n")] = '\0';
-	snprintf(s->identity, sizeof(s->identity), "%s_%s", host, uid);
-	if (!s->cfg.leader_elect) {
-		return (0);
-	}
-	lc.identity = s->identity;
-	s->lease = lease_new(&lc, e, sizeof(e));
-	if (s->lease == NULL) {
+	s->leader = leader_new(&lc, e, sizeof(e));
+	if (s->leader == NULL) {
 		snprintf(err, errlen, "leader election: %s", e);
 		return (-1);
 	}
@@ -346,9 +360,9 @@ setup_health(struct sup *s, char *err, size_t errlen)
 	char path[4200];
 
 	snprintf(path, sizeof(path), "%s/health.sock", s->runtime_dir);
-	s->health = health_new(s->cfg.health_socket != NULL
-	                ? s->cfg.health_socket : path,
-	        sup_health_request, s, err, errlen);
+	s->health = health_new(
+	        s->cfg.health_socket != NULL ? s->cfg.health_socket : path,
+	        ops_health_request, s, err, errlen);
 	return (s->health != NULL ? 0 : -1);
 }
 
@@ -358,14 +372,14 @@ setup_http(struct sup *s, char *err, size_t errlen)
 {
 	if (!http_disabled(s->cfg.probe_addr)) {
 		s->probe = http_new("--health-probe-bind-address",
-		        s->cfg.probe_addr, sup_http_probe, s, err, errlen);
+		        s->cfg.probe_addr, ops_http_probe, s, err, errlen);
 		if (s->probe == NULL) {
 			return (-1);
 		}
 	}
 	if (!http_disabled(s->cfg.metrics_addr)) {
 		s->metrics = http_new("--metrics-bind-address",
-		        s->cfg.metrics_addr, sup_http_metrics, s, err, errlen);
+		        s->cfg.metrics_addr, ops_http_metrics, s, err, errlen);
 		if (s->metrics == NULL) {
 			return (-1);
 		}
@@ -425,7 +439,7 @@ sup_free(struct sup *s)
 	wr_free(s->wr);
 	ev_free(s->ev);
 	inf_free(s->inf);
-	kapi_watch_free(s->lw_dec);
+	leader_free(s->leader);
 	if (s->m != NULL) {
 		kapi_multi_free(s->m);
 	}
@@ -434,7 +448,6 @@ sup_free(struct sup *s)
 	}
 	kapi_conf_free(s->conf);
 	wk_free(s->pool);
-	lease_free(s->lease);
 	for (size_t i = 0; i < s->nctls; i++) {
 		queue_free(s->ctls[i].q);
 	}
@@ -471,6 +484,7 @@ read_signals(struct sup *s, int64_t now)
 			        si.ssi_signo, (long long)s->cfg.shutdown_ms);
 			s->stopping = true;
 			s->stop_at = now;
+			leader_stopping(s->leader);
 		}
 	}
 }
@@ -495,13 +509,13 @@ shutdown_step(struct sup *s, int64_t now)
 	if (!s->workers_quit && (!busy(s) || grace_over)) {
 		s->workers_quit = true;
 		wk_shutdown(s->pool, now);
-		sup_elect_release(s, now);
+		leader_release(s->leader, now);
 	}
 	if (!s->workers_quit) {
 		return (false);
 	}
-	bool lease_done = s->released || s->lease == NULL ||
-	        now - s->stop_at >= s->cfg.shutdown_ms + s->cfg.renew_ms;
+	bool lease_done = leader_released(s->leader)
+	        || now - s->stop_at >= s->cfg.shutdown_ms + s->cfg.renew_ms;
 	return (wk_done(s->pool) && lease_done);
 }
 
@@ -528,8 +542,9 @@ next_timeout(struct sup *s, int64_t now)
 			t = now;
 		}
 	}
-	if (s->lease != NULL && !s->lease_busy && s->lease_at < t) {
-		t = s->lease_at;
+	d = leader_next_deadline(s->leader);
+	if (d >= 0 && d < t) {
+		t = d;
 	}
 	if (wr_has_ready(s->wr)) {
 		t = now;
@@ -566,16 +581,9 @@ poll_once(struct sup *s, int64_t now)
 	}
 	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
 	now = timefmt_now_ms_mono();
-	if (s->leading && !sup_leading(s, now)) {
-		/* the renew deadline passed while we waited (or were
-		 * stopped): writes submitted before must not go out now */
-		size_t c = wr_fence_inflight(s->wr);
-		if (c > 0) {
-			log_warnx("leadership lost: %zu write(s) in flight "
-			          "cancelled",
-			        c);
-		}
-	}
+	/* the renew deadline may have passed while we waited (or were
+	 * stopped): reported (on_leader) before anything is sent */
+	leader_check(s->leader, now);
 	kapi_multi_perform(s->m);
 	now = timefmt_now_ms_mono();
 	if (fds[0].revents != 0) {
@@ -625,7 +633,7 @@ sup_run(struct sup *s)
 		now = timefmt_now_ms_mono();
 		inf_tick(s->inf, now);
 		wk_tick(s->pool, now);
-		sup_elect(s, now);
+		leader_tick(s->leader, now);
 		sup_dispatch(s, now);
 		wr_run(s->wr);
 		sup_trim(s, now);

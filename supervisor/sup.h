@@ -1,9 +1,10 @@
 /*
  * sup.h: the supervisor's context, shared by its glue modules: sup.c (set
  * up, the one poll loop, signals, shutdown), dispatch.c (events to queues,
- * queues to workers, results to the writer, views) and elect.c (the Lease
- * over the API connection).  One thread; nothing here is locked.  Prefix
- * sup_.
+ * queues to workers, results to the writer, views) and ops.c (stats,
+ * health socket, HTTP pages).  Leadership is the leader module's own
+ * (leader.h); everything else asks it.  One thread; nothing here is
+ * locked.  Prefix sup_.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -19,7 +20,7 @@
 #include "supervisor/ctrl.h"
 #include "supervisor/events.h"
 #include "supervisor/informer.h"
-#include "supervisor/lease.h"
+#include "supervisor/leader.h"
 #include "supervisor/queue.h"
 #include "supervisor/stats.h"
 #include "supervisor/workers.h"
@@ -62,23 +63,11 @@ struct sup {
 	struct sup_pending *pend;
 	size_t npend;
 	uint64_t next_token;
-	/* leadership */
-	struct lease *lease; /* NULL without --leader-elect */
-	bool lease_busy;     /* a Lease request is in flight */
-	enum kapi_verb lease_verb; /* of the write in flight (stats) */
-	int64_t lease_at;    /* next lease_next() */
-	uint64_t lw_id;      /* the standby's watch of the Lease, 0: none */
-	struct kapi_watch *lw_dec; /* its decoder */
-	int64_t lw_at;       /* when to (re)open it */
-	bool lw_failing;     /* its last end was a failure (logged once) */
-	bool leading;
-	uint32_t epoch;
-	char identity[128];
+	struct leader *leader; /* the Lease, epochs, fencing (leader.h) */
 	/* lifecycle */
 	int sigfd;
 	bool stopping;
 	int64_t stop_at;   /* when SIGTERM came */
-	bool released;     /* the Lease release finished (or none needed) */
 	bool workers_quit; /* wk_shutdown called */
 	char runtime_dir[4096];
 	bool own_runtime_dir;
@@ -125,13 +114,5 @@ void sup_record_event(struct sup *s, size_t c, const char *key,
 void sup_dispatch(struct sup *s, int64_t now);
 /* Enqueues every primary object (on becoming leader). */
 void sup_resync(struct sup *s, int64_t now);
-
-/* elect.c */
-/* Drives leader election; updates s->leading and s->epoch. */
-void sup_elect(struct sup *s, int64_t now);
-/* Starts the Lease release at shutdown (no-op without a Lease). */
-void sup_elect_release(struct sup *s, int64_t now);
-/* Whether this process may dispatch and write now. */
-bool sup_leading(struct sup *s, int64_t now);
 
 #endif

@@ -892,7 +892,7 @@ turn(struct sup *s, bool dispatch, int cap_ms)
 	int64_t t = now_us();
 	wk_tick(s->pool, now); /* spawns restarting workers: fork+exec */
 	tick_us += now_us() - t;
-	sup_elect(s, now);
+	leader_tick(s->leader, now);
 	if (dispatch) {
 		sup_dispatch(s, now);
 	}
@@ -1021,7 +1021,7 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 	struct cache *primary = inf_cache(s->inf, c->first_kind);
 	struct cache_item it;
 	struct ipc_work w = { .key = key,
-		.epoch = s->epoch,
+		.epoch = leader_epoch(s->leader),
 		.attempt = queue_num_requeues(c->q, key),
 		.now_ms = timefmt_now_us_real() / 1000,
 		.deadline_ms = WK_DEFAULT_RECONCILE_MS };

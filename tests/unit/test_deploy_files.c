@@ -22,7 +22,7 @@
  *     RBAC objects (the API server's escalation check).
  * Every needed (group, resource, verb) is granted, and nothing else.  The
  * leader-election Role grants exactly get, create, update and watch on
- * leases (a standby watches the Lease: supervisor/elect.c).
+ * leases (a standby watches the Lease: supervisor/leader.c).
  *
  * The Deployment keeps its hardening (two replicas, --leader-elect,
  * non-root, read-only root, no capabilities, seccomp, in-memory runtime
