@@ -236,8 +236,7 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	ic.stats = s->stats;
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
-	s->ev = ev_new(NULL);
-	wr_set_event_fn(s->wr, sup_on_event);
+	wr_set_correlator(s->wr, NULL);
 	wr_set_stats(s->wr, s->stats);
 	return (0);
 }
@@ -304,6 +303,7 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 			return (-1);
 		}
 	}
+	sup_path_new(s);
 	return (0);
 }
 
@@ -422,8 +422,8 @@ sup_free(struct sup *s)
 	health_free(s->health);
 	http_free(s->probe);
 	http_free(s->metrics);
+	sup_path_free(s);
 	wr_free(s->wr);
-	ev_free(s->ev);
 	inf_free(s->inf);
 	kapi_watch_free(s->lw_dec);
 	if (s->m != NULL) {
@@ -438,10 +438,6 @@ sup_free(struct sup *s)
 	for (size_t i = 0; i < s->nctls; i++) {
 		queue_free(s->ctls[i].q);
 	}
-	for (size_t i = 0; i < s->npend; i++) {
-		free(s->pend[i].key);
-	}
-	free(s->pend);
 	free(s->ctls);
 	free(s->kinds);
 	free(s->kind_ctl);
@@ -566,7 +562,7 @@ poll_once(struct sup *s, int64_t now)
 	}
 	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
 	now = timefmt_now_ms_mono();
-	if (s->leading && !sup_leading(s, now)) {
+	if (s->leading && !sup_fence(s, now)) {
 		/* the renew deadline passed while we waited (or were
 		 * stopped): writes submitted before must not go out now */
 		size_t c = wr_fence_inflight(s->wr);

@@ -47,6 +47,7 @@
 #include "common/yamlj.h"
 #include "ipc/ipc.h"
 #include "supervisor/cache.h"
+#include "supervisor/settle.h"
 #include "supervisor/sup.h"
 #include "tests/bench/result.h"
 #include "tests/lib/ksim.h"
@@ -843,7 +844,7 @@ queues_busy(struct sup *s)
 			return (true);
 		}
 	}
-	return (wr_pending(s->wr) > 0 || s->npend > 0);
+	return (wr_pending(s->wr) > 0 || settle_pending(s->settle) > 0);
 }
 
 static int
@@ -1062,7 +1063,12 @@ inproc_run(struct sup *s, int max)
 		json_object *res
 		        = wrt_reconcile(inproc_rec, &work, inproc_view);
 		struct ipc_msg rm = { IPC_RESULT, 0, res };
-		sup_on_result(s, c->spec->name, NULL, &rm);
+		struct ipc_result r;
+		struct ipc_write *ops;
+		if (ipc_result_decode(&rm, &r, &ops) == 0) {
+			sup_on_result(s, c->spec->name, NULL, &r, ops);
+		}
+		free(ops);
 		json_object_put(res);
 		json_object_put(work.body);
 		free(key);

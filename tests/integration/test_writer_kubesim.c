@@ -123,6 +123,7 @@ submit(struct fx *f, json_object *writes, uint64_t token)
 {
 	json_object *res = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
 	struct ipc_result r;
+	struct ipc_write *ops;
 	struct ipc_msg msg;
 	struct buf b = BUF_INIT;
 	char err[128];
@@ -135,8 +136,10 @@ submit(struct fx *f, json_object *writes, uint64_t token)
 	assert_int_equal(ipc_encode(IPC_RESULT, 1, res, &b), 0);
 	assert_int_equal(
 	        ipc_decode(b.data, b.len, 0, &msg, err, sizeof(err)), 0);
-	assert_int_equal(ipc_result_read(&msg, &r), 0);
-	assert_int_equal(wr_submit(f->w, &r, token), 0);
+	assert_int_equal(ipc_result_decode(&msg, &r, &ops), 0);
+	struct wr_batch wb = { r.key, ops, r.nwrites, r.writes };
+	assert_int_equal(wr_submit(f->w, &wb, token), 0);
+	free(ops);
 	ipc_msg_fini(&msg);
 	json_object_put(res);
 	buf_fini(&b);
@@ -442,8 +445,11 @@ test_event_and_order(void **state)
 		r.key = "ns/key";
 		r.writes = json_object_object_get(res, "writes");
 		r.nwrites = 1;
+		struct ipc_write op;
+		assert_int_equal(ipc_result_write(&r, 0, &op), 0);
+		struct wr_batch wb = { r.key, &op, 1, r.writes };
 		run(&f, ws, 1, 0);
-		assert_int_equal(wr_submit(f.w, &r, 2), 0);
+		assert_int_equal(wr_submit(f.w, &wb, 2), 0);
 		json_object_put(res);
 	}
 	run(&f, json_object_new_array(), 3, 3);
