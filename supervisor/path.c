@@ -250,6 +250,8 @@ sup_path_new(struct sup *s)
 	s->intake = intake_new();
 	s->feed = feed_new(&fc);
 	s->settle = settle_new(&sc);
+	/* in s->ctls' order: settle's and intake's indexes are s->ctls'
+	 * (wr_event_port()) and the informer's kind numbers (add_kinds()) */
 	for (size_t i = 0; i < s->nctls; i++) {
 		struct sup_ctl *c = &s->ctls[i];
 		intake_add(s->intake, c->spec, c->q);

@@ -127,8 +127,7 @@ job_new(struct wr *w, const char *key, const struct ipc_write *ops, size_t n,
 	j->key = xstrdup(key);
 	j->keep = json_object_get(keep);
 	if (n > 0) {
-		j->ops = xreallocarray(NULL, n, sizeof(*j->ops));
-		memcpy(j->ops, ops, n * sizeof(*j->ops));
+		j->ops = xmemdup(ops, n * sizeof(*ops)); /* n <= IPC_WRITES_MAX */
 		j->n = n;
 	}
 	return (j);
