@@ -65,8 +65,9 @@ children_stale(const struct feed *f, const struct ctl *c)
 	return (false);
 }
 
-json_object *
-feed_work_body(struct feed *f, size_t ctl, const char *key)
+/* The WORK body for key of controller ctl. */
+static json_object *
+work_body(struct feed *f, size_t ctl, const char *key)
 {
 	const struct ctl *c = &f->ctls[ctl];
 	const struct feed_cache *fc = &f->conf.cache;
@@ -106,7 +107,7 @@ feed_ctl(struct feed *f, size_t ctl, int64_t now)
 			break;
 		}
 		char *key = xstrdup(k);
-		json_object *body = feed_work_body(f, ctl, key);
+		json_object *body = work_body(f, ctl, key);
 		if (p->dispatch(f->conf.arg, name, key, body, now) != 0) {
 			queue_done(c->q, key, now);
 			queue_add(c->q, key, now);

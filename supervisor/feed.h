@@ -73,8 +73,4 @@ size_t feed_add(struct feed *f, const struct ctrl_spec *spec,
 /* Hands ready keys to idle workers (see above). */
 void feed_run(struct feed *f, int64_t now);
 
-/* The WORK body for key of controller ctl (exposed for tests and the
- * dispatch benchmark). */
-json_object *feed_work_body(struct feed *f, size_t ctl, const char *key);
-
 #endif

@@ -1014,7 +1014,7 @@ add_child(void *arg, const struct cache_item *it)
 	return (0);
 }
 
-/* The WORK body feed.c's feed_work_body() builds (same fields), with the
+/* The WORK body feed.c's work_body() builds (same fields), with the
  * key and epoch wk_dispatch() adds. */
 static json_object *
 work_body(struct sup *s, struct sup_ctl *c, const char *key)
