@@ -447,8 +447,11 @@ parse_verdict(struct chk *c, json_object *b, struct ipc_result *r)
 	return (0);
 }
 
+/* The writes of a RESULT, each decoded into ops[i] when ops is not NULL
+ * (r->nwrites entries, allocated here). */
 static int
-parse_writes(struct chk *c, json_object *b, struct ipc_result *r)
+parse_writes(struct chk *c, json_object *b, struct ipc_result *r,
+        struct ipc_write **ops)
 {
 	struct ipc_write w;
 	struct chk sub = *c;
@@ -463,11 +466,14 @@ parse_writes(struct chk *c, json_object *b, struct ipc_result *r)
 		return (bad(c, "writes", "has too many entries (%zu > %d)",
 		        r->nwrites, IPC_WRITES_MAX));
 	}
+	if (ops != NULL && r->nwrites > 0) {
+		*ops = xcalloc(r->nwrites, sizeof(**ops));
+	}
 	for (i = 0; i < r->nwrites; i++) {
 		snprintf(sub.where, sizeof(sub.where), "%.60s writes[%zu]",
 		        c->where, i);
-		if (parse_write(
-		            &sub, json_object_array_get_idx(r->writes, i), &w)
+		if (parse_write(&sub, json_object_array_get_idx(r->writes, i),
+		            ops != NULL ? &(*ops)[i] : &w)
 		        != 0) {
 			return (-1);
 		}
@@ -476,12 +482,13 @@ parse_writes(struct chk *c, json_object *b, struct ipc_result *r)
 }
 
 static int
-parse_result(struct chk *c, json_object *b, struct ipc_result *r)
+parse_result(struct chk *c, json_object *b, struct ipc_result *r,
+        struct ipc_write **ops)
 {
 	memset(r, 0, sizeof(*r));
 	return (field_str(c, b, "key", F_NONEMPTY, IPC_KEY_MAX, &r->key)
 	        || field_int(c, b, "epoch", 0, 0, &r->epoch)
-	        || parse_verdict(c, b, r) || parse_writes(c, b, r));
+	        || parse_verdict(c, b, r) || parse_writes(c, b, r, ops));
 }
 
 /* A list's "fields": 1..IPC_FIELDS_MAX valid paths. */
@@ -646,7 +653,7 @@ ipc_validate(enum ipc_type type, json_object *body, char *err, size_t errlen)
 	case IPC_WORK:
 		return (parse_work(&c, body, &u.w));
 	case IPC_RESULT:
-		return (parse_result(&c, body, &u.r));
+		return (parse_result(&c, body, &u.r, NULL));
 	case IPC_VIEW_REQ:
 		return (parse_view_req(&c, body, &u.q));
 	case IPC_VIEW_REPLY:
@@ -1039,11 +1046,26 @@ ipc_result_add_write(json_object *result, json_object *write)
 int
 ipc_result_read(const struct ipc_msg *m, struct ipc_result *out)
 {
+	return (ipc_result_decode(m, out, NULL));
+}
+
+int
+ipc_result_decode(
+        const struct ipc_msg *m, struct ipc_result *out, struct ipc_write **ops)
+{
 	struct chk c;
 
+	if (ops != NULL) {
+		*ops = NULL;
+	}
 	chk_init(&c, "RESULT", NULL, 0);
-	if (!is_type(m, IPC_RESULT) || parse_result(&c, m->body, out) != 0) {
+	if (!is_type(m, IPC_RESULT)
+	        || parse_result(&c, m->body, out, ops) != 0) {
 		memset(out, 0, sizeof(*out));
+		if (ops != NULL) {
+			free(*ops);
+			*ops = NULL;
+		}
 		return (-1);
 	}
 	if (out->writes == NULL) {

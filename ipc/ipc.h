@@ -309,6 +309,13 @@ json_object *ipc_write_patch_new(const struct ipc_res *res, const char *ns,
 /* Sets the optional fields of a write built above. */
 void ipc_write_set_tolerate(json_object *write, unsigned tolerate);
 void ipc_write_set_propagation(json_object *write, const char *propagation);
+/* Reads a RESULT as ipc_result_read() does and, in the same pass, decodes
+ * its writes into *ops (allocated, out->nwrites entries, NULL when there
+ * are none; free() it): each borrows from m's body as *out does.  The
+ * supervisor's one decode of a RESULT (supervisor/workers.c).  Returns 0,
+ * or -1 (then *ops is NULL). */
+int ipc_result_decode(
+        const struct ipc_msg *m, struct ipc_result *out, struct ipc_write **ops);
 /* Fills *out from write i of a read RESULT.  Returns 0, or -1 when i is out
  * of range. */
 int ipc_result_write(

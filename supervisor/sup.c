@@ -239,8 +239,7 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	ic.stats = s->stats;
 	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
-	s->ev = ev_new(NULL);
-	wr_set_event_fn(s->wr, sup_on_event);
+	wr_set_correlator(s->wr, NULL);
 	wr_set_stats(s->wr, s->stats);
 	return (0);
 }
@@ -307,6 +306,7 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 			return (-1);
 		}
 	}
+	sup_path_new(s);
 	return (0);
 }
 
@@ -436,8 +436,8 @@ sup_free(struct sup *s)
 	health_free(s->health);
 	http_free(s->probe);
 	http_free(s->metrics);
+	sup_path_free(s);
 	wr_free(s->wr);
-	ev_free(s->ev);
 	inf_free(s->inf);
 	leader_free(s->leader);
 	if (s->m != NULL) {
@@ -451,10 +451,6 @@ sup_free(struct sup *s)
 	for (size_t i = 0; i < s->nctls; i++) {
 		queue_free(s->ctls[i].q);
 	}
-	for (size_t i = 0; i < s->npend; i++) {
-		free(s->pend[i].key);
-	}
-	free(s->pend);
 	free(s->ctls);
 	free(s->kinds);
 	free(s->kind_ctl);

@@ -1,10 +1,11 @@
 /*
  * sup.h: the supervisor's context, shared by its glue modules: sup.c (set
- * up, the one poll loop, signals, shutdown), dispatch.c (events to queues,
- * queues to workers, results to the writer, views) and ops.c (stats,
- * health socket, HTTP pages).  Leadership is the leader module's own
- * (leader.h); everything else asks it.  One thread; nothing here is
- * locked.  Prefix sup_.
+ * up, the one poll loop, signals, shutdown), path.c (the data path: the
+ * informer, the pool and the writer wired to intake.c, feed.c and
+ * settle.c), views.c (view requests) and ops.c (stats, health socket,
+ * HTTP pages).  Leadership is the leader module's own (leader.h);
+ * everything else asks it.  One thread; nothing here is locked.  Prefix
+ * sup_.
  */
 #ifndef SUP_H
 #define SUP_H
@@ -36,15 +37,9 @@ struct sup_ctl {
 	bool paused; /* sympoziumctl pause: no dispatch, keys accumulate */
 };
 
-/* A RESULT whose writes are in the writer. */
-struct sup_pending {
-	uint64_t token;
-	size_t ctl;
-	int worker; /* the slot that sent the RESULT (stats) */
-	char *key;
-	enum queue_verdict verdict;
-	int64_t after_ms;
-};
+struct intake;
+struct feed;
+struct settle;
 
 struct sup {
 	struct sup_config cfg;
@@ -58,11 +53,11 @@ struct sup {
 	struct sup_ctl *ctls;
 	size_t nctls;
 	struct wk_pool *pool;
-	struct wr *wr;
-	struct ev *ev; /* the Event correlator (events.h) */
-	struct sup_pending *pend;
-	size_t npend;
-	uint64_t next_token;
+	struct wr *wr; /* the writer, with the Event correlator */
+	/* the data path (path.c) */
+	struct intake *intake; /* watch events to queues (intake.h) */
+	struct feed *feed;     /* queues to WORK (feed.h) */
+	struct settle *settle; /* RESULT to writes to verdict (settle.h) */
 	struct leader *leader; /* the Lease, epochs, fencing (leader.h) */
 	/* lifecycle */
 	int sigfd;
@@ -86,33 +81,40 @@ struct sup *sup_new(const struct sup_config *cfg, char *err, size_t errlen);
 int sup_run(struct sup *s);
 void sup_free(struct sup *s);
 
-/* dispatch.c */
+/* path.c: the data path */
+/* Creates s->intake, s->feed and s->settle over s->ctls (their queues
+ * made) and s->stats; sup_path_free() frees them. */
+void sup_path_new(struct sup *s);
+void sup_path_free(struct sup *s);
+/* The one fence of the data path: whether this process may dispatch and
+ * write now (feed, settle, the writer before every request, and the
+ * loop's cancel of requests in flight ask it). */
+bool sup_fence(struct sup *s, int64_t now);
+/* The writer's fence (wr_fence_fn): sup_fence() at the current time. */
+bool sup_may_write(void *arg);
+/* The informer's change callback: intake_on_change(). */
 void sup_on_change(void *arg, size_t kind, enum inf_change change,
         const char *key, const struct inf_owner *old_owner,
         const struct inf_owner *new_owner);
+/* The pool's callbacks (workers.h): settle_result(), settle_lost(),
+ * settle_released(). */
 void sup_on_result(void *arg, const char *controller, struct wk_worker *w,
-        const struct ipc_msg *msg);
-void sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
-        const struct ipc_msg *msg);
+        const struct ipc_result *r, const struct ipc_write *ops);
 void sup_on_lost(void *arg, const char *controller, const char *key,
         const char *cause, bool quarantined);
-/* A key released from quarantine (a controller fault): queued now. */
 void sup_on_released(void *arg, const char *controller, const char *key);
+/* The writer's callbacks: settle_written() and the no-op lookup in the
+ * caches (wr_lookup_fn). */
 void sup_on_written(void *arg, uint64_t token, const struct wr_report *rep);
 int sup_lookup(void *arg, const struct ipc_res *res, const char *ns,
         const char *name, const char **json);
-bool sup_may_write(void *arg);
-/* The writer's event function: correlates at the real time. */
-enum ev_verb sup_on_event(
-        void *arg, json_object *event, struct ev_action *act);
-/* Records an Event of type/reason/message on controller c's primary
- * object key (nothing when it is not cached); best effort, through the
- * writer (so only while leading). */
-void sup_record_event(struct sup *s, size_t c, const char *key,
-        const char *type, const char *reason, const char *message);
 /* Hands ready keys to idle workers (leader only, not while stopping). */
 void sup_dispatch(struct sup *s, int64_t now);
 /* Enqueues every primary object (on becoming leader). */
 void sup_resync(struct sup *s, int64_t now);
+
+/* views.c */
+void sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
+        const struct ipc_msg *msg);
 
 #endif

@@ -789,9 +789,11 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 {
 	struct wk_pool *p = w->pool;
 	struct ipc_result r;
+	struct ipc_write *ops;
 	char why[IPC_KEY_MAX * 2 + 64];
 
-	if (ipc_result_read(m, &r) != 0) {
+	/* the one decode of a RESULT: handed on typed (workers.h) */
+	if (ipc_result_decode(m, &r, &ops) != 0) {
 		kill_worker(w, now, "malformed message: bad RESULT");
 		return;
 	}
@@ -801,6 +803,7 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		        "expected %s epoch %lld",
 		        r.key, (long long)r.epoch, w->key,
 		        (long long)w->work_epoch);
+		free(ops);
 		kill_worker(w, now, why);
 		return;
 	}
@@ -808,8 +811,9 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 	fault_result(w->ctl->fault, now);
 	w->ok++;
 	if (p->cb.on_result != NULL) {
-		p->cb.on_result(p->arg, w->ctl->name, w, m);
+		p->cb.on_result(p->arg, w->ctl->name, w, &r, ops);
 	}
+	free(ops);
 	free(w->key);
 	w->key = NULL;
 	w->key_since = -1;

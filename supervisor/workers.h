@@ -117,10 +117,13 @@ struct wk_config {
  * Callbacks (any may be NULL).  Strings and messages are borrowed for the
  * call.  arg is wk_pool_new()'s.
  *
- * on_result: a valid RESULT (decoded, ipc_result_read() succeeds, its key
- * is the key in flight and its epoch the one sent in WORK) from worker w;
- * w is still busy during the call and becomes ready right after (then
- * on_idle).  The caller checks the epoch against the current one (fencing).
+ * on_result: a valid RESULT from worker w (its key is the key in flight
+ * and its epoch the one sent in WORK), decoded once here
+ * (ipc_result_decode()): r and its r->nwrites typed writes ops, borrowed
+ * for the call (what they point to lives in the message: a callee that
+ * keeps them takes a reference to r->writes).  w is still busy during the
+ * call and becomes ready right after (then on_idle).  The caller checks
+ * the epoch against the current one (fencing).
  *
  * on_view: a valid VIEW_REQ from w while busy; the caller answers with
  * wk_view_reply(w, ticket, body), now or later.
@@ -138,7 +141,8 @@ struct wk_config {
  */
 struct wk_callbacks {
 	void (*on_result)(void *arg, const char *controller,
-	        struct wk_worker *w, const struct ipc_msg *msg);
+	        struct wk_worker *w, const struct ipc_result *r,
+	        const struct ipc_write *ops);
 	void (*on_view)(void *arg, struct wk_worker *w, uint64_t ticket,
 	        const struct ipc_msg *msg);
 	void (*on_lost)(void *arg, const char *controller, const char *key,

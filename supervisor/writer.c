@@ -2,8 +2,11 @@
  * writer.c: runs the writes of worker RESULTs over the kapi multi handle
  * (writer.h): per-key ordering, the fence before every request, no-op
  * suppression against the caches, tolerated failures and best-effort
- * events.  Jobs (one per submitted result) sit in one list in submit
- * order; a job may move only when no earlier unfinished job has its key.
+ * events, and the Event correlator (events.h) every event goes through.
+ * A job (one per submitted result, or one per wr_event()) holds its typed
+ * writes, decoded once before submission, and a reference to the JSON
+ * they borrow from.  Jobs sit in one list in submit order; a job may move
+ * only when no earlier unfinished job has its key.
  * The list is short (bounded by the number of workers' results in flight),
  * so the scans are linear.
  */
@@ -12,6 +15,7 @@
 
 #include "common/jsonx.h"
 #include "common/log.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/stats.h"
 #include "supervisor/writer.h"
@@ -21,7 +25,9 @@ struct job {
 	struct wr *w;
 	char *key;
 	uint64_t token;
-	json_object *writes; /* one reference */
+	bool own;            /* wr_event()'s: no on_done */
+	json_object *keep;   /* one reference: what ops borrow from */
+	struct ipc_write *ops; /* n typed writes */
 	size_t n, i;
 	uint64_t req_id; /* != 0: waiting for its answer */
 	bool answered;   /* an answer waits in rc, code, msg */
@@ -37,7 +43,7 @@ struct job {
 struct wr {
 	struct kapi_multi *m;
 	struct wr_conf conf;
-	wr_event_fn *event;
+	struct ev *ev; /* NULL: events POSTed as they are */
 	struct job *head, *tail;
 	size_t njobs;
 	struct wr_stats st;
@@ -57,15 +63,17 @@ wr_new(struct kapi_multi *m, const struct wr_conf *conf)
 }
 
 void
-wr_set_event_fn(struct wr *w, wr_event_fn *fn)
+wr_set_correlator(struct wr *w, const struct ev_conf *conf)
 {
-	w->event = fn;
+	ev_free(w->ev);
+	w->ev = ev_new(conf);
 }
 
 static void
 job_free(struct job *j)
 {
-	json_object_put(j->writes);
+	json_object_put(j->keep);
+	free(j->ops);
 	ev_action_fini(&j->act);
 	free(j->key);
 	free(j->msg);
@@ -93,25 +101,13 @@ wr_free(struct wr *w)
 		}
 		job_free(j);
 	}
+	ev_free(w->ev);
 	free(w);
 }
 
-int
-wr_submit(struct wr *w, const struct ipc_result *res, uint64_t token)
+static void
+append(struct wr *w, struct job *j)
 {
-	struct job *j;
-
-	if (res->key == NULL || res->key[0] == '\0') {
-		return (-1);
-	}
-	j = xcalloc(1, sizeof(*j));
-	j->w = w;
-	j->key = xstrdup(res->key);
-	j->token = token;
-	if (res->writes != NULL) {
-		j->writes = json_object_get(res->writes);
-		j->n = res->nwrites;
-	}
 	if (w->tail != NULL) {
 		w->tail->next = j;
 	} else {
@@ -119,7 +115,60 @@ wr_submit(struct wr *w, const struct ipc_result *res, uint64_t token)
 	}
 	w->tail = j;
 	w->njobs++;
+}
+
+static struct job *
+job_new(struct wr *w, const char *key, const struct ipc_write *ops, size_t n,
+        json_object *keep)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	j->w = w;
+	j->key = xstrdup(key);
+	j->keep = json_object_get(keep);
+	if (n > 0) {
+		j->ops = xmemdup(ops, n * sizeof(*ops)); /* n <= IPC_WRITES_MAX */
+		j->n = n;
+	}
+	return (j);
+}
+
+int
+wr_submit(struct wr *w, const struct wr_batch *b, uint64_t token)
+{
+	struct job *j;
+
+	if (b->key == NULL || b->key[0] == '\0') {
+		return (-1);
+	}
+	j = job_new(w, b->key, b->ops, b->n, b->keep);
+	j->token = token;
+	append(w, j);
 	return (0);
+}
+
+static const struct ipc_res events_res = { "", "v1", "events", true };
+
+void
+wr_event(struct wr *w, json_object *involved, const char *type,
+        const char *reason, const char *message)
+{
+	json_object *ev = ev_event_new(involved, type, reason, message);
+	const char *ns = jx_get_str(involved, "metadata.namespace");
+	const char *name = jx_get_str(involved, "metadata.name");
+	struct ipc_write op = { .op = IPC_OP_EVENT, .res = events_res,
+		.namespace = "", .name = "", .object = ev };
+	char *key;
+
+	/* its own key: an object's Event does not wait for its writes */
+	key = ns != NULL && ns[0] != '\0'
+	        ? xasprintf("event:%s/%s", ns, name != NULL ? name : "")
+	        : xasprintf("event:%s", name != NULL ? name : "");
+	struct job *j = job_new(w, key, &op, 1, ev);
+	j->own = true;
+	append(w, j);
+	json_object_put(ev);
+	free(key);
 }
 
 /* ---- pure helpers ---- */
@@ -458,25 +507,21 @@ take_answer(struct wr *w, struct job *j, const struct ipc_write *wr)
 	return (false);
 }
 
-static void
-fail_bad_write(struct job *j)
-{
-	j->rep.outcome = WR_FAILED;
-	j->rep.rc = KAPI_EBADREQUEST;
-	j->rep.failed = j->i;
-	free(j->msg);
-	j->msg = xasprintf("write %zu is malformed", j->i);
-}
-
-/* Asks the event function how event write wr goes out.  Returns false
- * when it is dropped (nothing to send). */
+/* Asks the correlator how event write wr goes out, at the real time.
+ * Returns false when it is dropped (nothing to send). */
 static bool
 event_prepare(struct wr *w, struct job *j, const struct ipc_write *wr)
 {
-	if (wr->op != IPC_OP_EVENT || w->event == NULL || j->ev_active) {
+	if (wr->op != IPC_OP_EVENT || w->ev == NULL || j->ev_active) {
 		return (true);
 	}
-	if (w->event(w->conf.arg, wr->object, &j->act) == EV_DROP) {
+	if (ev_correlate(w->ev, wr->object, timefmt_now_us_real() * 1000,
+	            &j->act)
+	        == EV_DROP) {
+		const char *r = jx_get_str(wr->object, "reason");
+		const char *n = jx_get_str(wr->object, "involvedObject.name");
+		log_debug("event %s on %s dropped: %s", r != NULL ? r : "",
+		        n != NULL ? n : "", j->act.why);
 		ev_action_fini(&j->act);
 		j->rep.events_dropped++;
 		w->st.events_dropped++;
@@ -505,31 +550,25 @@ event_retry(struct job *j)
 static bool
 step(struct wr *w, struct job *j)
 {
-	struct ipc_result r = { .writes = j->writes, .nwrites = j->n };
-	struct ipc_write wr;
-
 	for (;;) {
 		if (j->i >= j->n) {
 			return (true);
 		}
-		if (ipc_result_write(&r, j->i, &wr) < 0) {
-			fail_bad_write(j);
-			return (true);
-		}
+		const struct ipc_write *wr = &j->ops[j->i];
 		if (j->answered && !event_retry(j)) {
-			if (!take_answer(w, j, &wr)) {
+			if (!take_answer(w, j, wr)) {
 				return (true);
 			}
 			j->i++;
 			continue;
 		}
-		if (is_noop(w, &wr)) {
+		if (is_noop(w, wr)) {
 			j->rep.skipped++;
 			w->st.skipped++;
 			j->i++;
 			continue;
 		}
-		if (!event_prepare(w, j, &wr)) {
+		if (!event_prepare(w, j, wr)) {
 			j->i++;
 			continue;
 		}
@@ -538,7 +577,7 @@ step(struct wr *w, struct job *j)
 			j->rep.failed = j->i;
 			return (true);
 		}
-		send_write(w, j, &wr);
+		send_write(w, j, wr);
 		return (false);
 	}
 }
@@ -584,7 +623,7 @@ finish(struct wr *w, struct job *j)
 	} else if (j->rep.outcome == WR_FENCED) {
 		w->st.fenced++;
 	}
-	if (w->conf.on_done != NULL) {
+	if (w->conf.on_done != NULL && !j->own) {
 		w->conf.on_done(w->conf.arg, j->token, &j->rep);
 	}
 	job_free(j);

@@ -2,8 +2,9 @@
  * writer.h: executes the writes of worker RESULTs (design.md "Data flow"
  * 4-6).  Prefix wr_.
  *
- * A submitted result is a list of writes W (ipc/ipc.h, read with
- * ipc_result_write()).  They run in order over the shared struct
+ * A submitted result is a list of typed writes (struct ipc_write, decoded
+ * once where the RESULT arrived: ipc_result_decode()); the writer never
+ * parses them again.  They run in order over the shared struct
  * kapi_multi, one request at a time, stopping at the first failure.
  * Results of different keys run concurrently; results of one key run one
  * after the other, in the order submitted.
@@ -17,9 +18,9 @@
  *  - tolerate: a failure listed in the write's "tolerate" (AlreadyExists,
  *    NotFound, Conflict) counts as success.
  *  - events (op "event") are best effort: a failed event is logged and the
- *    result goes on.  With an event function (wr_conf.event: the
- *    supervisor's correlator, supervisor/events.h) each event goes out as
- *    it decides: a POST of the stamped Event, a PATCH (strategic merge) of
+ *    result goes on.  With the writer's own correlator (wr_set_correlator():
+ *    supervisor/events.h, at the real time) each event goes out as it
+ *    decides: a POST of the stamped Event, a PATCH (strategic merge) of
  *    the existing Event's count, lastTimestamp and message (a PATCH that
  *    finds the Event gone POSTs it instead, as client-go does), or nothing
  *    (rate-limited).
@@ -31,7 +32,11 @@
  * update, update_status and apply defaults to the object's metadata.name,
  * the namespace of every op to the object's metadata.namespace.
  *
- * No threads, no blocking, no time: wr_submit() only queues; progress
+ * The supervisor's own Events are a call, wr_event(): one event write on
+ * the object, through the same fence, correlator and stats.
+ *
+ * No threads, no blocking, no time but the real clock that stamps Events:
+ * wr_submit() and wr_event() only queue; progress
  * (fence checks, no-op checks, sending the next request, completion
  * callbacks) happens in wr_run(), which the owner's loop calls after each
  * kapi_multi_perform(); wr_has_ready() tells the loop not to sleep.
@@ -87,28 +92,26 @@ typedef int wr_lookup_fn(void *arg, const struct ipc_res *res, const char *ns,
 /* True while this supervisor may write (it leads, within its renew
  * deadline). */
 typedef bool wr_fence_fn(void *arg);
-/* A result is finished. */
+/* A submitted result is finished (not called for wr_event()'s). */
 typedef void wr_done_fn(
         void *arg, uint64_t token, const struct wr_report *rep);
-/* How an event write's object (borrowed) goes out: fills *act (released
- * by the writer with ev_action_fini()) and returns its verb. */
-typedef enum ev_verb wr_event_fn(
-        void *arg, json_object *event, struct ev_action *act);
 
 struct wr_conf {
 	wr_lookup_fn *lookup; /* NULL: never skip */
 	wr_fence_fn *fence;   /* NULL: always allowed */
 	wr_done_fn *on_done;  /* may be NULL */
-	void *arg;            /* given to the three (and the event function) */
+	void *arg;            /* given to the three */
 };
 
 /* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
  * frees with wr_free(). */
 struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
 
-/* Routes event writes through fn (called with conf.arg); NULL (the
- * default): event objects are POSTed as they are. */
-void wr_set_event_fn(struct wr *w, wr_event_fn *fn);
+/* Gives the writer its own Event correlator, ev_new(conf) (conf may be
+ * NULL): from then on every event write is stamped and correlated
+ * (events.h).  Without one (the default) event objects are POSTed as they
+ * are. */
+void wr_set_correlator(struct wr *w, const struct ev_conf *conf);
 /* Counts every API answer in st (stats.h; borrowed, NULL: none). */
 void wr_set_stats(struct wr *w, struct stats *st);
 
@@ -116,13 +119,29 @@ void wr_set_stats(struct wr *w, struct stats *st);
  * effect) and frees everything without callbacks.  NULL is fine. */
 void wr_free(struct wr *w);
 
+/* A RESULT's writes, decoded (ipc_result_decode()). */
+struct wr_batch {
+	const char *key;             /* the result's key (copied) */
+	const struct ipc_write *ops; /* n typed writes (copied) */
+	size_t n;
+	json_object *keep; /* what ops borrow from (referenced while the
+	                      writes run): the RESULT's "writes" array */
+};
+
 /*
- * Queues the writes of res (a RESULT read with ipc_result_read(): its
- * writes array is referenced, res->key copied; the message may be freed
- * afterwards) under res->key with the caller's token (given back to
- * on_done).  Never calls back.  Returns 0, or -1 when res has no key.
+ * Queues the writes of b under b->key with the caller's token (given back
+ * to on_done); the message they came in may be freed afterwards.  Never
+ * calls back.  Returns 0, or -1 when b has no key.
  */
-int wr_submit(struct wr *w, const struct ipc_result *res, uint64_t token);
+int wr_submit(struct wr *w, const struct wr_batch *b, uint64_t token);
+
+/* Queues the supervisor's own Event of type, reason and message about
+ * involved (borrowed: its apiVersion, kind, namespace, name, uid and
+ * resourceVersion are copied, ev_event_new()), under its own ordering key
+ * "event:<key>" so it waits for no write of the object.  Best effort, as
+ * every event; no on_done. */
+void wr_event(struct wr *w, json_object *involved, const char *type,
+        const char *reason, const char *message);
 
 /* Advances every result that can move: sends next requests, completes
  * finished results (on_done).  Returns the number of results not finished

@@ -47,6 +47,7 @@
 #include "common/yamlj.h"
 #include "ipc/ipc.h"
 #include "supervisor/cache.h"
+#include "supervisor/settle.h"
 #include "supervisor/sup.h"
 #include "tests/bench/result.h"
 #include "tests/lib/ksim.h"
@@ -843,7 +844,7 @@ queues_busy(struct sup *s)
 			return (true);
 		}
 	}
-	return (wr_pending(s->wr) > 0 || s->npend > 0);
+	return (wr_pending(s->wr) > 0 || settle_pending(s->settle) > 0);
 }
 
 static int
@@ -1013,7 +1014,7 @@ add_child(void *arg, const struct cache_item *it)
 	return (0);
 }
 
-/* The WORK body dispatch.c's work_body() builds (same fields), with the
+/* The WORK body feed.c's work_body() builds (same fields), with the
  * key and epoch wk_dispatch() adds. */
 static json_object *
 work_body(struct sup *s, struct sup_ctl *c, const char *key)
@@ -1062,7 +1063,12 @@ inproc_run(struct sup *s, int max)
 		json_object *res
 		        = wrt_reconcile(inproc_rec, &work, inproc_view);
 		struct ipc_msg rm = { IPC_RESULT, 0, res };
-		sup_on_result(s, c->spec->name, NULL, &rm);
+		struct ipc_result r;
+		struct ipc_write *ops;
+		if (ipc_result_decode(&rm, &r, &ops) == 0) {
+			sup_on_result(s, c->spec->name, NULL, &r, ops);
+		}
+		free(ops);
 		json_object_put(res);
 		json_object_put(work.body);
 		free(key);
@@ -1073,13 +1079,13 @@ inproc_run(struct sup *s, int max)
 /* ------------------------------------------------------------------ */
 /* phase 2: no-op reconciles per second */
 
-struct feed {
+struct keys_feed {
 	char **keys;
 	int n, next;
 };
 
 static void
-feed(struct sup *s, struct feed *f, size_t depth)
+keys_feed(struct sup *s, struct keys_feed *f, size_t depth)
 {
 	struct queue *q = s->ctls[0].q;
 	int64_t now = timefmt_now_ms_mono();
@@ -1091,7 +1097,7 @@ feed(struct sup *s, struct feed *f, size_t depth)
 }
 
 static void
-feed_keys(struct feed *f, const char *ns, int n)
+keys_feed_init(struct keys_feed *f, const char *ns, int n)
 {
 	f->n = n;
 	f->next = 0;
@@ -1102,7 +1108,7 @@ feed_keys(struct feed *f, const char *ns, int n)
 }
 
 static void
-feed_free(struct feed *f)
+keys_feed_free(struct keys_feed *f)
 {
 	for (int i = 0; i < f->n; i++) {
 		free(f->keys[i]);
@@ -1168,7 +1174,7 @@ static struct cpu last_cpu; /* of the last rate_multi() run */
 
 /* Multi-process no-op reconciles per second over dur_ms. */
 static double
-rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
+rate_multi(struct sup *s, struct keys_feed *f, int dur_ms, int from_slot)
 {
 	/* the restart phase does not read /proc/PID/stat of its workers */
 	bool cpu = from_slot == 0;
@@ -1177,7 +1183,7 @@ rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 	int64_t t0 = now_us(), end = t0 + (int64_t)dur_ms * 1000;
 
 	while (now_us() < end) {
-		feed(s, f, 256);
+		keys_feed(s, f, 256);
 		turn(s, true, 5);
 	}
 	struct slots b = slots(s);
@@ -1193,13 +1199,13 @@ rate_multi(struct sup *s, struct feed *f, int dur_ms, int from_slot)
 }
 
 static double
-rate_inproc(struct sup *s, struct feed *f, int dur_ms)
+rate_inproc(struct sup *s, struct keys_feed *f, int dur_ms)
 {
 	uint64_t n0 = inproc_count;
 	int64_t t0 = now_us(), end = t0 + (int64_t)dur_ms * 1000;
 
 	while (now_us() < end) {
-		feed(s, f, 256);
+		keys_feed(s, f, 256);
 		inproc_run(s, 64);
 		turn(s, false, 0);
 	}
@@ -1211,13 +1217,13 @@ phase_noop(void)
 {
 	int nobj = 1000, dur = B.quick ? 1000 : 3000;
 	struct ksim_api a;
-	struct feed f;
+	struct keys_feed f;
 	struct sup *s = NULL;
 
 	if (start_api(&a) != 0) {
 		return;
 	}
-	feed_keys(&f, "tp", nobj);
+	keys_feed_init(&f, "tp", nobj);
 	if (create_cms(&a, "tp", nobj, "noop", NULL) != 0
 	        || (s = sup_make(a.kubeconfig, "testctl",
 	                    "tests/sympozium-worker-test", "testctl=6"))
@@ -1255,7 +1261,7 @@ phase_noop(void)
 	        multi >= 20000);
 out:
 	sup_done(s);
-	feed_free(&f);
+	keys_feed_free(&f);
 	api_stop(&a);
 }
 
@@ -1397,7 +1403,7 @@ phase_restart(void)
 {
 	int nobj = 1000, kills = B.quick ? 100 : 1000;
 	struct ksim_api a;
-	struct feed f;
+	struct keys_feed f;
 	struct sup *s = NULL;
 	int64_t *lat = xcalloc((size_t)kills, sizeof(*lat));
 
@@ -1405,7 +1411,7 @@ phase_restart(void)
 		free(lat);
 		return;
 	}
-	feed_keys(&f, "rs", nobj);
+	keys_feed_init(&f, "rs", nobj);
 	if (create_cms(&a, "rs", nobj, "noop", NULL) != 0
 	        || (s = sup_make(a.kubeconfig, "testctl",
 	                    "tests/sympozium-worker-test", "testctl=6"))
@@ -1429,7 +1435,7 @@ phase_restart(void)
 		int64_t t0 = now_us();
 		kill(old, SIGKILL);
 		for (;;) {
-			feed(s, &f, 256);
+			keys_feed(s, &f, 256);
 			turn(s, true, 5);
 			sl = slots(s);
 			if (sl.pid[0] != old && sl.pid[0] > 0
@@ -1451,7 +1457,7 @@ phase_restart(void)
 		/* one kill every KILL_EVERY_MS: a fixed cadence, so the
 		 * restarts' share of the CPU is the same from run to run */
 		while (now_us() - t0 < KILL_EVERY_MS * 1000) {
-			feed(s, &f, 256);
+			keys_feed(s, &f, 256);
 			turn(s, true, 5);
 		}
 	}
@@ -1485,7 +1491,7 @@ phase_restart(void)
 out:
 	free(lat);
 	sup_done(s);
-	feed_free(&f);
+	keys_feed_free(&f);
 	api_stop(&a);
 }
 

@@ -3,7 +3,8 @@
  * is one wire message.  A failed decode must leave a non-empty error and no
  * body; a decoded message must re-encode to a message that decodes to the
  * same type, request id and body (encoded identically), and its typed reader
- * must accept it (every write of a RESULT included).
+ * must accept it (every write of a RESULT included, and ipc_result_decode()
+ * must give the same writes in one pass).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,18 +30,22 @@ check(bool ok)
 static void
 read_result(const struct ipc_msg *m)
 {
-	struct ipc_result r;
-	struct ipc_write w;
+	struct ipc_result r, d;
+	struct ipc_write w, *ops;
 	size_t i;
 
 	check(ipc_result_read(m, &r) == 0);
 	check(r.nwrites <= IPC_WRITES_MAX);
+	check(ipc_result_decode(m, &d, &ops) == 0);
+	check(d.nwrites == r.nwrites && (ops != NULL) == (r.nwrites > 0));
 	for (i = 0; i < r.nwrites; i++) {
 		check(ipc_result_write(&r, i, &w) == 0);
 		check(w.namespace != NULL && w.name != NULL);
 		check((w.op == IPC_OP_PATCH) == (w.patch != NULL));
+		check(memcmp(&w, &ops[i], sizeof(w)) == 0);
 	}
 	check(ipc_result_write(&r, r.nwrites, &w) == -1);
+	free(ops);
 }
 
 static void

@@ -179,15 +179,14 @@ struct h {
 
 static void
 cb_result(void *arg, const char *controller, struct wk_worker *w,
-        const struct ipc_msg *msg)
+        const struct ipc_result *r, const struct ipc_write *ops)
 {
 	struct h *h = arg;
-	struct ipc_result r;
 
+	(void)ops;
 	assert_string_equal(controller, wk_worker_controller(w));
-	assert_int_equal(ipc_result_read(msg, &r), 0);
-	snprintf(h->last_key, sizeof(h->last_key), "%s", r.key);
-	h->last_verdict = r.verdict;
+	snprintf(h->last_key, sizeof(h->last_key), "%s", r->key);
+	h->last_verdict = r->verdict;
 	h->results++;
 }
 

@@ -4,7 +4,8 @@
  * tolerated AlreadyExists / NotFound; stop at the first failure; a no-op
  * update is not sent (no PUT in the request log); a false fence sends
  * nothing; a failed event does not fail the result; results of one key run
- * in submit order.  Every wait is bounded (WAIT_MS).
+ * in submit order; the supervisor's own Events (wr_event()) go through the
+ * writer's correlator.  Every wait is bounded (WAIT_MS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,6 +124,7 @@ submit(struct fx *f, json_object *writes, uint64_t token)
 {
 	json_object *res = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
 	struct ipc_result r;
+	struct ipc_write *ops;
 	struct ipc_msg msg;
 	struct buf b = BUF_INIT;
 	char err[128];
@@ -135,8 +137,10 @@ submit(struct fx *f, json_object *writes, uint64_t token)
 	assert_int_equal(ipc_encode(IPC_RESULT, 1, res, &b), 0);
 	assert_int_equal(
 	        ipc_decode(b.data, b.len, 0, &msg, err, sizeof(err)), 0);
-	assert_int_equal(ipc_result_read(&msg, &r), 0);
-	assert_int_equal(wr_submit(f->w, &r, token), 0);
+	assert_int_equal(ipc_result_decode(&msg, &r, &ops), 0);
+	struct wr_batch wb = { r.key, ops, r.nwrites, r.writes };
+	assert_int_equal(wr_submit(f->w, &wb, token), 0);
+	free(ops);
 	ipc_msg_fini(&msg);
 	json_object_put(res);
 	buf_fini(&b);
@@ -442,8 +446,11 @@ test_event_and_order(void **state)
 		r.key = "ns/key";
 		r.writes = json_object_object_get(res, "writes");
 		r.nwrites = 1;
+		struct ipc_write op;
+		assert_int_equal(ipc_result_write(&r, 0, &op), 0);
+		struct wr_batch wb = { r.key, &op, 1, r.writes };
 		run(&f, ws, 1, 0);
-		assert_int_equal(wr_submit(f.w, &r, 2), 0);
+		assert_int_equal(wr_submit(f.w, &wb, 2), 0);
 		json_object_put(res);
 	}
 	run(&f, json_object_new_array(), 3, 3);
@@ -451,6 +458,62 @@ test_event_and_order(void **state)
 	assert_int_equal(f.order[1], 2);
 	assert_int_equal(f.order[2], 3);
 	assert_string_equal(data_k("wr4", "o"), "2");
+	fx_stop(&f);
+}
+
+/* Runs until nothing is pending (bounded). */
+static void
+drain(struct fx *f)
+{
+	int64_t end = timefmt_now_ms_mono() + WAIT_MS;
+
+	while (wr_run(f->w) > 0 && timefmt_now_ms_mono() < end) {
+		kapi_multi_poll(f->m, NULL, 0, wr_has_ready(f->w) ? 0 : 50);
+		kapi_multi_perform(f->m);
+	}
+	assert_int_equal(wr_pending(f->w), 0);
+}
+
+/* The supervisor's own Events are a call: wr_event() goes through the
+ * writer's correlator (stamped; the same Event again is a count PATCH),
+ * without on_done, on its own ordering key. */
+static void
+test_own_events(void **state)
+{
+	static const struct kapi_res R_EV = { "", "v1", "events", true };
+	struct fx f;
+	struct wr_stats st;
+	json_object *obj, *list = NULL;
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	(void)state;
+	make_ns("wr6");
+	fx_start(&f);
+	wr_set_correlator(f.w, NULL);
+	obj = cm("wr6", "o", "1");
+	wr_event(f.w, obj, "Warning", "Boom", "it broke");
+	wr_event(f.w, obj, "Warning", "Boom", "it broke");
+	json_object_put(obj);
+	drain(&f);
+	assert_int_equal(f.done, 0);
+	wr_stats(f.w, &st);
+	assert_int_equal(st.results, 2);
+	assert_int_equal(st.sent, 2);
+	assert_int_equal(st.event_errors, 0);
+	assert_int_equal(count_method("POST", "/namespaces/wr6/events"), 1);
+	assert_int_equal(count_method("PATCH", "/namespaces/wr6/events/"), 1);
+	assert_int_equal(kapi_list(A.c, &R_EV, "wr6", NULL, &list, &e), KAPI_OK);
+	json_object *items = json_object_object_get(list, "items");
+	assert_int_equal(json_object_array_length(items), 1);
+	json_object *ev = json_object_array_get_idx(items, 0);
+	assert_string_equal(jx_get_str(ev, "reason"), "Boom");
+	assert_string_equal(jx_get_str(ev, "type"), "Warning");
+	assert_string_equal(jx_get_str(ev, "involvedObject.name"), "o");
+	assert_string_equal(
+	        jx_get_str(ev, "source.component"), EV_COMPONENT);
+	assert_int_equal(json_object_get_int(jx_get(ev, "count")), 2);
+	json_object_put(list);
+	kapi_err_fini(&e);
 	fx_stop(&f);
 }
 
@@ -473,6 +536,7 @@ main(void)
 		cmocka_unit_test(test_noop_and_fence),
 		cmocka_unit_test(test_fence_inflight),
 		cmocka_unit_test(test_event_and_order),
+		cmocka_unit_test(test_own_events),
 	};
 
 	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));

@@ -361,6 +361,59 @@ test_rt_result(void **state)
 	ipc_msg_fini(&m);
 }
 
+/* ipc_result_decode(): the RESULT and its typed writes in one pass, the
+ * same as ipc_result_read() + ipc_result_write() each; a bad write fails
+ * the whole RESULT and leaves no array. */
+static void
+test_result_decode(void **state)
+{
+	struct ipc_msg m;
+	struct ipc_result r, r2;
+	struct ipc_write *ops = NULL, w;
+
+	(void)state;
+	roundtrip(IPC_RESULT, 12, sample_result(), &m);
+	assert_int_equal(ipc_result_decode(&m, &r, &ops), 0);
+	assert_int_equal(ipc_result_read(&m, &r2), 0);
+	assert_string_equal(r.key, r2.key);
+	assert_int_equal(r.nwrites, 4);
+	assert_ptr_equal(r.writes, r2.writes);
+	assert_non_null(ops);
+	for (size_t i = 0; i < r.nwrites; i++) {
+		assert_int_equal(ipc_result_write(&r, i, &w), 0);
+		assert_memory_equal(&ops[i], &w, sizeof(w));
+	}
+	assert_string_equal(jx_get_str(ops[1].patch, "status.phase"),
+	        "Running");
+	free(ops);
+	ipc_msg_fini(&m);
+
+	roundtrip(IPC_RESULT, 1, ipc_result_new("k", 1, IPC_V_DONE, 0, NULL),
+	        &m);
+	ops = (struct ipc_write *)&w;
+	assert_int_equal(ipc_result_decode(&m, &r, &ops), 0);
+	assert_int_equal(r.nwrites, 0);
+	assert_null(ops);
+	ipc_msg_fini(&m);
+
+	/* a write without its object: the whole RESULT is refused */
+	json_object *bad = ipc_result_new("k", 1, IPC_V_DONE, 0, NULL);
+	ipc_result_add_write(bad,
+	        ipc_write_new(IPC_OP_CREATE,
+	                &(struct ipc_res) { "", "v1", "pods", true }, "ns",
+	                "p", testutil_json("{}", 0)));
+	ipc_result_add_write(bad,
+	        ipc_write_new(IPC_OP_UPDATE,
+	                &(struct ipc_res) { "", "v1", "pods", true }, "ns",
+	                "p", NULL));
+	m = (struct ipc_msg) { IPC_RESULT, 0, bad };
+	ops = (struct ipc_write *)&w;
+	assert_int_equal(ipc_result_decode(&m, &r, &ops), -1);
+	assert_null(ops);
+	assert_null(r.key);
+	json_object_put(bad);
+}
+
 static void
 test_field_valid(void **state)
 {
@@ -1187,6 +1240,7 @@ main(void)
 		cmocka_unit_test(test_rt_work),
 		cmocka_unit_test(test_work_children_stale),
 		cmocka_unit_test(test_rt_result),
+		cmocka_unit_test(test_result_decode),
 		cmocka_unit_test(test_rt_view),
 		cmocka_unit_test(test_field_valid),
 		cmocka_unit_test(test_project),

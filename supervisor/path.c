@@ -1,0 +1,269 @@
+/*
+ * path.c: the supervisor's data path wired to its three modules (sup.h
+ * "path.c"): intake.c (watch events to queues), feed.c (queues to WORK),
+ * settle.c (RESULT to writes to verdict) and the writer, whose ports are
+ * answered here from the informer's caches, the worker pool and the
+ * writer.  Glue only: the logic is in those modules.  The fence of all of
+ * them, and of the writer, is one function: sup_fence().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonx.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "supervisor/cache.h"
+#include "supervisor/feed.h"
+#include "supervisor/intake.h"
+#include "supervisor/restart.h"
+#include "supervisor/settle.h"
+#include "supervisor/sup.h"
+
+/* ---- the fence ---- */
+
+bool
+sup_fence(struct sup *s, int64_t now)
+{
+	return (leader_may_write(s->leader, now));
+}
+
+static bool
+may_write_at(void *arg, int64_t now)
+{
+	return (sup_fence(arg, now));
+}
+
+bool
+sup_may_write(void *arg)
+{
+	return (sup_fence(arg, timefmt_now_ms_mono()));
+}
+
+/* ---- intake: watch events to queues ---- */
+
+void
+sup_on_change(void *arg, size_t kind, enum inf_change change, const char *key,
+        const struct inf_owner *old_owner, const struct inf_owner *new_owner)
+{
+	struct sup *s = arg;
+
+	(void)change;
+	intake_on_change(s->intake, kind, inf_origin(s->inf) == INF_LIST, key,
+	        old_owner, new_owner, timefmt_now_ms_mono());
+}
+
+struct each {
+	void (*add)(void *ctx, const char *key);
+	void *ctx;
+};
+
+static int
+each_one(void *arg, const struct cache_item *it)
+{
+	struct each *e = arg;
+
+	e->add(e->ctx, it->key);
+	return (0);
+}
+
+static void
+each_object(void *arg, size_t kind, void (*add)(void *ctx, const char *key),
+        void *ctx)
+{
+	struct sup *s = arg;
+	struct each e = { add, ctx };
+
+	cache_list(inf_cache(s->inf, kind), NULL, inf_filter(s->inf, kind),
+	        each_one, &e);
+}
+
+void
+sup_resync(struct sup *s, int64_t now)
+{
+	intake_resync(s->intake, each_object, s, now);
+}
+
+/* ---- feed: queues to WORK ---- */
+
+static int
+pool_idle(void *arg, const char *controller)
+{
+	return (wk_idle(((struct sup *)arg)->pool, controller));
+}
+
+static int
+pool_dispatch(void *arg, const char *controller, const char *key,
+        json_object *body, int64_t now)
+{
+	return (wk_dispatch(
+	        ((struct sup *)arg)->pool, controller, key, body, now));
+}
+
+static json_object *
+cache_object(void *arg, size_t kind, const char *key, char **uid)
+{
+	struct sup *s = arg;
+	struct cache_item it;
+
+	if (cache_lookup(inf_cache(s->inf, kind), key, &it) != 0) {
+		return (NULL);
+	}
+	*uid = xstrdup(it.uid);
+	return (cache_item_raw(&it));
+}
+
+static int
+add_child(void *arg, const struct cache_item *it)
+{
+	/* serialized as cached, never parsed here (issue 7: parsing the
+	 * children of every WORK was most of the supervisor's CPU) */
+	json_object_array_add(arg, cache_item_raw(it));
+	return (0);
+}
+
+static void
+cache_children(void *arg, size_t kind, const char *uid, json_object *arr)
+{
+	inf_by_owner(((struct sup *)arg)->inf, kind, uid, add_child, arr);
+}
+
+static bool
+cache_fresh(void *arg, size_t kind)
+{
+	return (inf_fresh(((struct sup *)arg)->inf, kind));
+}
+
+void
+sup_dispatch(struct sup *s, int64_t now)
+{
+	if (!s->stopping) {
+		feed_run(s->feed, now);
+	}
+}
+
+/* ---- settle: RESULT to writes to verdict ---- */
+
+static int
+wr_submit_port(void *arg, const struct wr_batch *b, uint64_t token)
+{
+	return (wr_submit(((struct sup *)arg)->wr, b, token));
+}
+
+static void
+wr_event_port(void *arg, size_t ctl, const char *key, const char *type,
+        const char *reason, const char *message)
+{
+	struct sup *s = arg;
+	struct cache_item it;
+
+	if (cache_lookup(inf_cache(s->inf, s->ctls[ctl].first_kind), key, &it)
+	        != 0) {
+		return;
+	}
+	json_object *obj = jx_parse(it.json, it.json_len, 0, NULL, 0);
+	if (obj != NULL) {
+		wr_event(s->wr, obj, type, reason, message);
+		json_object_put(obj);
+	}
+}
+
+void
+sup_on_result(void *arg, const char *controller, struct wk_worker *w,
+        const struct ipc_result *r, const struct ipc_write *ops)
+{
+	struct sup *s = arg;
+
+	settle_result(s->settle, controller, wk_worker_index(w), r, ops,
+	        leader_epoch(s->leader), timefmt_now_ms_mono());
+}
+
+void
+sup_on_written(void *arg, uint64_t token, const struct wr_report *rep)
+{
+	struct sup *s = arg;
+
+	settle_written(s->settle, token, rep, timefmt_now_ms_mono());
+}
+
+void
+sup_on_lost(void *arg, const char *controller, const char *key,
+        const char *cause, bool quarantined)
+{
+	struct sup *s = arg;
+	struct quarantine *q = wk_quarantine(s->pool, controller);
+	struct settle_loss l = { .cause = cause, .quarantined = quarantined };
+
+	if (quarantined) {
+		l.until_ms = quarantine_until(q, key);
+		l.deaths = quarantine_deaths(q, key);
+	}
+	settle_lost(s->settle, controller, key, &l, timefmt_now_ms_mono());
+}
+
+void
+sup_on_released(void *arg, const char *controller, const char *key)
+{
+	struct sup *s = arg;
+
+	settle_released(s->settle, controller, key, timefmt_now_ms_mono());
+}
+
+/* ---- the writer's no-op lookup ---- */
+
+int
+sup_lookup(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json)
+{
+	struct sup *s = arg;
+
+	for (size_t i = 0; i < s->nkinds; i++) {
+		const struct kapi_res *r = &s->kinds[i].res;
+		if (s->kinds[i].selector != NULL
+		        || strcmp(r->group, res->group) != 0
+		        || strcmp(r->version, res->version) != 0
+		        || strcmp(r->plural, res->plural) != 0) {
+			continue;
+		}
+		if (!inf_synced(s->inf, i)) {
+			return (-1);
+		}
+		*json = cache_get(inf_cache(s->inf, i), ns, name);
+		return (*json != NULL ? 1 : 0);
+	}
+	return (-1);
+}
+
+/* ---- set-up ---- */
+
+void
+sup_path_new(struct sup *s)
+{
+	struct feed_conf fc = { .pool = { pool_idle, pool_dispatch },
+		.cache = { cache_object, cache_children, cache_fresh },
+		.may_write = may_write_at,
+		.arg = s };
+	struct settle_conf sc = { .wr = { wr_submit_port, wr_event_port },
+		.may_write = may_write_at,
+		.arg = s,
+		.stats = s->stats };
+
+	s->intake = intake_new();
+	s->feed = feed_new(&fc);
+	s->settle = settle_new(&sc);
+	/* in s->ctls' order: settle's and intake's indexes are s->ctls'
+	 * (wr_event_port()) and the informer's kind numbers (add_kinds()) */
+	for (size_t i = 0; i < s->nctls; i++) {
+		struct sup_ctl *c = &s->ctls[i];
+		intake_add(s->intake, c->spec, c->q);
+		feed_add(s->feed, c->spec, c->first_kind, c->q, &c->paused);
+		settle_add(s->settle, c->spec->name, c->q);
+	}
+}
+
+void
+sup_path_free(struct sup *s)
+{
+	settle_free(s->settle);
+	feed_free(s->feed);
+	intake_free(s->intake);
+}

@@ -1,0 +1,371 @@
+/*
+ * settle.c: a worker's RESULT to writes to a verdict (settle.h): the
+ * pending table, verdicts to queue actions, the Events about failed
+ * writes, lost and quarantined keys and sandbox kills, and the counting
+ * of every final verdict.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "ipc/sbxrep.h"
+#include "supervisor/settle.h"
+#include "supervisor/stats.h"
+
+struct sctl {
+	const char *name;
+	struct queue *q;
+};
+
+/* A RESULT whose writes are with the writer. */
+struct pend {
+	uint64_t token; /* 0: the slot is free */
+	size_t ctl;
+	int worker; /* the slot that sent the RESULT (stats) */
+	char *key;
+	enum queue_verdict verdict;
+	int64_t after_ms;
+};
+
+struct settle {
+	struct settle_conf conf;
+	struct sctl *ctls;
+	size_t nctls;
+	/* the pending table: slots, the free ones stacked */
+	struct pend *slots;
+	size_t nslots;
+	uint32_t *free_slots;
+	size_t nfree;
+	size_t npend;
+	uint32_t uses; /* high half of the next token */
+};
+
+struct settle *
+settle_new(const struct settle_conf *conf)
+{
+	struct settle *st = xcalloc(1, sizeof(*st));
+
+	st->conf = *conf;
+	return (st);
+}
+
+void
+settle_free(struct settle *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < st->nslots; i++) {
+		free(st->slots[i].key);
+	}
+	free(st->slots);
+	free(st->free_slots);
+	free(st->ctls);
+	free(st);
+}
+
+size_t
+settle_add(struct settle *st, const char *name, struct queue *q)
+{
+	st->ctls = xreallocarray(st->ctls, st->nctls + 1, sizeof(*st->ctls));
+	st->ctls[st->nctls] = (struct sctl) { name, q };
+	return (st->nctls++);
+}
+
+size_t
+settle_pending(const struct settle *st)
+{
+	return (st->npend);
+}
+
+static struct sctl *
+find_ctl(struct settle *st, const char *name, size_t *idx)
+{
+	for (size_t i = 0; i < st->nctls; i++) {
+		if (strcmp(st->ctls[i].name, name) == 0) {
+			*idx = i;
+			return (&st->ctls[i]);
+		}
+	}
+	return (NULL);
+}
+
+/* ---- the pending table ---- */
+
+/* A free slot for p; returns p's token. */
+static uint64_t
+pend_put(struct settle *st, const struct pend *p)
+{
+	uint32_t slot;
+
+	if (st->nfree > 0) {
+		slot = st->free_slots[--st->nfree];
+	} else {
+		st->slots = xreallocarray(
+		        st->slots, st->nslots + 1, sizeof(*st->slots));
+		st->free_slots = xreallocarray(st->free_slots, st->nslots + 1,
+		        sizeof(*st->free_slots));
+		slot = (uint32_t)st->nslots++;
+	}
+	if (++st->uses == 0) {
+		st->uses = 1; /* a token is never 0 */
+	}
+	st->slots[slot] = *p;
+	st->slots[slot].token = ((uint64_t)st->uses << 32) | slot;
+	st->npend++;
+	return (st->slots[slot].token);
+}
+
+/* token's entry, or NULL. */
+static struct pend *
+pend_get(struct settle *st, uint64_t token)
+{
+	uint64_t slot = token & 0xffffffffu;
+
+	if (token == 0 || slot >= st->nslots
+	        || st->slots[slot].token != token) {
+		return (NULL);
+	}
+	return (&st->slots[slot]);
+}
+
+static void
+pend_del(struct settle *st, struct pend *p)
+{
+	free(p->key);
+	*p = (struct pend) { 0 };
+	st->free_slots[st->nfree++] = (uint32_t)(p - st->slots);
+	st->npend--;
+}
+
+/* ---- verdicts ---- */
+
+static enum queue_verdict
+verdict_of(enum ipc_verdict v)
+{
+	switch (v) {
+	case IPC_V_DONE:
+		return (QUEUE_SUCCESS);
+	case IPC_V_REQUEUE:
+		return (QUEUE_REQUEUE);
+	case IPC_V_REQUEUE_AFTER:
+		return (QUEUE_REQUEUE_AFTER);
+	case IPC_V_TERMINAL:
+		return (QUEUE_TERMINAL);
+	default:
+		return (QUEUE_ERROR);
+	}
+}
+
+static enum stats_result
+result_of(enum queue_verdict v, int64_t after_ms)
+{
+	switch (v) {
+	case QUEUE_SUCCESS:
+		return (STATS_SUCCESS);
+	case QUEUE_REQUEUE:
+		return (STATS_REQUEUE);
+	case QUEUE_REQUEUE_AFTER:
+		return (after_ms > 0 ? STATS_REQUEUE_AFTER : STATS_REQUEUE);
+	default:
+		return (STATS_ERROR);
+	}
+}
+
+/* Counts a reconcile's final verdict (stats.h), before the queue forgets
+ * when it started. */
+static void
+count(struct settle *st, const struct sctl *c, int worker, const char *key,
+        enum queue_verdict v, int64_t after_ms, const char *msg, int64_t now)
+{
+	int64_t t0 = queue_started_ms(c->q, key);
+
+	stats_reconcile(st->conf.stats, c->name, worker,
+	        result_of(v, after_ms), t0 >= 0 ? now - t0 : 0, msg, now);
+}
+
+static void
+event(struct settle *st, size_t ctl, const char *key, const char *reason,
+        const char *msg)
+{
+	st->conf.wr.event(st->conf.arg, ctl, key, "Warning", reason, msg);
+}
+
+/*
+ * The one place where a RESULT's writes are accepted and handed to the
+ * writer.  The per-controller policy check of every worker write (the
+ * privilege-separation issue) belongs here, before wr.submit.
+ */
+static void
+accept_writes(struct settle *st, size_t ctl, int worker,
+        const struct ipc_result *r, const struct ipc_write *ops, int64_t now)
+{
+	struct pend p = { .ctl = ctl,
+		.worker = worker,
+		.key = xstrdup(r->key),
+		.verdict = verdict_of(r->verdict),
+		.after_ms = r->after_ms };
+	uint64_t token = pend_put(st, &p);
+	struct wr_batch b = {
+		.key = r->key, .ops = ops, .n = r->nwrites, .keep = r->writes
+	};
+
+	if (st->conf.wr.submit(st->conf.arg, &b, token) != 0) {
+		log_warnx("%s: %s: the writer refused the result",
+		        st->ctls[ctl].name, r->key);
+		pend_del(st, pend_get(st, token));
+		queue_finish(st->ctls[ctl].q, r->key, QUEUE_ERROR, 0, now);
+	}
+}
+
+void
+settle_result(struct settle *st, const char *controller, int worker,
+        const struct ipc_result *r, const struct ipc_write *ops,
+        uint32_t epoch, int64_t now)
+{
+	size_t idx;
+	struct sctl *c = find_ctl(st, controller, &idx);
+
+	if (c == NULL) {
+		return;
+	}
+	if ((uint32_t)r->epoch != epoch
+	        || !st->conf.may_write(st->conf.arg, now)) {
+		log_info("%s: dropping the result for %s from epoch %lld",
+		        controller, r->key, (long long)r->epoch);
+		queue_done(c->q, r->key, now);
+		return;
+	}
+	if (r->verdict == IPC_V_ERROR || r->verdict == IPC_V_TERMINAL) {
+		log_warnx("%s: %s: %s", controller, r->key, r->message);
+	}
+	if (r->nwrites == 0) {
+		count(st, c, worker, r->key, verdict_of(r->verdict),
+		        r->after_ms, r->message, now);
+		queue_finish(c->q, r->key, verdict_of(r->verdict), r->after_ms,
+		        now);
+		return;
+	}
+	accept_writes(st, idx, worker, r, ops, now);
+}
+
+/* The API server refused a write for good (it will refuse the retries
+ * too): say so on the object. */
+static void
+write_failed_event(struct settle *st, size_t ctl, const char *key,
+        const struct wr_report *rep)
+{
+	char msg[1024];
+
+	if (rep->rc != KAPI_EINVALID && rep->rc != KAPI_EBADREQUEST
+	        && rep->rc != KAPI_EFORBIDDEN) {
+		return;
+	}
+	snprintf(msg, sizeof(msg), "write %zu refused (%s): %s", rep->failed,
+	        kapi_rc_name(rep->rc), rep->message);
+	event(st, ctl, key, "FailedWrite", msg);
+}
+
+void
+settle_written(struct settle *st, uint64_t token, const struct wr_report *rep,
+        int64_t now)
+{
+	struct pend *p = pend_get(st, token);
+
+	if (p == NULL) {
+		return;
+	}
+	struct sctl *c = &st->ctls[p->ctl];
+	if (rep->outcome != WR_FENCED) {
+		bool ok = rep->outcome == WR_OK;
+		count(st, c, p->worker, p->key, ok ? p->verdict : QUEUE_ERROR,
+		        p->after_ms, ok ? NULL : rep->message, now);
+	}
+	if (rep->outcome == WR_OK) {
+		queue_finish(c->q, p->key, p->verdict, p->after_ms, now);
+	} else if (rep->outcome == WR_FENCED) {
+		queue_done(c->q, p->key, now);
+	} else {
+		log_warnx("%s: %s: write %zu failed: %s", c->name, p->key,
+		        rep->failed, rep->message);
+		write_failed_event(st, p->ctl, p->key, rep);
+		queue_finish(c->q, p->key, QUEUE_ERROR, 0, now);
+	}
+	pend_del(st, p);
+}
+
+/* A worker killed by its sandbox: a Warning Event on the key in flight
+ * naming the system call (ipc/sbxrep.h). */
+static void
+sandbox_event(
+        struct settle *st, size_t ctl, const char *key, const char *cause)
+{
+	const char *what = strstr(cause, SBXREP_CAUSE);
+	char msg[512];
+
+	if (what == NULL) {
+		return;
+	}
+	snprintf(msg, sizeof(msg), "reconciling it, the %s worker was %s",
+	        st->ctls[ctl].name, what);
+	event(st, ctl, key, "SandboxKilled", msg);
+}
+
+/* A quarantined key: held back until its quarantine ends. */
+static void
+hold_back(struct settle *st, size_t ctl, const char *key,
+        const struct settle_loss *l, int64_t now)
+{
+	struct sctl *c = &st->ctls[ctl];
+	int64_t hold = l->until_ms > now ? l->until_ms - now : 600000;
+	char msg[512];
+
+	log_error("%s: %s quarantined: it killed its worker %d times in a "
+	          "row (last: %s)",
+	        c->name, key, l->deaths, l->cause);
+	queue_done(c->q, key, now);
+	queue_forget(c->q, key);
+	queue_add_after(c->q, key, hold, now);
+	snprintf(msg, sizeof(msg),
+	        "reconciling it killed the %s worker %d times in a row "
+	        "(last: %s); held back for %lld s",
+	        c->name, l->deaths, l->cause, (long long)(hold / 1000));
+	event(st, ctl, key, "Quarantined", msg);
+}
+
+void
+settle_lost(struct settle *st, const char *controller, const char *key,
+        const struct settle_loss *l, int64_t now)
+{
+	size_t idx;
+	struct sctl *c = find_ctl(st, controller, &idx);
+
+	if (c == NULL) {
+		return;
+	}
+	sandbox_event(st, idx, key, l->cause);
+	int64_t t0 = queue_started_ms(c->q, key);
+	stats_lost(st->conf.stats, controller, l->cause,
+	        t0 >= 0 ? now - t0 : 0, now);
+	if (!l->quarantined) {
+		log_warnx("%s: %s lost with its worker (%s); requeued",
+		        controller, key, l->cause);
+		queue_finish(c->q, key, QUEUE_ERROR, 0, now);
+		return;
+	}
+	hold_back(st, idx, key, l, now);
+}
+
+void
+settle_released(struct settle *st, const char *controller, const char *key,
+        int64_t now)
+{
+	size_t idx;
+	struct sctl *c = find_ctl(st, controller, &idx);
+
+	if (c != NULL) {
+		queue_add(c->q, key, now);
+	}
+}
