@@ -9,39 +9,8 @@
 set -u
 
 BIN=${BIN:-bin}
-dir=$(mktemp -d /tmp/testctl-linkage.XXXXXX)
-npass=0
-nfail=0
-results=()
-
-ok() {
-	results+=("[       OK ] $1")
-	npass=$((npass + 1))
-}
-fail() {
-	results+=("[  FAILED  ] $1")
-	nfail=$((nfail + 1))
-	echo "FAILED $1: $2" >&2
-}
-check() { # NAME CMD...
-	local name=$1
-	shift
-	if "$@" >"$dir/check.out" 2>&1; then
-		ok "$name"
-	else
-		fail "$name" "$(head -c 3000 "$dir/check.out")"
-	fi
-}
-summary() {
-	echo "[==========] Running $((npass + nfail)) test(s)."
-	printf '%s\n' "${results[@]}"
-	echo "[==========] $((npass + nfail)) test(s) run."
-	echo "[  PASSED  ] $npass test(s)."
-	[ "$nfail" -eq 0 ] || echo "[  FAILED  ] $nfail test(s)."
-	rm -rf "$dir"
-}
-trap 'summary; [ "$nfail" -eq 0 ] || exit 1' EXIT
-trap 'exit 1' INT TERM
+# shellcheck source=tests/lib/shtest.sh
+. "$(dirname "$0")/../lib/shtest.sh"
 
 for b in sympoziumd sympozium-worker tests/sympoziumd-test \
 	tests/sympozium-worker-test; do
@@ -54,6 +23,7 @@ if ! command -v nm >/dev/null || ! command -v strings >/dev/null; then
 	echo "[  SKIPPED ] testctl_linkage (no nm or strings)"
 	echo "[  SKIPPED ] 1 test(s)"
 	trap - EXIT
+	rm -rf "$dir"
 	exit 0
 fi
 
