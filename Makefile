@@ -143,13 +143,15 @@ $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) -lmicrohttpd \
 		$(LDLIBS_ALL)
 
-# The test supervisor: sympoziumd plus the test controller's watches.
+# The test supervisor: sympoziumd plus the test controller's watches.  It
+# finds the production worker beside itself, as sympoziumd does (a link).
 $(BIN)/tests/sympoziumd-test: $(SUP_OBJS) \
 		$(BUILD)/tests/workers/testctl_contract.o $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) \
 		$(BUILD)/tests/workers/testctl_contract.o $(LIBCOMMON) \
 		-lmicrohttpd $(LDLIBS_ALL)
+	ln -sfn ../sympozium-worker $(@D)/sympozium-worker
 
 $(BIN)/sympoziumctl: $(CTL_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
