@@ -52,8 +52,11 @@ SUP_MODS := $(sort $(filter-out supervisor/main.c,$(wildcard supervisor/*.c)))
 WRK_MODS := $(sort $(filter-out workers/main.c,$(wildcard workers/*.c)))
 # sympoziumctl's modules (ctl/, all but main.c), tested the same way.
 CTL_MODS := $(sort $(filter-out ctl/main.c,$(wildcard ctl/*.c)))
+# The test controller's watch table (contract_extra): only test binaries
+# link it (the unit tests, bin/tests/sympoziumd-test), never sympoziumd.
+TESTCTL_CONTRACT := tests/workers/testctl_contract.c
 TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c)) $(KUBESIM_MODS) \
-		$(SUP_MODS) $(WRK_MODS) $(CTL_MODS)
+		$(SUP_MODS) $(WRK_MODS) $(CTL_MODS) $(TESTCTL_CONTRACT)
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
 # Black-box tests in C (they start bin/kubesim and talk HTTP to it) build
 # like unit tests and run from the same directory.
@@ -97,7 +100,7 @@ ifneq ($(wildcard kubesim/main.c),)
 PROGS += $(BIN)/kubesim
 endif
 ifneq ($(wildcard supervisor/main.c),)
-PROGS += $(BIN)/sympoziumd
+PROGS += $(BIN)/sympoziumd $(BIN)/tests/sympoziumd-test
 endif
 ifneq ($(wildcard workers/main.c),)
 PROGS += $(BIN)/sympozium-worker $(BIN)/tests/sympozium-worker-test
@@ -181,6 +184,16 @@ $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) -lmicrohttpd \
 		$(LDLIBS_ALL)
+
+# The test supervisor: sympoziumd plus the test controller's watches.  It
+# finds the production worker beside itself, as sympoziumd does (a link).
+$(BIN)/tests/sympoziumd-test: $(SUP_OBJS) \
+		$(BUILD)/tests/workers/testctl_contract.o $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) \
+		$(BUILD)/tests/workers/testctl_contract.o $(LIBCOMMON) \
+		-lmicrohttpd $(LDLIBS_ALL)
+	ln -sfn ../sympozium-worker $(@D)/sympozium-worker
 
 $(BIN)/sympoziumctl: $(CTL_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)

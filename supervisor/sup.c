@@ -79,7 +79,7 @@ choose_controllers(struct sup *s, char *err, size_t errlen)
 	while (fgets(line, sizeof(line), p) != NULL) {
 		line[strcspn(line, "\n")] = '\0';
 		const struct ctrl_spec *sp = ctrl_find(line);
-		if (sp != NULL && strcmp(line, "testctl") != 0) {
+		if (sp != NULL && !sp->test_only) {
 			s->ctls = xreallocarray(s->ctls, s->nctls + 1,
 			        sizeof(*s->ctls));
 			s->ctls[s->nctls++] = (struct sup_ctl){.spec = sp};

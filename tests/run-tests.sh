@@ -27,7 +27,8 @@ upstream=${SHARED_DIR:-../shared}/upstream/sympozium-v1alpha1
 # Black-box tests start the local API server from here.
 export KUBESIM=${KUBESIM:-$PWD/$BIN/kubesim}
 export WORKER_TEST_BIN=${WORKER_TEST_BIN:-$PWD/$BIN/tests/sympozium-worker-test}
-export SYMPOZIUMD=${SYMPOZIUMD:-$PWD/$BIN/sympoziumd}
+# The supervisor under test: sympoziumd plus the test controller.
+export SYMPOZIUMD=${SYMPOZIUMD:-$PWD/$BIN/tests/sympoziumd-test}
 export SYMPOZIUMCTL=${SYMPOZIUMCTL:-$PWD/$BIN/sympoziumctl}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0

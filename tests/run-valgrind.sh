@@ -72,7 +72,7 @@ run_integ() {
 		printf 'exec %q' "$VG_PATH"
 		printf ' %q' "${VG_OPTS[@]}" --trace-children=yes \
 			"--trace-children-skip=*/sh,*/bash,*/dash" \
-			"--log-file=$logdir/$name.vg.%p" "$ROOT/$BIN/sympoziumd" \
+			"--log-file=$logdir/$name.vg.%p" "$ROOT/$BIN/tests/sympoziumd-test" \
 			--no-worker-sandbox --worker-handshake-timeout 60s
 		echo ' "$@"'
 	} >"$wrap"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/duration.h"
 #include "common/jsonx.h"
 #include "common/log.h"
@@ -165,18 +166,7 @@ succeed_run(struct ctx *c, const struct agentrun_result *r)
 static bool
 has_finalizer(json_object *run)
 {
-	json_object *f = jx_getv(run, "metadata", "finalizers", NULL);
-
-	for (size_t i = 0; f != NULL && json_object_is_type(f, json_type_array)
-	        && i < json_object_array_length(f);
-	        i++) {
-		const char *s = json_object_get_string(
-		        json_object_array_get_idx(f, i));
-		if (s != NULL && strcmp(s, AGENTRUN_FINALIZER) == 0) {
-			return (true);
-		}
-	}
-	return (false);
+	return (kobj_has_finalizer(run, CONTRACT_FINALIZER_AGENTRUN));
 }
 
 /* Full Update adding the finalizer (spec 1.2 step 4). */
@@ -184,15 +174,11 @@ static void
 add_finalizer(struct ctx *c)
 {
 	json_object *obj = NULL;
-	json_object *f;
 
 	json_object_deep_copy(c->run, &obj, NULL);
-	f = jx_getv(obj, "metadata", "finalizers", NULL);
-	if (f == NULL || !json_object_is_type(f, json_type_array)) {
-		f = json_object_new_array();
-		jx_setv(obj, f, "metadata", "finalizers", NULL);
-	}
-	json_object_array_add(f, json_object_new_string(AGENTRUN_FINALIZER));
+	jx_setv(obj,
+	        kobj_finalizers(c->run, CONTRACT_FINALIZER_AGENTRUN, true),
+	        "metadata", "finalizers", NULL);
 	json_object_object_del(obj, "status");
 	kobj_update(c->out, &kobj_agentruns, obj);
 }
@@ -201,22 +187,9 @@ add_finalizer(struct ctx *c)
 static void
 remove_finalizer(struct ctx *c)
 {
-	json_object *f = jx_getv(c->run, "metadata", "finalizers", NULL);
-	json_object *keep = json_object_new_array();
-	json_object *patch = json_object_new_object();
+	json_object *patch = kobj_finalizer_patch(
+	        c->run, CONTRACT_FINALIZER_AGENTRUN, KOBJ_FIN_NULL_EMPTY);
 
-	for (size_t i = 0; i < json_object_array_length(f); i++) {
-		json_object *e = json_object_array_get_idx(f, i);
-		const char *s = json_object_get_string(e);
-		if (s == NULL || strcmp(s, AGENTRUN_FINALIZER) != 0) {
-			json_object_array_add(keep, json_object_get(e));
-		}
-	}
-	if (json_object_array_length(keep) == 0) {
-		json_object_put(keep);
-		keep = NULL;
-	}
-	jx_setv(patch, keep, "metadata", "finalizers", NULL);
 	kobj_merge_patch(c->out, &kobj_agentruns, c->ns, c->name, patch);
 }
 
@@ -238,9 +211,8 @@ delete_cluster_rbac(struct ctx *c)
 {
 	const struct ipc_res *kinds[]
 	        = { &kobj_clusterroles, &kobj_clusterrolebindings };
-	char *sel = xasprintf("sympozium.ai/agent-run=%s,"
-	                      "sympozium.ai/managed-by=sympozium",
-	        c->name);
+	char *sel = xasprintf("%s=%s,%s=sympozium", CONTRACT_LABEL_AGENT_RUN,
+	        c->name, CONTRACT_LABEL_MANAGED_BY);
 
 	for (size_t k = 0; k < 2; k++) {
 		json_object *items = NULL;
@@ -321,7 +293,7 @@ prune_history(struct ctx *c)
 	if (inst[0] == '\0') {
 		return (false);
 	}
-	sel = xasprintf("sympozium.ai/instance=%s", inst);
+	sel = xasprintf(CONTRACT_LABEL_INSTANCE "=%s", inst);
 	if (view_list_fields(c->in->view, &kobj_agentruns, c->ns, sel,
 	            prune_fields,
 	            sizeof(prune_fields) / sizeof(prune_fields[0]), &items,
@@ -441,7 +413,7 @@ static int64_t
 running_count(struct ctx *c)
 {
 	char *sel = xasprintf(
-	        "sympozium.ai/instance=%s", spec_str(c, "instanceRef"));
+	        CONTRACT_LABEL_INSTANCE "=%s", spec_str(c, "instanceRef"));
 	json_object *items = NULL;
 	char err[256];
 	int64_t n = 0;
@@ -647,7 +619,7 @@ inherit(struct ctx *c, struct plan *p)
 {
 	json_object *own = jx_get(c->run, "spec.skills");
 	json_object *theirs = jx_get(p->inst, "spec.skills");
-	const char *src = kobj_label(c->run, "sympozium.ai/source");
+	const char *src = kobj_label(c->run, CONTRACT_LABEL_SOURCE);
 
 	p->skills = own;
 	if (alen(own) == 0 && alen(theirs) > 0
@@ -719,7 +691,7 @@ owned(struct ctx *c, const char *api, const char *kind, const char *name)
 {
 	json_object *o = kobj_new(api, kind, c->ns, name);
 
-	kobj_set_label(o, "sympozium.ai/agent-run", c->name);
+	kobj_set_label(o, CONTRACT_LABEL_AGENT_RUN, c->name);
 	kobj_set_owner(o, c->run);
 	return (o);
 }
@@ -733,7 +705,7 @@ ensure_sa_and_input(struct ctx *c)
 	json_object *cm = owned(c, "v1", "ConfigMap", name);
 	json_object *data = json_object_new_object();
 
-	kobj_set_label(sa, KOBJ_MANAGED_BY, "sympozium");
+	kobj_set_label(sa, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium");
 	kobj_create(c->out, &kobj_serviceaccounts, sa, true);
 	json_object_object_add(
 	        data, "task", json_object_new_string(spec_str(c, "task")));
@@ -792,9 +764,9 @@ mcp_config(struct ctx *c, struct plan *p)
 	if (json_object_array_length(servers) > 0) {
 		name = xasprintf("%s-mcp-servers", c->name);
 		cm = owned(c, "v1", "ConfigMap", name);
-		kobj_set_label(cm, "sympozium.ai/instance",
+		kobj_set_label(cm, CONTRACT_LABEL_INSTANCE,
 		        spec_str(c, "instanceRef"));
-		kobj_set_label(cm, "sympozium.ai/component", "mcp-config");
+		kobj_set_label(cm, CONTRACT_LABEL_COMPONENT, "mcp-config");
 		yaml = agentrun_mcp_yaml(servers);
 		jx_setv(cm, json_object_new_string(yaml), "data",
 		        AGENTRUN_MCP_KEY, NULL);
@@ -824,8 +796,8 @@ mirror_one(struct ctx *c, const char *name)
 	} else if (rc == 1 && src != NULL) {
 		copy = owned(c, "v1", "ConfigMap", name);
 		kobj_set_label(
-		        copy, "sympozium.ai/component", "skillpack-mirror");
-		kobj_set_label(copy, "sympozium.ai/managed-by", "sympozium");
+		        copy, CONTRACT_LABEL_COMPONENT, "skillpack-mirror");
+		kobj_set_label(copy, CONTRACT_LABEL_MANAGED_BY, "sympozium");
 		json_object_object_add(copy, "data", json_object_get(data));
 		kobj_create(c->out, &kobj_configmaps, copy, true);
 	}
@@ -859,14 +831,14 @@ static void
 rbac_labels(struct ctx *c, json_object *o, const char *skill,
         const char *component)
 {
-	kobj_set_label(o, "sympozium.ai/agent-run", c->name);
+	kobj_set_label(o, CONTRACT_LABEL_AGENT_RUN, c->name);
 	if (skill != NULL) {
-		kobj_set_label(o, "sympozium.ai/skill", skill);
+		kobj_set_label(o, CONTRACT_LABEL_SKILL, skill);
 	}
 	if (component != NULL) {
-		kobj_set_label(o, "sympozium.ai/component", component);
+		kobj_set_label(o, CONTRACT_LABEL_COMPONENT, component);
 	}
-	kobj_set_label(o, "sympozium.ai/managed-by", "sympozium");
+	kobj_set_label(o, CONTRACT_LABEL_MANAGED_BY, "sympozium");
 }
 
 /* A Role (or ClusterRole) with rules and its binding to the agent SA. */
@@ -941,10 +913,10 @@ rbac(struct ctx *c, struct plan *p)
 static const char *
 persona_pack(struct ctx *c, struct plan *p)
 {
-	const char *v = kobj_label(p->inst, "sympozium.ai/persona-pack");
+	const char *v = kobj_label(p->inst, CONTRACT_LABEL_PERSONA_PACK);
 
 	return (v != NULL ? v
-	                  : kobj_label(c->run, "sympozium.ai/persona-pack"));
+	                  : kobj_label(c->run, CONTRACT_LABEL_PERSONA_PACK));
 }
 
 /* spec 1.3 steps 17-19. */
@@ -1080,7 +1052,7 @@ find_pod(struct ctx *c)
 	if (st_str(c, "podName")[0] != '\0') {
 		return (0);
 	}
-	sel = xasprintf("sympozium.ai/agent-run=%s", c->name);
+	sel = xasprintf(CONTRACT_LABEL_AGENT_RUN "=%s", c->name);
 	if (view_list(c->in->view, &kobj_pods, c->ns, sel, &items, err,
 	            sizeof(err))
 	        != 0) {

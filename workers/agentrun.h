@@ -11,7 +11,6 @@
 
 #include "workers/reconcile.h"
 
-#define AGENTRUN_FINALIZER  "sympozium.ai/agentrun-finalizer"
 #define AGENTRUN_POLL_MS    5000
 #define AGENTRUN_TIMEOUT_MS (10 * 60 * 1000)
 /* Completed runs kept per instance (spec 1.6 step 4: upstream flag

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "workers/agentrun_job.h"
@@ -224,8 +225,8 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 	}
 	env_map(env, jx_get(in->run, "spec.env"), "", false);
 	env_add(env, "TOOLS_ENABLED", "true");
-	ch = kobj_annotation(in->run, "sympozium.ai/reply-channel");
-	chat = kobj_annotation(in->run, "sympozium.ai/reply-chat-id");
+	ch = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHANNEL);
+	chat = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHAT_ID);
 	if (ch != NULL) {
 		env_add(env, "SOURCE_CHANNEL", ch);
 	}
@@ -654,12 +655,13 @@ pod_spec(const struct agentrun_job_in *in)
 static void
 job_labels(const struct agentrun_job_in *in, json_object *o)
 {
-	kobj_set_label(o, "sympozium.ai/agent-run", run_name(in));
+	kobj_set_label(o, CONTRACT_LABEL_AGENT_RUN, run_name(in));
 	kobj_set_label(
-	        o, "sympozium.ai/instance", spec_str(in, "instanceRef") ?: "");
-	kobj_set_label(o, "sympozium.ai/component", "agent-run");
-	kobj_set_label(o, "app.kubernetes.io/part-of", "sympozium");
-	kobj_set_label(o, KOBJ_MANAGED_BY, "sympozium-controller");
+	        o, CONTRACT_LABEL_INSTANCE, spec_str(in, "instanceRef") ?: "");
+	kobj_set_label(o, CONTRACT_LABEL_COMPONENT, "agent-run");
+	kobj_set_label(o, CONTRACT_LABEL_K8S_PART_OF, "sympozium");
+	kobj_set_label(
+	        o, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium-controller");
 }
 
 json_object *

@@ -14,15 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "workers/instance.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
 
-#define L_INSTANCE  "sympozium.ai/instance"
-#define L_COMPONENT "sympozium.ai/component"
-#define L_CHANNEL   "sympozium.ai/channel"
 #define MEMORY_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
 #define TYPE_MAX    63
 #define LABEL_MAX   63  /* a label value */
@@ -52,11 +50,12 @@ labels(const char *component, const char *channel, const char *instance)
 {
 	json_object *l = json_object_new_object();
 
-	json_object_object_add(l, L_COMPONENT, jstr(component));
+	json_object_object_add(l, CONTRACT_LABEL_COMPONENT, jstr(component));
 	if (channel != NULL) {
-		json_object_object_add(l, L_CHANNEL, jstr(channel));
+		json_object_object_add(
+		        l, CONTRACT_LABEL_CHANNEL, jstr(channel));
 	}
-	json_object_object_add(l, L_INSTANCE, jstr(instance));
+	json_object_object_add(l, CONTRACT_LABEL_INSTANCE, jstr(instance));
 	return (l);
 }
 
@@ -127,16 +126,7 @@ vsecret(struct ictx *c, const char *name)
 static bool
 has_finalizer(json_object *o)
 {
-	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
-
-	for (size_t i = 0; i < alen(f); i++) {
-		const char *s = json_object_get_string(
-		        json_object_array_get_idx(f, i));
-		if (s != NULL && strcmp(s, INST_FINALIZER) == 0) {
-			return (true);
-		}
-	}
-	return (false);
+	return (kobj_has_finalizer(o, CONTRACT_FINALIZER_INSTANCE));
 }
 
 /* {"metadata":{"finalizers":[...],"resourceVersion":rv}}: with or without
@@ -144,30 +134,8 @@ has_finalizer(json_object *o)
 static json_object *
 finalizer_patch(json_object *o, bool add)
 {
-	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
-	json_object *list = json_object_new_array();
-	json_object *patch = json_object_new_object();
-	const char *rv = jx_get_str(o, "metadata.resourceVersion");
-
-	for (size_t i = 0; i < alen(f); i++) {
-		json_object *e = json_object_array_get_idx(f, i);
-		const char *s = json_object_get_string(e);
-		if (s == NULL || strcmp(s, INST_FINALIZER) != 0) {
-			json_object_array_add(list, json_object_get(e));
-		}
-	}
-	if (add) {
-		json_object_array_add(list, jstr(INST_FINALIZER));
-	}
-	if (json_object_array_length(list) == 0) {
-		json_object_put(list);
-		list = NULL;
-	}
-	jx_setv(patch, list, "metadata", "finalizers", NULL);
-	if (rv != NULL) {
-		jx_setv(patch, jstr(rv), "metadata", "resourceVersion", NULL);
-	}
-	return (patch);
+	return (kobj_finalizer_patch(o, CONTRACT_FINALIZER_INSTANCE,
+	        (add ? KOBJ_FIN_ADD : 0) | KOBJ_FIN_RV | KOBJ_FIN_NULL_EMPTY));
 }
 
 /* spec.memory.enabled (default true when memory is given). */
@@ -651,8 +619,9 @@ struct runs {
 
 /* What count_runs() reads of each run: a row of a projected list. */
 enum { R_COMPONENT, R_DELETING, R_PHASE, R_N };
-static const char *const run_fields[R_N] = { "metadata.labels." L_COMPONENT,
-	"metadata.deletionTimestamp", "status.phase" };
+static const char *const run_fields[R_N]
+        = { "metadata.labels." CONTRACT_LABEL_COMPONENT,
+	          "metadata.deletionTimestamp", "status.phase" };
 
 static void
 count_runs(struct ictx *c, struct runs *r)
@@ -662,7 +631,7 @@ count_runs(struct ictx *c, struct runs *r)
 	int rc = -1;
 
 	*r = (struct runs) { 0, false, false };
-	snprintf(sel, sizeof(sel), L_INSTANCE "=%s", c->name);
+	snprintf(sel, sizeof(sel), CONTRACT_LABEL_INSTANCE "=%s", c->name);
 	if (c->in->view == NULL) {
 		snprintf(c->err, sizeof(c->err), "no view");
 	} else {
@@ -799,8 +768,8 @@ reconcile_delete(struct ictx *c)
 	for (size_t i = 0; i < alen(kids); i++) {
 		json_object *k = json_object_array_get_idx(kids, i);
 		const char *kind = jx_get_str(k, "kind");
-		const char *comp = kobj_label(k, L_COMPONENT);
-		const char *inst = kobj_label(k, L_INSTANCE);
+		const char *comp = kobj_label(k, CONTRACT_LABEL_COMPONENT);
+		const char *inst = kobj_label(k, CONTRACT_LABEL_INSTANCE);
 		if (kind != NULL && strcmp(kind, "Deployment") == 0
 		        && comp != NULL && strcmp(comp, "channel") == 0
 		        && inst != NULL && strcmp(inst, c->name) == 0) {

@@ -10,7 +10,6 @@
 
 #include "workers/reconcile.h"
 
-#define INST_FINALIZER  "sympozium.ai/finalizer"
 #define INST_REQUEUE_MS 60000
 #define INST_EVENT_BUS  "nats://nats.sympozium-system.svc:4222"
 

@@ -7,20 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "workers/kobj.h"
 
-#define SY "sympozium.ai", "v1alpha1"
-
-const struct ipc_res kobj_configmaps = { "", "v1", "configmaps", true };
+const struct ipc_res kobj_configmaps = CONTRACT_RES_CONFIGMAPS;
 const struct ipc_res kobj_secrets = { "", "v1", "secrets", true };
-const struct ipc_res kobj_services = { "", "v1", "services", true };
+const struct ipc_res kobj_services = CONTRACT_RES_SERVICES;
 const struct ipc_res kobj_serviceaccounts
         = { "", "v1", "serviceaccounts", true };
-const struct ipc_res kobj_pods = { "", "v1", "pods", true };
+const struct ipc_res kobj_pods = CONTRACT_RES_PODS;
 const struct ipc_res kobj_pvcs = { "", "v1", "persistentvolumeclaims", true };
-const struct ipc_res kobj_deployments = { "apps", "v1", "deployments", true };
-const struct ipc_res kobj_jobs = { "batch", "v1", "jobs", true };
+const struct ipc_res kobj_deployments = CONTRACT_RES_DEPLOYMENTS;
+const struct ipc_res kobj_jobs = CONTRACT_RES_JOBS;
 const struct ipc_res kobj_roles
         = { "rbac.authorization.k8s.io", "v1", "roles", true };
 const struct ipc_res kobj_rolebindings
@@ -31,14 +30,14 @@ const struct ipc_res kobj_clusterrolebindings
         = { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", false };
 const struct ipc_res kobj_networkpolicies
         = { "networking.k8s.io", "v1", "networkpolicies", true };
-const struct ipc_res kobj_agentruns = { SY, "agentruns", true };
-const struct ipc_res kobj_instances = { SY, "sympoziuminstances", true };
-const struct ipc_res kobj_personapacks = { SY, "personapacks", true };
-const struct ipc_res kobj_skillpacks = { SY, "skillpacks", true };
-const struct ipc_res kobj_schedules = { SY, "sympoziumschedules", true };
-const struct ipc_res kobj_mcpservers = { SY, "mcpservers", true };
-const struct ipc_res kobj_policies = { SY, "sympoziumpolicies", true };
-const struct ipc_res kobj_configs = { SY, "sympoziumconfigs", true };
+const struct ipc_res kobj_agentruns = CONTRACT_RES_AGENTRUNS;
+const struct ipc_res kobj_instances = CONTRACT_RES_INSTANCES;
+const struct ipc_res kobj_personapacks = CONTRACT_RES_PERSONAPACKS;
+const struct ipc_res kobj_skillpacks = CONTRACT_RES_SKILLPACKS;
+const struct ipc_res kobj_schedules = CONTRACT_RES_SCHEDULES;
+const struct ipc_res kobj_mcpservers = CONTRACT_RES_MCPSERVERS;
+const struct ipc_res kobj_policies = CONTRACT_RES_POLICIES;
+const struct ipc_res kobj_configs = CONTRACT_SYMP("sympoziumconfigs");
 const struct ipc_res kobj_events = { "", "v1", "events", true };
 
 json_object *
@@ -120,6 +119,64 @@ kobj_set_annotation(json_object *o, const char *key, const char *value)
 {
 	jx_setv(o, json_object_new_string(value), "metadata", "annotations",
 	        key, NULL);
+}
+
+bool
+kobj_has_finalizer(json_object *o, const char *name)
+{
+	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
+
+	for (size_t i = 0; json_object_is_type(f, json_type_array)
+	        && i < json_object_array_length(f);
+	        i++) {
+		json_object *e = json_object_array_get_idx(f, i);
+		if (json_object_is_type(e, json_type_string)
+		        && strcmp(json_object_get_string(e), name) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+json_object *
+kobj_finalizers(json_object *o, const char *name, bool add)
+{
+	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
+	json_object *list = json_object_new_array();
+
+	for (size_t i = 0; json_object_is_type(f, json_type_array)
+	        && i < json_object_array_length(f);
+	        i++) {
+		json_object *e = json_object_array_get_idx(f, i);
+		if (!json_object_is_type(e, json_type_string)
+		        || strcmp(json_object_get_string(e), name) != 0) {
+			json_object_array_add(list, json_object_get(e));
+		}
+	}
+	if (add) {
+		json_object_array_add(list, json_object_new_string(name));
+	}
+	return (list);
+}
+
+json_object *
+kobj_finalizer_patch(json_object *o, const char *name, unsigned flags)
+{
+	json_object *list = kobj_finalizers(o, name, flags & KOBJ_FIN_ADD);
+	json_object *patch = json_object_new_object();
+	const char *rv = jx_get_str(o, "metadata.resourceVersion");
+
+	if ((flags & KOBJ_FIN_NULL_EMPTY) != 0
+	        && json_object_array_length(list) == 0) {
+		json_object_put(list);
+		list = NULL; /* JSON null: the key removed */
+	}
+	jx_setv(patch, list, "metadata", "finalizers", NULL);
+	if ((flags & KOBJ_FIN_RV) != 0 && rv != NULL) {
+		jx_setv(patch, json_object_new_string(rv), "metadata",
+		        "resourceVersion", NULL);
+	}
+	return (patch);
 }
 
 void

@@ -26,7 +26,6 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
 
 #define KOBJ_SYSTEM_NS  "sympozium-system"
 #define KOBJ_REGISTRY   "ghcr.io/sympozium-ai/sympozium"
-#define KOBJ_MANAGED_BY "app.kubernetes.io/managed-by"
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
  * ns may be NULL (cluster-scoped).  Caller puts. */
@@ -43,6 +42,24 @@ const char *kobj_annotation(json_object *o, const char *key);
 
 void kobj_set_label(json_object *o, const char *key, const char *value);
 void kobj_set_annotation(json_object *o, const char *key, const char *value);
+
+/* ---- finalizers ---- */
+
+/* Whether o's metadata.finalizers holds the string name. */
+bool kobj_has_finalizer(json_object *o, const char *name);
+/* A new array: o's metadata.finalizers (any but an array: none) without
+ * name, then name appended when add.  Caller puts. */
+json_object *kobj_finalizers(json_object *o, const char *name, bool add);
+
+/* What kobj_finalizer_patch() writes. */
+#define KOBJ_FIN_ADD        0x1u /* name added (else removed) */
+#define KOBJ_FIN_RV         0x2u /* o's resourceVersion too (a precondition) */
+#define KOBJ_FIN_NULL_EMPTY 0x4u /* an empty list as null: the key removed */
+
+/* The merge patch {"metadata":{"finalizers":kobj_finalizers(),
+ * "resourceVersion":rv}} of o, as flags say.  Caller puts. */
+json_object *kobj_finalizer_patch(
+        json_object *o, const char *name, unsigned flags);
 
 /* Makes owner the controller of child, as SetControllerReference does:
  * ownerReferences = [{apiVersion, kind, name, uid, controller: true,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -23,8 +24,6 @@
 
 #define API_VERSION  "sympozium.ai/v1alpha1"
 #define KIND         "MCPServer"
-#define LBL_NAME     "app.kubernetes.io/name"
-#define LBL_INSTANCE "app.kubernetes.io/instance"
 #define STDIO_PORT   8080
 #define DEFAULT_PORT 8080
 #define ADAPTER_VOL  "adapter-bin"
@@ -133,9 +132,10 @@ pod_labels(const char *name)
 {
 	json_object *l = json_object_new_object();
 
-	json_object_object_add(l, LBL_NAME, str("mcpserver"));
-	json_object_object_add(l, LBL_INSTANCE, str(name));
-	json_object_object_add(l, KOBJ_MANAGED_BY, str("sympozium"));
+	json_object_object_add(l, CONTRACT_LABEL_K8S_NAME, str("mcpserver"));
+	json_object_object_add(l, CONTRACT_LABEL_K8S_INSTANCE, str(name));
+	json_object_object_add(
+	        l, CONTRACT_LABEL_K8S_MANAGED_BY, str("sympozium"));
 	return (l);
 }
 
@@ -490,7 +490,7 @@ own(json_object *child, const struct mcp *m)
 		kobj_set_label(child, k, json_object_get_string(v));
 	}
 	json_object_put(l);
-	kobj_set_label(child, MCPSERVER_LABEL, m->name);
+	kobj_set_label(child, CONTRACT_LABEL_MCP_SERVER, m->name);
 }
 
 /* spec 6.2 step 4 on dep (new or a copy of the live one).  env taken
@@ -525,7 +525,7 @@ shape_service(json_object *svc, const struct mcp *m)
 	json_object *sel = pod_labels(m->name), *port, *ports;
 
 	own(svc, m);
-	json_object_object_del(sel, KOBJ_MANAGED_BY);
+	json_object_object_del(sel, CONTRACT_LABEL_K8S_MANAGED_BY);
 	jx_set_path(svc, "spec.selector", sel);
 	port = json_object_new_object();
 	json_object_object_add(port, "name", str("http"));

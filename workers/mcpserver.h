@@ -10,8 +10,8 @@
 #include "workers/reconcile.h"
 
 /* Labels of the pods (and selector); the Deployment and Service carry
- * them too, plus MCPSERVER_LABEL=<name> for the supervisor's watch. */
-#define MCPSERVER_LABEL      "sympozium.ai/mcp-server"
+ * them too, plus CONTRACT_LABEL_MCP_SERVER=<name> (common/contract.h) for
+ * the supervisor's watch. */
 #define MCPSERVER_REQUEUE_MS 5000 /* while the Deployment is not ready */
 
 /* --controller mcpserver.  The stdio adapter's image is

@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "common/buf.h"
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -33,10 +34,6 @@
 #include "workers/view.h"
 
 #define API          "sympozium.ai/v1alpha1"
-#define FINALIZER    "sympozium.ai/personapack-finalizer"
-#define L_PACK       "sympozium.ai/persona-pack"
-#define L_PERSONA    "sympozium.ai/persona"
-#define L_MEMORY     "sympozium.ai/memory"
 #define K_INSTANCE   "SympoziumInstance"
 #define K_SCHEDULE   "SympoziumSchedule"
 #define TEARDOWN_MS  2000
@@ -629,8 +626,8 @@ build_instance(struct pass *p, struct persona *ps)
 	json_object *agents = json_object_new_object();
 	json_object *chans = build_channels(p, ps);
 
-	kobj_set_label(o, L_PACK, p->name);
-	kobj_set_label(o, L_PERSONA, ps->name);
+	kobj_set_label(o, CONTRACT_LABEL_PERSONA_PACK, p->name);
+	kobj_set_label(o, CONTRACT_LABEL_PERSONA, ps->name);
 	kobj_set_owner(o, p->pack);
 	json_object_object_add(agents, "default", build_agent(p, ps));
 	json_object_object_add(spec, "agents", agents);
@@ -819,9 +816,9 @@ ensure_seeds(struct pass *p, struct persona *ps)
 		}
 	}
 	cm = kobj_new("v1", "ConfigMap", p->ns, ps->cm);
-	kobj_set_label(cm, L_PACK, p->name);
-	kobj_set_label(cm, L_PERSONA, ps->name);
-	kobj_set_label(cm, L_MEMORY, "true");
+	kobj_set_label(cm, CONTRACT_LABEL_PERSONA_PACK, p->name);
+	kobj_set_label(cm, CONTRACT_LABEL_PERSONA, ps->name);
+	kobj_set_label(cm, CONTRACT_LABEL_MEMORY, "true");
 	jx_setv(cm, json_object_new_string(buf_str(&md)), "data", "MEMORY.md",
 	        NULL);
 	buf_fini(&md);
@@ -862,15 +859,15 @@ resync_schedule(struct pass *p, struct persona *ps, json_object *cur,
 {
 	json_object *upd
 	        = jx_copy_strip(cur, "status", "metadata.managedFields", NULL);
-	const char *pk = kobj_label(upd, L_PACK);
-	const char *pe = kobj_label(upd, L_PERSONA);
+	const char *pk = kobj_label(upd, CONTRACT_LABEL_PERSONA_PACK);
+	const char *pe = kobj_label(upd, CONTRACT_LABEL_PERSONA);
 	bool changed = !jx_equal(json_object_object_get(upd, "spec"), spec);
 
 	changed |= pk == NULL || strcmp(pk, p->name) != 0;
 	changed |= pe == NULL || strcmp(pe, ps->name) != 0;
 	json_object_object_add(upd, "spec", spec);
-	kobj_set_label(upd, L_PACK, p->name);
-	kobj_set_label(upd, L_PERSONA, ps->name);
+	kobj_set_label(upd, CONTRACT_LABEL_PERSONA_PACK, p->name);
+	kobj_set_label(upd, CONTRACT_LABEL_PERSONA, ps->name);
 	if (changed) {
 		update(p, &kobj_schedules, upd);
 	} else {
@@ -897,8 +894,8 @@ ensure_schedule(struct pass *p, struct persona *ps)
 	spec = schedule_spec(p, ps, sch);
 	if (rc == 1) {
 		o = kobj_new(API, K_SCHEDULE, p->ns, ps->sched);
-		kobj_set_label(o, L_PACK, p->name);
-		kobj_set_label(o, L_PERSONA, ps->name);
+		kobj_set_label(o, CONTRACT_LABEL_PERSONA_PACK, p->name);
+		kobj_set_label(o, CONTRACT_LABEL_PERSONA, ps->name);
 		kobj_set_owner(o, p->pack);
 		json_object_object_add(o, "spec", spec);
 		kobj_create(p->out, &kobj_schedules, o, false);
@@ -1042,7 +1039,7 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 static bool
 has_finalizer(struct pass *p)
 {
-	return (in_list(jx_get(p->pack, "metadata.finalizers"), FINALIZER));
+	return (kobj_has_finalizer(p->pack, CONTRACT_FINALIZER_PERSONAPACK));
 }
 
 /* Adds or removes our finalizer with a merge patch conditioned on the
@@ -1050,30 +1047,10 @@ has_finalizer(struct pass *p)
 static void
 patch_finalizers(struct pass *p, bool add)
 {
-	json_object *fins = jx_get(p->pack, "metadata.finalizers");
-	json_object *list = json_object_new_array();
-	json_object *patch = json_object_new_object();
-	const char *rv = jx_get_str(p->pack, "metadata.resourceVersion");
+	json_object *patch = kobj_finalizer_patch(p->pack,
+	        CONTRACT_FINALIZER_PERSONAPACK,
+	        (add ? KOBJ_FIN_ADD : 0) | KOBJ_FIN_RV | KOBJ_FIN_NULL_EMPTY);
 
-	for (size_t i = 0; i < alen(fins); i++) {
-		json_object *f = json_object_array_get_idx(fins, i);
-		if (!json_object_is_type(f, json_type_string)
-		        || strcmp(json_object_get_string(f), FINALIZER) != 0) {
-			json_object_array_add(list, json_object_get(f));
-		}
-	}
-	if (add) {
-		json_object_array_add(list, json_object_new_string(FINALIZER));
-	}
-	if (alen(list) == 0) {
-		json_object_put(list);
-		list = NULL; /* JSON null: remove the key */
-	}
-	jx_setv(patch, list, "metadata", "finalizers", NULL);
-	if (rv != NULL) {
-		jx_setv(patch, json_object_new_string(rv), "metadata",
-		        "resourceVersion", NULL);
-	}
 	patch_pack(p, patch, IPC_TOL_CONFLICT | (add ? 0 : IPC_TOL_NOT_FOUND));
 }
 
@@ -1107,7 +1084,7 @@ deleting(struct pass *p)
 static bool
 managed_secret(struct pass *p, const char *name, json_object *meta)
 {
-	const char *l = kobj_label(meta, L_PACK);
+	const char *l = kobj_label(meta, CONTRACT_LABEL_PERSONA_PACK);
 	size_t np = strlen(p->name), n = strlen(name);
 	char *cred = xasprintf("%s-credentials", p->name);
 	bool yes = (l != NULL && strcmp(l, p->name) == 0)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
@@ -26,9 +27,6 @@
 #define DAY_MS     (24LL * 3600 * 1000)
 #define LABEL_MAX  63
 #define RENAME_MAX 100
-#define L_INSTANCE "sympozium.ai/instance"
-#define L_SCHEDULE "sympozium.ai/schedule"
-#define L_TYPE     "sympozium.ai/type"
 #define COND_TYPE  "Ready"
 
 struct sched {
@@ -237,18 +235,7 @@ fail_view(struct sched *sc, const char *what, const char *err)
 static bool
 has_finalizer(json_object *o)
 {
-	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
-
-	for (size_t i = 0; json_object_is_type(f, json_type_array)
-	        && i < json_object_array_length(f);
-	        i++) {
-		const char *s = json_object_get_string(
-		        json_object_array_get_idx(f, i));
-		if (s != NULL && strcmp(s, SCHEDULE_FINALIZER) == 0) {
-			return (true);
-		}
-	}
-	return (false);
+	return (kobj_has_finalizer(o, CONTRACT_FINALIZER_SCHEDULE));
 }
 
 /* A merge patch of metadata.finalizers with ours added or removed,
@@ -256,29 +243,10 @@ has_finalizer(json_object *o)
 static void
 patch_finalizers(struct sched *sc, bool add)
 {
-	json_object *f = jx_getv(sc->obj, "metadata", "finalizers", NULL);
-	json_object *list = json_object_new_array();
-	json_object *patch = json_object_new_object();
-	const char *rv = jx_get_str(sc->obj, "metadata.resourceVersion");
+	json_object *patch
+	        = kobj_finalizer_patch(sc->obj, CONTRACT_FINALIZER_SCHEDULE,
+	                (add ? KOBJ_FIN_ADD : 0) | KOBJ_FIN_RV);
 
-	for (size_t i = 0; json_object_is_type(f, json_type_array)
-	        && i < json_object_array_length(f);
-	        i++) {
-		json_object *e = json_object_array_get_idx(f, i);
-		const char *s = json_object_get_string(e);
-		if (s == NULL || strcmp(s, SCHEDULE_FINALIZER) != 0) {
-			json_object_array_add(list, json_object_get(e));
-		}
-	}
-	if (add) {
-		json_object_array_add(
-		        list, json_object_new_string(SCHEDULE_FINALIZER));
-	}
-	jx_setv(patch, list, "metadata", "finalizers", NULL);
-	if (rv != NULL) {
-		jx_setv(patch, json_object_new_string(rv), "metadata",
-		        "resourceVersion", NULL);
-	}
 	kobj_merge_patch(sc->out, &kobj_schedules, sc->ns, sc->name, patch);
 }
 
@@ -381,7 +349,7 @@ serving(struct sched *sc, bool *busy)
 	char sel[128], err[256];
 
 	*busy = false;
-	snprintf(sel, sizeof(sel), L_INSTANCE "=%s", sc->ref);
+	snprintf(sel, sizeof(sel), CONTRACT_LABEL_INSTANCE "=%s", sc->ref);
 	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
 	            phase_field, 1, &items, err, sizeof(err))
 	        < 0) {
@@ -461,7 +429,7 @@ run_number(struct sched *sc)
 	char sel[128], err[256], name[IPC_NAME_MAX + 32];
 	int tries = 0;
 
-	snprintf(sel, sizeof(sel), L_SCHEDULE "=%s", sc->name);
+	snprintf(sel, sizeof(sel), CONTRACT_LABEL_SCHEDULE "=%s", sc->name);
 	if (view_list(sc->in->view, &kobj_agentruns, sc->ns, sel, &items, err,
 	            sizeof(err))
 	        == 0) {
@@ -547,9 +515,10 @@ build_run(struct sched *sc, json_object *inst, const char *name,
 	const char *m = jx_get_str(def, "model");
 	char agent[IPC_NAME_MAX + 16];
 
-	kobj_set_label(run, L_INSTANCE, sc->ref);
-	kobj_set_label(run, L_SCHEDULE, sc->name);
-	kobj_set_label(run, L_TYPE, spec_str(sc->obj, "type", "scheduled"));
+	kobj_set_label(run, CONTRACT_LABEL_INSTANCE, sc->ref);
+	kobj_set_label(run, CONTRACT_LABEL_SCHEDULE, sc->name);
+	kobj_set_label(run, CONTRACT_LABEL_TYPE,
+	        spec_str(sc->obj, "type", "scheduled"));
 	kobj_set_owner(run, sc->obj);
 	snprintf(agent, sizeof(agent), "schedule-%s", sc->name);
 	json_object_object_add(

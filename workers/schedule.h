@@ -10,8 +10,6 @@
 
 #include "workers/reconcile.h"
 
-#define SCHEDULE_FINALIZER "sympozium.ai/schedule-finalizer"
-
 /* --controller schedule */
 extern const struct reconciler schedule_reconciler;
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -20,8 +21,6 @@
 
 #define API_VERSION  "sympozium.ai/v1alpha1"
 #define KIND         "SkillPack"
-#define LBL_COMP     "sympozium.ai/component"
-#define LBL_PACK     "sympozium.ai/skillpack"
 #define CM_MAX_BYTES (1024 * 1024) /* the API server's ConfigMap limit */
 #define KEY_MAX      253
 
@@ -30,18 +29,7 @@
 static bool
 has_finalizer(json_object *o)
 {
-	json_object *f = jx_get(o, "metadata.finalizers");
-
-	for (size_t i = 0; f != NULL && json_object_is_type(f, json_type_array)
-	        && i < json_object_array_length(f);
-	        i++) {
-		const char *s = json_object_get_string(
-		        json_object_array_get_idx(f, i));
-		if (s != NULL && strcmp(s, SKILLPACK_FINALIZER) == 0) {
-			return (true);
-		}
-	}
-	return (false);
+	return (kobj_has_finalizer(o, CONTRACT_FINALIZER_SKILLPACK));
 }
 
 /* A copy of the pack to write back (apiVersion and kind set: cached list
@@ -62,24 +50,9 @@ static json_object *
 with_finalizer(json_object *sp, bool add)
 {
 	json_object *c = pack_copy(sp);
-	json_object *old = jx_get(c, "metadata.finalizers");
-	json_object *f = json_object_new_array();
 
-	for (size_t i = 0;
-	        old != NULL && json_object_is_type(old, json_type_array)
-	        && i < json_object_array_length(old);
-	        i++) {
-		json_object *e = json_object_array_get_idx(old, i);
-		const char *s = json_object_get_string(e);
-		if (s == NULL || strcmp(s, SKILLPACK_FINALIZER) != 0) {
-			json_object_array_add(f, json_object_get(e));
-		}
-	}
-	if (add) {
-		json_object_array_add(
-		        f, json_object_new_string(SKILLPACK_FINALIZER));
-	}
-	jx_set_path(c, "metadata.finalizers", f);
+	jx_set_path(c, "metadata.finalizers",
+	        kobj_finalizers(c, CONTRACT_FINALIZER_SKILLPACK, add));
 	return (c);
 }
 
@@ -213,9 +186,10 @@ cm_labels(const char *name)
 {
 	json_object *l = json_object_new_object();
 
+	json_object_object_add(l, CONTRACT_LABEL_COMPONENT,
+	        json_object_new_string("skillpack"));
 	json_object_object_add(
-	        l, LBL_COMP, json_object_new_string("skillpack"));
-	json_object_object_add(l, LBL_PACK, json_object_new_string(name));
+	        l, CONTRACT_LABEL_SKILLPACK, json_object_new_string(name));
 	return (l);
 }
 

@@ -9,8 +9,6 @@
 
 #include "workers/reconcile.h"
 
-#define SKILLPACK_FINALIZER "sympozium.ai/skillpack-finalizer"
-
 /* --controller skillpack */
 extern const struct reconciler skillpack_reconciler;
 

@@ -8,7 +8,8 @@
  * Phases (docs-bench1.md has the method):
  *  ipc       WORK round trips to an echoing child over ipc_sock (nng);
  *            baseline: the same over a plain AF_UNIX SOCK_SEQPACKET pair.
- *  latency   the real bin/sympoziumd (test worker, testctl=6) while this
+ *  latency   bin/tests/sympoziumd-test (sympoziumd with the test
+ *            controller; test worker, testctl=6) while this
  *            driver PUTs ConfigMaps at 1,000/s; the test controller's
  *            stamp action logs (resourceVersion, CLOCK_MONOTONIC us) at
  *            the start of each reconcile, sandbox on; baseline: a plain watch
@@ -483,7 +484,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* phase 1: event-to-worker latency with the real bin/sympoziumd */
+/* phase 1: event-to-worker latency with bin/tests/sympoziumd-test */
 
 struct rvt {
 	int64_t rv;
@@ -525,7 +526,7 @@ spawn_sympoziumd(const char *kc, const char *logpath)
 	char sd[512], wb[512];
 	pid_t pid;
 
-	snprintf(sd, sizeof(sd), "%s/sympoziumd", B.bin);
+	snprintf(sd, sizeof(sd), "%s/tests/sympoziumd-test", B.bin);
 	snprintf(wb, sizeof(wb), "%s/tests/sympozium-worker-test", B.bin);
 	if ((pid = fork()) == 0) {
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -24,6 +24,7 @@
 #include "ipc/ipc_sock.h"
 #include "supervisor/zoneinfo.h"
 #include "kubesim/ksel.h"
+#include "tests/lib/contractcheck.h"
 #include "tests/lib/fakesup.h"
 
 struct fakesup {
@@ -440,6 +441,21 @@ set_verdict(json_object *result, const struct rec_out *ro)
 	json_object_object_add(result, "verdict", v);
 }
 
+/* Every write of r against the contract (tests/lib/contractcheck.h). */
+static void
+check_contract(const struct reconciler *rc, const struct ipc_result *r)
+{
+	struct ipc_write w;
+	char err[1024];
+
+	for (size_t i = 0; i < r->nwrites; i++) {
+		assert_int_equal(ipc_result_write(r, i, &w), 0);
+		if (!contractcheck_write(rc->name, &w, err, sizeof(err))) {
+			fail_msg("contract: %s", err);
+		}
+	}
+}
+
 void
 fakesup_run(const struct reconciler *rc, struct fakesup *f, const char *key,
         json_object *obj, json_object *children, int64_t now_ms,
@@ -466,6 +482,7 @@ fakesup_run(const struct reconciler *rc, struct fakesup *f, const char *key,
 	        ipc_decode(b.data, b.len, 0, &out->msg, err, sizeof(err)), 0);
 	assert_int_equal(ipc_result_read(&out->msg, &out->r), 0);
 	buf_fini(&b);
+	check_contract(rc, &out->r);
 	out->result = ro.result;
 	out->writes = out->r.writes;
 	out->nwrites = out->r.nwrites;

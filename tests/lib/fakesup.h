@@ -6,7 +6,8 @@
  * errors and a log of the requests (zoneinfo views from the zoneinfo
  * directory through supervisor/zoneinfo.c, or from zones the test adds); and
  * fakesup_run(), which runs a reconciler once and collects its writes (checked
- * against the wire format), verdict, delay and message.  Prefix fakesup_.
+ * against the wire format and the contract, tests/lib/contractcheck.h),
+ * verdict, delay and message.  Prefix fakesup_.
  */
 #ifndef FAKESUP_H
 #define FAKESUP_H

@@ -44,7 +44,8 @@ sdproc_binary(char *buf, size_t n)
 	char cwd[512];
 	int w;
 
-	snprintf(dflt, sizeof(dflt), "%s/sympoziumd", env_or("BIN", "bin"));
+	snprintf(dflt, sizeof(dflt), "%s/tests/sympoziumd-test",
+	        env_or("BIN", "bin"));
 	rel = env_or("SYMPOZIUMD", dflt);
 	if (rel[0] == '/') {
 		w = snprintf(buf, n, "%s", rel);
@@ -75,18 +76,19 @@ const char *
 sdproc_ctl_binary(void)
 {
 	static char path[1100];
-	char sd[1024];
-	const char *slash;
+	const char *bin = env_or("BIN", "bin");
+	char cwd[512];
 
 	if (getenv("SYMPOZIUMCTL") != NULL) {
 		return (getenv("SYMPOZIUMCTL"));
 	}
-	if (sdproc_binary(sd, sizeof(sd)) == NULL
-	        || (slash = strrchr(sd, '/')) == NULL) {
+	if (bin[0] == '/') {
+		snprintf(path, sizeof(path), "%s/sympoziumctl", bin);
+	} else if (getcwd(cwd, sizeof(cwd)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s/sympoziumctl", cwd, bin);
+	} else {
 		return ("");
 	}
-	snprintf(path, sizeof(path), "%.*s/sympoziumctl", (int)(slash - sd),
-	        sd);
 	return (path);
 }
 

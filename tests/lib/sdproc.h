@@ -8,8 +8,9 @@
  * bin/sympoziumctl with a deadline.  Also the metric families its
  * /metrics must carry, for the tests of the page.
  *
- * The binary is $SYMPOZIUMD, else $BIN/sympoziumd ($BIN defaults to
- * "bin"); a relative path is taken from the current directory.  Functions
+ * The binary is $SYMPOZIUMD, else $BIN/tests/sympoziumd-test (sympoziumd
+ * with the test controller; $BIN defaults to "bin"); a relative path is
+ * taken from the current directory.  Functions
  * print the reason of a failure on stderr and never call cmocka, so the
  * library suits any test.
  */
@@ -41,8 +42,8 @@ char *sdproc_binary(char *buf, size_t n);
  * controller): $WORKER_TEST_BIN, else $BIN/tests/sympozium-worker-test.
  * Borrowed (static storage). */
 const char *sdproc_worker_test_binary(void);
-/* bin/sympoziumctl: $SYMPOZIUMCTL, else sympoziumctl beside the binary
- * of sdproc_binary() ("" when that fails).  Borrowed (static storage). */
+/* bin/sympoziumctl: $SYMPOZIUMCTL, else $BIN/sympoziumctl, absolute ("" when
+ * the current directory is unknown).  Borrowed (static storage). */
 const char *sdproc_ctl_binary(void);
 
 /* Forks and execs the supervisor with args (NULL-terminated, may be NULL;

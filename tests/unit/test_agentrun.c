@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
@@ -177,7 +178,7 @@ test_gone_and_finalizer(void **state)
 	                                    "object.metadata."
 	                                    "finalizers"),
 	                            0)),
-	        AGENTRUN_FINALIZER);
+	        CONTRACT_FINALIZER_AGENTRUN);
 	json_object_put(res);
 	free(r);
 }

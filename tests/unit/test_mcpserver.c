@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
@@ -207,7 +208,8 @@ test_stdio_create(void **state)
 	assert_string_equal(kobj_name(w.object), "github");
 	fakesup_assert_json(
 	        jx_get(w.object, "metadata.ownerReferences"), OWNER);
-	assert_string_equal(kobj_label(w.object, MCPSERVER_LABEL), "github");
+	assert_string_equal(
+	        kobj_label(w.object, CONTRACT_LABEL_MCP_SERVER), "github");
 	assert_string_equal(
 	        kobj_label(w.object, "app.kubernetes.io/name"), "mcpserver");
 	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "1");

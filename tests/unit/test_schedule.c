@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "tests/lib/evtest.h"
@@ -226,7 +227,7 @@ test_finalizer_not_due(void **state)
 	assert_string_equal(
 	        json_object_get_string(json_object_array_get_idx(
 	                jx_get(w, "patch.metadata.finalizers"), 0)),
-	        SCHEDULE_FINALIZER);
+	        CONTRACT_FINALIZER_SCHEDULE);
 	assert_int_equal(o.verdict, IPC_V_DONE);
 	assert_int_equal(fakesup_nreqs(f), 0);
 	fakesup_run_fini(&o);

@@ -38,13 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
+#include "tests/workers/testctl.h"
 #include "workers/reconcile.h"
 #include "workers/view.h"
 
-#define ACTION "testctl.sympozium.ai/action"
-
-static const struct ipc_res configmaps = {"", "v1", "configmaps", true};
+static const struct ipc_res configmaps = CONTRACT_RES_CONFIGMAPS;
 
 static void
 sleep_ms(long ms)
@@ -65,7 +65,7 @@ write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
 	        jx_get_str(in->object, "metadata.name"));
 	jx_set_path(cm, "metadata.name", json_object_new_string(name));
 	jx_setv(cm, json_object_new_string("true"), "metadata", "labels",
-	        "testctl.sympozium.ai/out", NULL);
+	        TESTCTL_LABEL_OUT, NULL);
 	json_object_object_add(cm, "data",
 	        data != NULL ? data : json_object_new_object());
 	json_object *w = ipc_write_new(IPC_OP_CREATE, &configmaps,
@@ -197,11 +197,9 @@ static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	long long recv_us = mono_us();
-	const char *a = jx_getv(in->object, "metadata", "annotations", ACTION,
-	                        NULL) != NULL
-	        ? json_object_get_string(jx_getv(in->object, "metadata",
-	                  "annotations", ACTION, NULL))
-	        : "ok";
+	json_object *ann = jx_getv(
+	        in->object, "metadata", "annotations", TESTCTL_ANN_ACTION, NULL);
+	const char *a = ann != NULL ? json_object_get_string(ann) : "ok";
 	char sw[256];
 
 	if (strncmp(a, "switch:", 7) == 0) {
