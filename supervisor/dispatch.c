@@ -163,17 +163,32 @@ work_body(struct sup *s, struct sup_ctl *c, const char *key)
 	return (ipc_work_new(&w));
 }
 
+/* Backpressure: while the writer holds this many results, no key is
+ * handed out (each result holds its decoded writes until they are
+ * answered; with --max-concurrent-writes requests in flight that bounds
+ * the supervisor's memory under a burst, as a controller's synchronous
+ * reconciles do upstream). */
+#define SUP_WRITE_BACKLOG(s) (4 * (s)->cfg.max_writes)
+
+static bool
+writer_full(const struct sup *s)
+{
+	return (s->cfg.max_writes > 0
+	        && wr_pending(s->wr) >= SUP_WRITE_BACKLOG(s));
+}
+
 void
 sup_dispatch(struct sup *s, int64_t now)
 {
-	if (s->stopping || !sup_leading(s, now)) {
+	if (s->stopping || !sup_leading(s, now) || writer_full(s)) {
 		return;
 	}
 	for (size_t i = 0; i < s->nctls; i++) {
 		struct sup_ctl *c = &s->ctls[i];
 
 		queue_tick(c->q, now);
-		while (!c->paused && wk_idle(s->pool, c->spec->name) > 0) {
+		while (!c->paused && wk_idle(s->pool, c->spec->name) > 0
+		        && !writer_full(s)) {
 			const char *k = queue_get(c->q, now, NULL);
 			if (k == NULL) {
 				break;

@@ -101,7 +101,7 @@ on_done(void *arg, uint64_t token, const struct wr_report *rep)
 static void
 fx_start(struct fx *f)
 {
-	struct wr_conf c = { lookup, fence, on_done, f };
+	struct wr_conf c = { lookup, fence, on_done, f, 0 };
 
 	memset(f, 0, sizeof(*f));
 	f->fence_ok = true;
