@@ -22,13 +22,19 @@ strhash_n(const void *p, size_t n)
 }
 
 uint64_t
-strhash(const char *s)
+strhash_seeded(const char *s, uint64_t basis)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = basis;
 
 	for (; *s != '\0'; s++) {
 		h ^= (unsigned char)*s;
 		h *= FNV_PRIME;
 	}
 	return (h);
+}
+
+uint64_t
+strhash(const char *s)
+{
+	return (strhash_seeded(s, FNV_OFFSET));
 }

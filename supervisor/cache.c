@@ -5,9 +5,11 @@
  * read it.  Single-threaded: no locks.
  *
  * Layout.  Each object is one allocation (struct entry): a small header
- * then, packed behind it, the key, namespace, name, uid, resourceVersion,
- * controller owner (uid, kind, name), labels as "k\0v\0" pairs and the
- * compact JSON text (managedFields stripped).  Three open-addressing hash
+ * then, packed behind it, the key ("ns/name", whose tail is the name), the
+ * namespace, uid, resourceVersion, controller owner (uid, kind, name),
+ * labels as "k\0v\0" pairs and the compact JSON text (managedFields
+ * stripped); the header holds 32-bit offsets of those, not pointers (the
+ * header is a tenth of the cache's own memory at 10,000 objects).  Three open-addressing hash
  * tables (linear probing, backward-shift deletion, power-of-two sizes)
  * index the entries by key and the groups by owner uid and by namespace;
  * a group links its entries in an intrusive doubly-linked list, so moving
@@ -38,19 +40,55 @@ struct link {
 
 struct lnode;
 
+#define NO_OWNER UINT32_MAX
+
+/* Offsets into mem[] (the key is at 0). */
 struct entry {
-	size_t size; /* bytes of this allocation, for cache_bytes() */
 	struct link own, nsl;
 	struct lnode *lnodes; /* its nodes in the label indexes */
-	unsigned gen;         /* cache_replace() generation that last saw it */
-	size_t json_len;
-	size_t nlabels;
-	const char *key, *ns, *name, *uid, *rv;
-	const char *owner_uid, *owner_kind, *owner_name;
-	const char *labels; /* nlabels "key\0value\0" pairs */
-	const char *json;
+	uint32_t size;        /* bytes of this allocation, for cache_bytes() */
+	uint32_t gen;         /* cache_replace() generation that last saw it */
+	uint32_t json_len;
+	uint32_t nlabels;
+	uint32_t name, ns, uid, rv;
+	uint32_t owner; /* "uid\0kind\0name\0", or NO_OWNER */
+	uint32_t labels; /* nlabels "key\0value\0" pairs */
+	uint32_t json;
 	char mem[];
 };
+
+/* An entry's allocation is at most this (its offsets are 32-bit). */
+#define ENTRY_MAX ((size_t)UINT32_MAX - 1)
+
+static const char *
+e_key(const struct entry *e)
+{
+	return (e->mem);
+}
+
+static const char *
+e_ns(const struct entry *e)
+{
+	return (e->mem + e->ns);
+}
+
+static const char *
+e_owner_uid(const struct entry *e)
+{
+	return (e->owner != NO_OWNER ? e->mem + e->owner : NULL);
+}
+
+static const char *
+e_labels(const struct entry *e)
+{
+	return (e->mem + e->labels);
+}
+
+static const char *
+e_json(const struct entry *e)
+{
+	return (e->mem + e->json);
+}
 
 struct group {
 	char *id;
@@ -190,7 +228,7 @@ tab_del(struct tab *t, const char *key)
 static const char *
 entry_key(const void *p)
 {
-	return (((const struct entry *)p)->key);
+	return (e_key(p));
 }
 
 static const char *
@@ -266,7 +304,7 @@ lgroup_key(const void *p)
 static const char *
 entry_label(const struct entry *e, const char *key)
 {
-	const char *p = e->labels;
+	const char *p = e_labels(e);
 
 	for (size_t i = 0; i < e->nlabels; i++) {
 		const char *v = p + strlen(p) + 1;
@@ -296,7 +334,7 @@ lindex_add(struct lindexes *lx, struct lindex *ix, struct entry *e)
 	if (v == NULL) {
 		return;
 	}
-	id = lgroup_id(e->ns, v);
+	id = lgroup_id(e_ns(e), v);
 	if ((g = tab_get(&ix->groups, id)) == NULL) {
 		g = xcalloc(1, sizeof(*g));
 		g->id = id;
@@ -587,36 +625,56 @@ make_key(const char *ns, const char *name)
 	return (xasprintf("%s/%s", ns, name));
 }
 
-/* One allocation holding the object and its index fields. */
+/* Copies s (NULL as "") at e->mem + *off; returns the copy's offset. */
+static uint32_t
+pack_at(struct entry *e, size_t *off, const char *s)
+{
+	char *p = e->mem + *off;
+	uint32_t at = (uint32_t)*off;
+
+	pack(&p, s);
+	*off = (size_t)(p - e->mem);
+	return (at);
+}
+
+/* One allocation holding the object and its index fields, or NULL when
+ * it would be larger than ENTRY_MAX. */
 static struct entry *
 entry_new(const struct fields *f)
 {
 	char *key = make_key(f->ns, f->name), *p;
-	size_t nl, lsz = labels_size(f->labels, &nl);
+	size_t nl, lsz = labels_size(f->labels, &nl), off = 0;
+	size_t owner = f->owner_uid == NULL ? 0
+	        : slen(f->owner_uid) + slen(f->owner_kind)
+	                + slen(f->owner_name);
 	size_t sz = sizeof(struct entry) + slen(key) + slen(f->ns)
-	        + slen(f->name) + slen(f->uid) + slen(f->rv)
-	        + slen(f->owner_uid) + slen(f->owner_kind)
-	        + slen(f->owner_name) + lsz + f->json_len + 1;
-	struct entry *e = xcalloc(1, sz);
+	        + slen(f->uid) + slen(f->rv) + owner + lsz + f->json_len + 1;
+	struct entry *e;
 
-	e->size = sz;
-	p = e->mem;
-	e->key = pack(&p, key);
-	e->ns = pack(&p, f->ns);
-	e->name = pack(&p, f->name);
-	e->uid = pack(&p, f->uid);
-	e->rv = pack(&p, f->rv);
-	e->owner_uid = pack(&p, f->owner_uid);
-	e->owner_kind = pack(&p, f->owner_kind);
-	e->owner_name = pack(&p, f->owner_name);
-	if (f->owner_uid == NULL) {
-		e->owner_uid = e->owner_kind = e->owner_name = NULL;
+	if (sz > ENTRY_MAX) {
+		free(key);
+		return (NULL);
 	}
-	e->labels = p;
-	e->nlabels = nl;
+	e = xcalloc(1, sz);
+	e->size = (uint32_t)sz;
+	pack_at(e, &off, key);
+	e->name = f->ns != NULL && f->ns[0] != '\0'
+	        ? (uint32_t)strlen(f->ns) + 1 : 0;
+	e->ns = pack_at(e, &off, f->ns);
+	e->uid = pack_at(e, &off, f->uid);
+	e->rv = pack_at(e, &off, f->rv);
+	e->owner = NO_OWNER;
+	if (f->owner_uid != NULL) {
+		e->owner = pack_at(e, &off, f->owner_uid);
+		pack_at(e, &off, f->owner_kind);
+		pack_at(e, &off, f->owner_name);
+	}
+	e->labels = (uint32_t)off;
+	e->nlabels = (uint32_t)nl;
+	p = e->mem + off;
 	pack_labels(&p, f->labels);
-	e->json = p;
-	e->json_len = f->json_len;
+	e->json = (uint32_t)(p - e->mem);
+	e->json_len = (uint32_t)f->json_len;
 	memcpy(p, f->json, f->json_len + 1);
 	free(key);
 	return (e);
@@ -638,23 +696,29 @@ entry_from(json_object *obj, const char **why)
 	f.json_len = strlen(f.json);
 	e = entry_new(&f);
 	free(f.json);
+	if (e == NULL) {
+		*why = "object too large for the cache";
+	}
 	return (e);
 }
 
 static void
 fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 {
-	it->key = e->key;
-	it->ns = e->ns;
-	it->name = e->name;
-	it->uid = e->uid;
-	it->rv = e->rv;
-	it->owner_uid = e->owner_uid;
-	it->owner_kind = e->owner_kind;
-	it->owner_name = e->owner_name;
-	it->json = e->json;
+	const char *ou = e_owner_uid(e);
+
+	it->key = e_key(e);
+	it->ns = e_ns(e);
+	it->name = e->mem + e->name;
+	it->uid = e->mem + e->uid;
+	it->rv = e->mem + e->rv;
+	it->owner_uid = ou;
+	it->owner_kind = ou != NULL ? ou + strlen(ou) + 1 : NULL;
+	it->owner_name = ou != NULL
+	        ? it->owner_kind + strlen(it->owner_kind) + 1 : NULL;
+	it->json = e_json(e);
 	it->json_len = e->json_len;
-	it->labels = e->labels;
+	it->labels = e_labels(e);
 	it->nlabels = e->nlabels;
 	it->tombstone = tombstone;
 }
@@ -663,7 +727,7 @@ fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 static struct entry *
 insert(struct cache *c, struct entry *e)
 {
-	struct entry *old = tab_get(&c->items, e->key);
+	struct entry *old = tab_get(&c->items, e_key(e));
 
 	if (old != NULL) {
 		group_unlink(c, &c->owners, old);
@@ -673,10 +737,10 @@ insert(struct cache *c, struct entry *e)
 	}
 	tab_put(&c->items, e);
 	c->bytes += e->size;
-	if (e->owner_uid != NULL) {
-		group_link(c, &c->owners, e, e->owner_uid);
+	if (e_owner_uid(e) != NULL) {
+		group_link(c, &c->owners, e, e_owner_uid(e));
 	}
-	group_link(c, &c->nss, e, e->ns);
+	group_link(c, &c->nss, e, e_ns(e));
 	lindex_insert(c->lx, e);
 	e->gen = c->gen;
 	return (old);
@@ -689,7 +753,7 @@ detach(struct cache *c, struct entry *e)
 	group_unlink(c, &c->owners, e);
 	group_unlink(c, &c->nss, e);
 	lindex_remove(c->lx, e);
-	tab_del(&c->items, e->key);
+	tab_del(&c->items, e_key(e));
 	c->bytes -= e->size;
 }
 
@@ -759,12 +823,15 @@ cache_name(const struct cache *c)
 static void
 owner_copy(struct cache_owner *o, const struct entry *e)
 {
-	if (e == NULL || e->owner_uid == NULL) {
+	struct cache_item it;
+
+	if (e == NULL || e_owner_uid(e) == NULL) {
 		return;
 	}
-	o->uid = xstrdup(e->owner_uid);
-	o->kind = xstrdup(e->owner_kind);
-	o->name = xstrdup(e->owner_name);
+	fill_item(e, &it, false);
+	o->uid = xstrdup(it.owner_uid);
+	o->kind = xstrdup(it.owner_kind);
+	o->name = xstrdup(it.owner_name);
 }
 
 static enum cache_change
@@ -790,12 +857,12 @@ apply_upsert(struct cache *c, json_object *obj, struct cache_result *res)
 	struct entry *e, *old;
 
 	e = entry_from(obj, &res->err);
-	res->key = xstrdup(e->key);
-	set_rv(c, e->rv);
+	res->key = xstrdup(e_key(e));
+	set_rv(c, e->mem + e->rv);
 	owner_copy(&res->new_owner, e);
-	old = tab_get(&c->items, e->key);
+	old = tab_get(&c->items, e_key(e));
 	if (old != NULL && old->json_len == e->json_len
-	        && memcmp(old->json, e->json, e->json_len) == 0) {
+	        && memcmp(e_json(old), e_json(e), e->json_len) == 0) {
 		owner_copy(&res->old_owner, old);
 		free(e);
 		return (CACHE_UNCHANGED);
@@ -895,7 +962,7 @@ cmp_entry(const void *a, const void *b)
 {
 	const struct entry *const *x = a, *const *y = b;
 
-	return (strcmp((*x)->key, (*y)->key));
+	return (strcmp(e_key(*x), e_key(*y)));
 }
 
 /* The cached entries not seen by the current generation, by key. */
@@ -1032,7 +1099,7 @@ cache_get(const struct cache *c, const char *ns, const char *name)
 	key = make_key(ns, name);
 	e = tab_get(&c->items, key);
 	free(key);
-	return (e != NULL ? e->json : NULL);
+	return (e != NULL ? e_json(e) : NULL);
 }
 
 int
@@ -1123,18 +1190,7 @@ cache_by_owner_sel(const struct cache *c, const char *uid,
 static const char *
 label_get(void *arg, const char *key)
 {
-	const struct entry *e = arg;
-	const char *p = e->labels;
-
-	for (size_t i = 0; i < e->nlabels; i++) {
-		const char *v = p + strlen(p) + 1;
-
-		if (strcmp(p, key) == 0) {
-			return (v);
-		}
-		p = v + strlen(v) + 1;
-	}
-	return (NULL);
+	return (entry_label(arg, key));
 }
 
 const char *

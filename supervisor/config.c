@@ -19,6 +19,7 @@ enum {
 	O_RECOVER,
 	O_STALE,
 	O_MAXRESP,
+	O_MAXWRITES,
 };
 
 static const struct option opts[] = {
@@ -47,6 +48,7 @@ static const struct option opts[] = {
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, O_HELP},
         {"max-response-bytes", required_argument, NULL, O_MAXRESP},
+        {"max-concurrent-writes", required_argument, NULL, O_MAXWRITES},
         {NULL, 0, NULL, 0},
 };
 
@@ -96,6 +98,9 @@ cfg_usage(void)
 	        "cache is older (default 5m)\n"
 	        "  --max-response-bytes N[Ki|Mi|Gi]  cap on one API answer "
 	        "(a LIST page; default 256Mi)\n"
+	        "  --max-concurrent-writes N         writes in flight to the "
+	        "API at most (1-1024;\n"
+	        "                                    default 32)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -167,6 +172,22 @@ history_arg(struct sup_config *c, const char *v, char *err, size_t len)
 	return (0);
 }
 
+static int
+writes_arg(struct sup_config *c, const char *v, char *err, size_t len)
+{
+	char *end = NULL;
+	long n = strtol(v, &end, 10);
+
+	if (v[0] == '\0' || *end != '\0' || n < 1 || n > 1024) {
+		errmsg(err, len,
+		        "--max-concurrent-writes: want 1 to 1024, got \"%s\"",
+		        v);
+		return (-1);
+	}
+	c->max_writes = (size_t)n;
+	return (0);
+}
+
 /* N, NKi, NMi or NGi bytes, 64Ki to 16Gi. */
 static int
 bytes_arg(struct sup_config *c, const char *v, char *err, size_t len)
@@ -221,6 +242,7 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 	case 'v': c->verbose++; return (0);
 	case O_HELP: c->help = true; return (0);
 	case O_MAXRESP: return (bytes_arg(c, optarg, err, len));
+	case O_MAXWRITES: return (writes_arg(c, optarg, err, len));
 	default:
 		errmsg(err, len, "unknown flag (see --help)");
 		return (-1);
@@ -239,7 +261,7 @@ cfg_parse(int argc, char **argv, struct sup_config *c, char *err,
 	        .probe_addr = ":8081", .reconcile_ms = 60000,
 	        .shutdown_ms = 10000, .handshake_ms = 5000,
 	        .recover_ms = 60000, .cache_stale_ms = 300000,
-	        .log_format = "text"};
+	        .max_writes = 32, .log_format = "text"};
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {

@@ -43,6 +43,8 @@ struct sup_config {
 	bool no_worker_sandbox;   /* --no-worker-sandbox (debugging) */
 	size_t max_response_bytes; /* --max-response-bytes (0: the client's
 	                            * default, KAPI_MAX_LIST_BYTES) */
+	size_t max_writes;        /* --max-concurrent-writes: requests of
+	                           * the writer in flight at most */
 	int verbose;              /* -v */
 	bool help;                /* --help */
 };

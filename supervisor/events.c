@@ -15,131 +15,159 @@
 #include "common/xmalloc.h"
 #include "supervisor/events.h"
 
-/* ---- a bounded LRU map from strings to owned values ---- */
+/* ---- a bounded LRU map from string keys to fixed-size values ----
+ *
+ * A key is kept as a 128-bit digest (two 64-bit FNV-1a hashes with
+ * different offset bases), not as its text: the event keys hold whole
+ * messages, and 3 x 4096 of them were most of an idle supervisor's heap
+ * after a burst.  The records (digest, links, value) live in one array
+ * allocated up front and are reused in place, so the caches neither grow
+ * past their bound nor scatter small allocations over the heap.  Two keys
+ * share a record only if both hashes collide (about 2^-128 for a pair);
+ * the cost would be one Event counted under the other's record. */
 
-struct lent {
-	struct lent *hnext;       /* hash chain */
-	struct lent *prev, *next; /* recency: head is the most recent */
-	char *key;
-	uint64_t h;
-	void *val;
+#define LRU_NONE UINT32_MAX
+#define LRU_SEED 0x84222325cbf29ce4ULL /* the second hash's offset basis */
+
+struct lrec {
+	uint64_t ha, hb;           /* the key's digest */
+	uint32_t hnext;            /* hash chain */
+	uint32_t prev, next;       /* recency: head is the most recent */
+	uint32_t pad;
+	max_align_t val[];         /* vsize bytes */
 };
 
 struct lru {
-	struct lent **b;
-	size_t nb, n, cap;
-	struct lent *head, *tail;
-	void (*free_val)(void *);
+	unsigned char *recs;       /* cap records of rsize bytes */
+	uint32_t *b;               /* nb chain heads */
+	size_t nb, n, cap, rsize, vsize;
+	uint32_t head, tail;
 };
 
 static void
-lru_init(struct lru *l, size_t cap, void (*free_val)(void *))
+lru_init(struct lru *l, size_t cap, size_t vsize)
 {
-	l->cap = cap;
+	memset(l, 0, sizeof(*l));
+	l->cap = cap < LRU_NONE ? cap : LRU_NONE - 1;
+	l->vsize = vsize;
+	l->rsize = (sizeof(struct lrec) + vsize + sizeof(max_align_t) - 1)
+	        / sizeof(max_align_t) * sizeof(max_align_t);
 	l->nb = 1;
-	while (l->nb < cap) {
+	while (l->nb < l->cap) {
 		l->nb <<= 1;
 	}
-	l->b = xcalloc(l->nb, sizeof(*l->b));
-	l->free_val = free_val;
+	l->b = xreallocarray(NULL, l->nb, sizeof(*l->b));
+	memset(l->b, 0xff, l->nb * sizeof(*l->b)); /* LRU_NONE */
+	l->recs = xcalloc(l->cap, l->rsize);
+	l->head = l->tail = LRU_NONE;
+}
+
+static struct lrec *
+rec(const struct lru *l, uint32_t i)
+{
+	return ((struct lrec *)(void *)(l->recs + (size_t)i * l->rsize));
 }
 
 static void
-unlist(struct lru *l, struct lent *x)
+unlist(struct lru *l, uint32_t i)
 {
-	if (x->prev != NULL) {
-		x->prev->next = x->next;
+	struct lrec *x = rec(l, i);
+
+	if (x->prev != LRU_NONE) {
+		rec(l, x->prev)->next = x->next;
 	} else {
 		l->head = x->next;
 	}
-	if (x->next != NULL) {
-		x->next->prev = x->prev;
+	if (x->next != LRU_NONE) {
+		rec(l, x->next)->prev = x->prev;
 	} else {
 		l->tail = x->prev;
 	}
-	x->prev = x->next = NULL;
+	x->prev = x->next = LRU_NONE;
 }
 
 static void
-push_front(struct lru *l, struct lent *x)
+push_front(struct lru *l, uint32_t i)
 {
+	struct lrec *x = rec(l, i);
+
 	x->next = l->head;
-	x->prev = NULL;
-	if (l->head != NULL) {
-		l->head->prev = x;
+	x->prev = LRU_NONE;
+	if (l->head != LRU_NONE) {
+		rec(l, l->head)->prev = i;
 	}
-	l->head = x;
-	if (l->tail == NULL) {
-		l->tail = x;
+	l->head = i;
+	if (l->tail == LRU_NONE) {
+		l->tail = i;
 	}
 }
 
+/* Takes record i out of its hash chain. */
 static void
-lent_free(struct lru *l, struct lent *x)
+unchain(struct lru *l, uint32_t i)
 {
-	l->free_val(x->val);
-	free(x->key);
-	free(x);
+	uint32_t *pp = &l->b[rec(l, i)->ha & (l->nb - 1)];
+
+	while (*pp != i) {
+		pp = &rec(l, *pp)->hnext;
+	}
+	*pp = rec(l, i)->hnext;
 }
 
 static void
-lru_remove(struct lru *l, struct lent *x)
+digest(const char *key, uint64_t *ha, uint64_t *hb)
 {
-	struct lent **pp = &l->b[x->h & (l->nb - 1)];
-
-	while (*pp != x) {
-		pp = &(*pp)->hnext;
-	}
-	*pp = x->hnext;
-	unlist(l, x);
-	l->n--;
-	lent_free(l, x);
+	*ha = strhash(key);
+	*hb = strhash_seeded(key, LRU_SEED);
 }
 
 /* The value under key (marked most recent), or NULL. */
 static void *
 lru_get(struct lru *l, const char *key)
 {
-	uint64_t h = strhash(key);
+	uint64_t ha, hb;
 
-	for (struct lent *x = l->b[h & (l->nb - 1)]; x != NULL; x = x->hnext) {
-		if (x->h == h && strcmp(x->key, key) == 0) {
-			unlist(l, x);
-			push_front(l, x);
+	digest(key, &ha, &hb);
+	for (uint32_t i = l->b[ha & (l->nb - 1)]; i != LRU_NONE;
+	        i = rec(l, i)->hnext) {
+		struct lrec *x = rec(l, i);
+		if (x->ha == ha && x->hb == hb) {
+			unlist(l, i);
+			push_front(l, i);
 			return (x->val);
 		}
 	}
 	return (NULL);
 }
 
-/* Adds key (absent) with val (taken); forgets the least recent entry when
- * over capacity. */
-static void
-lru_add(struct lru *l, const char *key, void *val)
+/* Adds key (absent) and returns its value, zeroed; the least recent
+ * entry's record is reused when the cache is full. */
+static void *
+lru_add(struct lru *l, const char *key)
 {
-	struct lent *x = xcalloc(1, sizeof(*x));
+	uint32_t i;
+	struct lrec *x;
 
-	x->key = xstrdup(key);
-	x->h = strhash(key);
-	x->val = val;
-	x->hnext = l->b[x->h & (l->nb - 1)];
-	l->b[x->h & (l->nb - 1)] = x;
-	push_front(l, x);
-	l->n++;
-	if (l->n > l->cap) {
-		lru_remove(l, l->tail);
+	if (l->n < l->cap) {
+		i = (uint32_t)l->n++;
+	} else {
+		i = l->tail;
+		unchain(l, i);
+		unlist(l, i);
 	}
+	x = rec(l, i);
+	memset(x, 0, l->rsize);
+	digest(key, &x->ha, &x->hb);
+	x->hnext = l->b[x->ha & (l->nb - 1)];
+	l->b[x->ha & (l->nb - 1)] = i;
+	push_front(l, i);
+	return (x->val);
 }
 
 static void
 lru_fini(struct lru *l)
 {
-	struct lent *x, *next;
-
-	for (x = l->head; x != NULL; x = next) {
-		next = x->next;
-		lent_free(l, x);
-	}
+	free(l->recs);
 	free(l->b);
 	memset(l, 0, sizeof(*l));
 }
@@ -147,47 +175,21 @@ lru_fini(struct lru *l)
 /* ---- cache values ---- */
 
 struct similar { /* aggregator: distinct messages seen lately */
-	char *msgs[EV_MAX_SIMILAR];
+	uint64_t msgs[EV_MAX_SIMILAR]; /* their hashes */
 	size_t n;
 	int64_t last_ns;
 };
 
 struct seen { /* logger: the Event already recorded */
 	int64_t count;
-	char *name;
-	char *first; /* firstTimestamp */
+	int64_t name_ns; /* its name: "<involvedObject.name>.<hex name_ns>" */
+	int64_t first_s; /* its firstTimestamp */
 };
 
 struct bucket { /* spam filter */
 	double tokens;
 	int64_t last_ns;
 };
-
-static void
-similar_clear(struct similar *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->msgs[i]);
-	}
-	s->n = 0;
-}
-
-static void
-similar_free(void *p)
-{
-	similar_clear(p);
-	free(p);
-}
-
-static void
-seen_free(void *p)
-{
-	struct seen *s = p;
-
-	free(s->name);
-	free(s->first);
-	free(s);
-}
 
 struct ev {
 	char *component, *instance;
@@ -209,9 +211,9 @@ ev_new(const struct ev_conf *conf)
 	if (conf != NULL && conf->instance != NULL) {
 		e->instance = xstrdup(conf->instance);
 	}
-	lru_init(&e->similar, cap, similar_free);
-	lru_init(&e->log, cap, seen_free);
-	lru_init(&e->spam, cap, free);
+	lru_init(&e->similar, cap, sizeof(struct similar));
+	lru_init(&e->log, cap, sizeof(struct seen));
+	lru_init(&e->spam, cap, sizeof(struct bucket));
 	return (e);
 }
 
@@ -278,20 +280,27 @@ utf8_cut(const char *s, size_t max)
 	return (n);
 }
 
-/* A fresh Event name for the object at now_ns, strictly after the last. */
+/* Names ev "<involvedObject.name>.<hex name_ns>". */
+static void
+name_at(json_object *ev, int64_t name_ns)
+{
+	char *name = xasprintf("%s.%llx", str(ev, "involvedObject.name"),
+	        (unsigned long long)name_ns);
+
+	set_str(ev, "metadata.name", name);
+	free(name);
+}
+
+/* A fresh Event name for the object at now_ns, strictly after the last
+ * (e->last_name_ns: the name ev has now). */
 static void
 set_name(struct ev *e, json_object *ev, int64_t now_ns)
 {
-	char *name;
-
 	if (now_ns <= e->last_name_ns) {
 		now_ns = e->last_name_ns + 1;
 	}
 	e->last_name_ns = now_ns;
-	name = xasprintf("%s.%llx", str(ev, "involvedObject.name"),
-	        (unsigned long long)now_ns);
-	set_str(ev, "metadata.name", name);
-	free(name);
+	name_at(ev, now_ns);
 }
 
 static json_object *
@@ -356,10 +365,10 @@ key_of(json_object *ev, enum key_kind kind)
 /* ---- the three steps ---- */
 
 static bool
-similar_has(const struct similar *s, const char *msg)
+similar_has(const struct similar *s, uint64_t msg)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		if (strcmp(s->msgs[i], msg) == 0) {
+		if (s->msgs[i] == msg) {
 			return (true);
 		}
 	}
@@ -375,21 +384,20 @@ aggregate(struct ev *e, json_object **evp, int64_t now_ns)
 	struct similar *s = lru_get(&e->similar, akey);
 
 	if (s == NULL) {
-		s = xcalloc(1, sizeof(*s));
-		lru_add(&e->similar, akey, s);
+		s = lru_add(&e->similar, akey);
 	} else if (now_ns - s->last_ns
 	        > (int64_t)EV_SIMILAR_WINDOW_MS * 1000000) {
-		similar_clear(s);
+		s->n = 0;
 	}
 	s->last_ns = now_ns;
-	if (!similar_has(s, msg)) {
-		s->msgs[s->n++] = xstrdup(msg);
+	if (!similar_has(s, strhash(msg))) {
+		s->msgs[s->n++] = strhash(msg);
 	}
 	if (s->n < EV_MAX_SIMILAR) {
 		free(akey);
 		return (key_of(*evp, KEY_EVENT));
 	}
-	free(s->msgs[--s->n]); /* never more than the bound */
+	s->n--; /* never more than the bound */
 	char *m = xasprintf(EV_AGGREGATE_PREFIX "%s", msg);
 	json_object_object_add(*evp, "message",
 	        json_object_new_string_len(
@@ -400,24 +408,27 @@ aggregate(struct ev *e, json_object **evp, int64_t now_ns)
 	return (akey);
 }
 
-/* Step 2.  Returns the PATCH body when the Event exists already. */
+/* Step 2.  Returns the PATCH body when the Event exists already.  ev was
+ * named last (e->last_name_ns) and stamped at now_s; the key holds the
+ * involved object, so a recorded Event's name is rebuilt from ev's. */
 static json_object *
-observe(struct ev *e, json_object *ev, const char *key)
+observe(struct ev *e, json_object *ev, const char *key, int64_t now_s)
 {
 	struct seen *s = lru_get(&e->log, key);
+	char first[TIMEFMT_RFC3339_LEN];
 	json_object *patch;
 
 	if (s == NULL) {
-		s = xcalloc(1, sizeof(*s));
+		s = lru_add(&e->log, key);
 		s->count = 1;
-		s->name = xstrdup(str(ev, "metadata.name"));
-		s->first = xstrdup(str(ev, "firstTimestamp"));
-		lru_add(&e->log, key, s);
+		s->name_ns = e->last_name_ns;
+		s->first_s = now_s;
 		return (NULL);
 	}
 	s->count++;
-	set_str(ev, "metadata.name", s->name);
-	set_str(ev, "firstTimestamp", s->first);
+	name_at(ev, s->name_ns);
+	timefmt_rfc3339(s->first_s, first);
+	set_str(ev, "firstTimestamp", first);
 	json_object_object_add(ev, "count", json_object_new_int64(s->count));
 	patch = json_object_new_object();
 	json_object_object_add(
@@ -436,10 +447,9 @@ spam_ok(struct ev *e, json_object *ev, int64_t now_ns)
 	int64_t dt;
 
 	if (b == NULL) {
-		b = xcalloc(1, sizeof(*b));
+		b = lru_add(&e->spam, key);
 		b->tokens = EV_SPAM_BURST;
 		b->last_ns = now_ns;
-		lru_add(&e->spam, key, b);
 	}
 	free(key);
 	dt = now_ns > b->last_ns ? now_ns - b->last_ns : 0;
@@ -480,7 +490,7 @@ ev_correlate(struct ev *e, json_object *event, int64_t now_ns,
 	timefmt_rfc3339(now_ns / 1000000000, ts);
 	out->event = stamp(e, event, now_ns, ts);
 	key = aggregate(e, &out->event, now_ns);
-	out->patch = observe(e, out->event, key);
+	out->patch = observe(e, out->event, key, now_ns / 1000000000);
 	free(key);
 	if (!spam_ok(e, out->event, now_ns)) {
 		return (drop(e, out, "rate-limited (spam filter)"));

@@ -92,6 +92,12 @@ work_body(struct feed *f, size_t ctl, const char *key)
 	return (ipc_work_new(&w));
 }
 
+static bool
+backlogged(const struct feed *f)
+{
+	return (f->conf.backlogged != NULL && f->conf.backlogged(f->conf.arg));
+}
+
 /* Controller ctl's turn: ready keys to its idle workers. */
 static void
 feed_ctl(struct feed *f, size_t ctl, int64_t now)
@@ -101,7 +107,8 @@ feed_ctl(struct feed *f, size_t ctl, int64_t now)
 	const char *name = c->spec->name;
 
 	queue_tick(c->q, now);
-	while (!*c->paused && p->idle(f->conf.arg, name) > 0) {
+	while (!*c->paused && p->idle(f->conf.arg, name) > 0
+	        && !backlogged(f)) {
 		const char *k = queue_get(c->q, now, NULL);
 		if (k == NULL) {
 			break;

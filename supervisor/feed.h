@@ -10,7 +10,9 @@
  * is not fresh, the attempt (queue_num_requeues()) and the real time.  A
  * WORK the pool cannot send puts its key back (queue_done + queue_add)
  * and ends the controller's turn.  Nothing goes out unless the fence
- * allows writing (only a leader dispatches).
+ * allows writing (only a leader dispatches), nor while the writer is
+ * backlogged (backpressure: each result waiting there holds its decoded
+ * writes, so this bounds the memory of a burst).
  *
  * The pool, the caches and the fence are the caller's functions
  * (struct feed_conf), so this is tested against fakes.
@@ -57,6 +59,9 @@ struct feed_conf {
 	struct feed_cache cache;
 	/* The fence: whether this process may dispatch and write now. */
 	bool (*may_write)(void *arg, int64_t now);
+	/* Whether the writer holds too many results to take more now
+	 * (NULL: never). */
+	bool (*backlogged)(void *arg);
 	void *arg; /* given to every function above */
 };
 

@@ -133,6 +133,21 @@ cache_fresh(void *arg, size_t kind)
 	return (inf_fresh(((struct sup *)arg)->inf, kind));
 }
 
+/* Backpressure (feed.h): the writer holds SUP_WRITE_BACKLOG results.
+ * With --max-concurrent-writes requests in flight, that bounds the
+ * results (and their decoded writes) waiting in the supervisor under a
+ * burst, as a controller's synchronous reconciles do upstream. */
+#define SUP_WRITE_BACKLOG(s) (4 * (s)->cfg.max_writes)
+
+static bool
+writer_backlogged(void *arg)
+{
+	struct sup *s = arg;
+
+	return (s->cfg.max_writes > 0
+	        && wr_pending(s->wr) >= SUP_WRITE_BACKLOG(s));
+}
+
 void
 sup_dispatch(struct sup *s, int64_t now)
 {
@@ -241,6 +256,7 @@ sup_path_new(struct sup *s)
 	struct feed_conf fc = { .pool = { pool_idle, pool_dispatch },
 		.cache = { cache_object, cache_children, cache_fresh },
 		.may_write = may_write_at,
+		.backlogged = writer_backlogged,
 		.arg = s };
 	struct settle_conf sc = { .wr = { wr_submit_port, wr_event_port },
 		.may_write = may_write_at,

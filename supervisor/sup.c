@@ -215,7 +215,8 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	        .on_synced = on_synced, .arg = s,
 	        .seed = (uint64_t)getpid()};
 	struct wr_conf wc = {.lookup = sup_lookup, .fence = sup_may_write,
-	        .on_done = sup_on_written, .arg = s};
+	        .on_done = sup_on_written, .arg = s,
+	        .max_inflight = s->cfg.max_writes};
 	char e[512];
 
 	s->conf = load_conf(s, e, sizeof(e));

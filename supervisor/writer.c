@@ -46,6 +46,7 @@ struct wr {
 	struct ev *ev; /* NULL: events POSTed as they are */
 	struct job *head, *tail;
 	size_t njobs;
+	size_t inflight; /* jobs with a request in flight */
 	struct wr_stats st;
 	struct stats *stats;
 };
@@ -388,6 +389,7 @@ req_done(void *arg, struct kapi_resp *resp)
 
 	stats_api(j->w->stats, j->verb, resp->code);
 	j->req_id = 0;
+	j->w->inflight--;
 	j->answered = true;
 	j->rc = resp->err.rc;
 	j->code = resp->code;
@@ -432,6 +434,7 @@ send_event(struct wr *w, struct job *j, const struct ipc_write *wr)
 	req.field_manager = WR_FIELD_MANAGER;
 	j->verb = req.verb;
 	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
+	w->inflight++;
 	j->rep.sent++;
 	w->st.sent++;
 }
@@ -472,6 +475,7 @@ send_write(struct wr *w, struct job *j, const struct ipc_write *wr)
 	req.del.propagation_policy = wr->propagation;
 	j->verb = req.verb;
 	j->req_id = kapi_multi_submit(w->m, &req, req_done, j);
+	w->inflight++;
 	j->rep.sent++;
 	w->st.sent++;
 }
@@ -546,6 +550,13 @@ event_retry(struct job *j)
 	return (true);
 }
 
+/* The bound on requests in flight is reached. */
+static bool
+full(const struct wr *w)
+{
+	return (w->conf.max_inflight > 0 && w->inflight >= w->conf.max_inflight);
+}
+
 /* Moves job j as far as it goes.  Returns true when it is finished. */
 static bool
 step(struct wr *w, struct job *j)
@@ -576,6 +587,9 @@ step(struct wr *w, struct job *j)
 			j->rep.outcome = WR_FENCED;
 			j->rep.failed = j->i;
 			return (true);
+		}
+		if (full(w)) {
+			return (false); /* sent when a request is answered */
 		}
 		send_write(w, j, wr);
 		return (false);
@@ -666,6 +680,7 @@ wr_fence_inflight(struct wr *w)
 			continue;
 		}
 		j->req_id = 0;
+		w->inflight--;
 		j->rep.outcome = WR_FENCED;
 		j->rep.failed = j->i;
 		n++;
@@ -678,7 +693,8 @@ bool
 wr_has_ready(const struct wr *w)
 {
 	for (const struct job *j = w->head; j != NULL; j = j->next) {
-		if (movable(w, j)) {
+		/* at the bound, only an answer moves a job */
+		if (movable(w, j) && (j->answered || !full(w))) {
 			return (true);
 		}
 	}
@@ -689,6 +705,12 @@ size_t
 wr_pending(const struct wr *w)
 {
 	return (w->njobs);
+}
+
+size_t
+wr_inflight(const struct wr *w)
+{
+	return (w->inflight);
 }
 
 void

@@ -101,6 +101,7 @@ struct wr_conf {
 	wr_fence_fn *fence;   /* NULL: always allowed */
 	wr_done_fn *on_done;  /* may be NULL */
 	void *arg;            /* given to the three */
+	size_t max_inflight;  /* requests in flight at most; 0: no bound */
 };
 
 /* A writer over m (borrowed; must outlive it).  conf is copied.  Caller
@@ -153,6 +154,8 @@ bool wr_has_ready(const struct wr *w);
 
 /* Results not finished. */
 size_t wr_pending(const struct wr *w);
+/* Requests sent and not yet answered (at most conf.max_inflight). */
+size_t wr_inflight(const struct wr *w);
 
 /* Fencing at the last moment: cancels every request submitted but not
  * yet answered (libcurl may not have sent it: a process stopped right

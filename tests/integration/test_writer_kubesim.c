@@ -102,7 +102,7 @@ on_done(void *arg, uint64_t token, const struct wr_report *rep)
 static void
 fx_start(struct fx *f)
 {
-	struct wr_conf c = { lookup, fence, on_done, f };
+	struct wr_conf c = { lookup, fence, on_done, f, 0 };
 
 	memset(f, 0, sizeof(*f));
 	f->fence_ok = true;
@@ -118,11 +118,11 @@ fx_stop(struct fx *f)
 	kapi_multi_free(f->m);
 }
 
-/* Submits the writes (taken) as one result. */
+/* Submits the writes (taken) as one result of key. */
 static void
-submit(struct fx *f, json_object *writes, uint64_t token)
+submit_as(struct fx *f, const char *key, json_object *writes, uint64_t token)
 {
-	json_object *res = ipc_result_new("ns/key", 1, IPC_V_DONE, 0, NULL);
+	json_object *res = ipc_result_new(key, 1, IPC_V_DONE, 0, NULL);
 	struct ipc_result r;
 	struct ipc_write *ops;
 	struct ipc_msg msg;
@@ -144,6 +144,13 @@ submit(struct fx *f, json_object *writes, uint64_t token)
 	ipc_msg_fini(&msg);
 	json_object_put(res);
 	buf_fini(&b);
+}
+
+/* Submits the writes (taken) as one result. */
+static void
+submit(struct fx *f, json_object *writes, uint64_t token)
+{
+	submit_as(f, "ns/key", writes, token);
 }
 
 /* Submits the writes (taken) as one result and runs until n results are
@@ -517,6 +524,54 @@ test_own_events(void **state)
 	fx_stop(&f);
 }
 
+/* --max-concurrent-writes: results of different keys run side by side,
+ * never more than max_inflight requests at once, and every one of them
+ * completes (a request waiting for the bound is sent on an answer). */
+static void
+test_max_inflight(void **state)
+{
+	struct wr_conf c = { lookup, fence, on_done, NULL, 3 };
+	struct fx f;
+	size_t most = 0;
+	int64_t end;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.fence_ok = true;
+	f.lookup_rc = -1;
+	c.arg = &f;
+	f.m = kapi_multi_new(A.c);
+	f.w = wr_new(f.m, &c);
+	make_ns("wr-cap");
+	for (int i = 0; i < 24; i++) {
+		char key[32], name[32];
+		json_object *w = json_object_new_array();
+		snprintf(key, sizeof(key), "wr-cap/k%d", i);
+		snprintf(name, sizeof(name), "cap-%d", i);
+		json_object_array_add(w, W(IPC_OP_CREATE, &I_CM, "wr-cap",
+		                                 NULL, cm("wr-cap", name, "v"), 0));
+		submit_as(&f, key, w, (uint64_t)i + 1);
+	}
+	end = timefmt_now_ms_mono() + WAIT_MS;
+	while (f.done < 24 && timefmt_now_ms_mono() < end) {
+		wr_run(f.w);
+		assert_true(wr_inflight(f.w) <= 3);
+		most = wr_inflight(f.w) > most ? wr_inflight(f.w) : most;
+		kapi_multi_poll(f.m, NULL, 0, wr_has_ready(f.w) ? 0 : 50);
+		kapi_multi_perform(f.m);
+	}
+	assert_int_equal(f.done, 24);
+	assert_int_equal(f.rep.outcome, WR_OK);
+	assert_int_equal(most, 3);
+	assert_int_equal(wr_pending(f.w), 0);
+	assert_int_equal(wr_inflight(f.w), 0);
+	assert_string_equal(data_k("wr-cap", "cap-0"), "v");
+	assert_string_equal(data_k("wr-cap", "cap-23"), "v");
+	assert_int_equal(count_method("POST", "/namespaces/wr-cap/configmaps"),
+	        24);
+	fx_stop(&f);
+}
+
 static int
 group_setup(void **state)
 {
@@ -537,6 +592,7 @@ main(void)
 		cmocka_unit_test(test_fence_inflight),
 		cmocka_unit_test(test_event_and_order),
 		cmocka_unit_test(test_own_events),
+		cmocka_unit_test(test_max_inflight),
 	};
 
 	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));

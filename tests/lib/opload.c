@@ -9,12 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "common/jsonx.h"
+#include "common/xmalloc.h"
 #include "tests/lib/ksim.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -154,21 +156,82 @@ static const struct {
 	{ "/api/v1/services", "sympozium.ai/mcp-server" },
 };
 
+/* One listed object: its uid and JSON length.  Two watches of one path
+ * may select different objects (deployments of instances and of MCP
+ * servers), and one object may be selected by several watches: each
+ * object is counted once in ubytes, by uid. */
+struct rawobj {
+	char *uid;
+	size_t len;
+};
+
+struct rawobjs {
+	struct rawobj *v;
+	size_t n;
+};
+
+static int
+rawobj_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const struct rawobj *)a)->uid,
+	        ((const struct rawobj *)b)->uid));
+}
+
+/* Adds the items of one watch's list to all and out->objs, bytes. */
+static void
+raw_add(json_object *items, struct rawobjs *all, struct opload_raw *out)
+{
+	size_t n = json_object_array_length(items);
+
+	all->v = xreallocarray(all->v, all->n + n + 1, sizeof(*all->v));
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(items, i);
+		const char *uid = jx_get_str(o, "metadata.uid");
+		size_t len;
+
+		jx_strip(o, "metadata.managedFields");
+		len = strlen(json_object_to_json_string_ext(
+		        o, JSON_C_TO_STRING_PLAIN));
+		out->objs++;
+		out->bytes += len;
+		all->v[all->n++] = (struct rawobj){
+			xstrdup(uid != NULL ? uid : ""), len
+		};
+	}
+}
+
+/* Sums each uid once into out->uobjs, ubytes, and frees all. */
+static void
+raw_unique(struct rawobjs *all, struct opload_raw *out)
+{
+	if (all->n > 0) {
+		qsort(all->v, all->n, sizeof(*all->v), rawobj_cmp);
+	}
+	for (size_t i = 0; i < all->n; i++) {
+		if (i == 0 || all->v[i].uid[0] == '\0'
+		        || strcmp(all->v[i].uid, all->v[i - 1].uid) != 0) {
+			out->uobjs++;
+			out->ubytes += all->v[i].len;
+		}
+	}
+	for (size_t i = 0; i < all->n; i++) {
+		free(all->v[i].uid);
+	}
+	free(all->v);
+}
+
 int
 opload_raw_json(const char *base, struct opload_raw *out)
 {
-	memset(out, 0, sizeof(*out));
-	for (size_t w = 0; w < sizeof(WATCHES) / sizeof(WATCHES[0]); w++) {
-		char path[300];
-		bool seen = false;
-		struct ksim_resp *r;
-		json_object *items;
+	struct rawobjs all = { 0 };
+	int rc = 0;
 
-		for (size_t j = 0; j < w; j++) {
-			seen = seen
-			        || strcmp(WATCHES[j].path, WATCHES[w].path)
-			                == 0;
-		}
+	memset(out, 0, sizeof(*out));
+	for (size_t w = 0; rc == 0 && w < sizeof(WATCHES) / sizeof(WATCHES[0]);
+	        w++) {
+		char path[300];
+		struct ksim_resp *r;
+
 		snprintf(path, sizeof(path), "%s%s%s", WATCHES[w].path,
 		        WATCHES[w].sel != NULL ? "?labelSelector=" : "",
 		        WATCHES[w].sel != NULL ? WATCHES[w].sel : "");
@@ -176,26 +239,15 @@ opload_raw_json(const char *base, struct opload_raw *out)
 		if (r->code != 200 || r->json == NULL) {
 			fprintf(stderr, "opload: GET %s: %ld\n", path,
 			        r->code);
-			ksim_resp_free(r);
-			return (-1);
-		}
-		items = json_object_object_get(r->json, "items");
-		for (size_t i = 0; i < json_object_array_length(items); i++) {
-			json_object *o = json_object_array_get_idx(items, i);
-			size_t len;
-			jx_strip(o, "metadata.managedFields");
-			len = strlen(json_object_to_json_string_ext(
-			        o, JSON_C_TO_STRING_PLAIN));
-			out->objs++;
-			out->bytes += len;
-			if (!seen) {
-				out->uobjs++;
-				out->ubytes += len;
-			}
+			rc = -1;
+		} else {
+			raw_add(json_object_object_get(r->json, "items"),
+			        &all, out);
 		}
 		ksim_resp_free(r);
 	}
-	return (0);
+	raw_unique(&all, out);
+	return (rc);
 }
 
 /* The first "<field> N kB" line of /proc/<pid>/<file>, in KiB, or -1. */

@@ -176,10 +176,37 @@ test_max_response_bytes(void **state)
 	}
 }
 
+static void
+test_max_concurrent_writes(void **state)
+{
+	static const char *const bad[] = { "0", "1025", "-3", "x", "", "8k" };
+	struct sup_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, err, sizeof(err), NULL), 0);
+	assert_int_equal(c.max_writes, 32);
+	assert_int_equal(parse(&c, err, sizeof(err), "--max-concurrent-writes",
+	                         "1", NULL),
+	        0);
+	assert_int_equal(c.max_writes, 1);
+	assert_int_equal(parse(&c, err, sizeof(err),
+	                         "--max-concurrent-writes=1024", NULL),
+	        0);
+	assert_int_equal(c.max_writes, 1024);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(&c, err, sizeof(err),
+		                         "--max-concurrent-writes", bad[i], NULL),
+		        -1);
+		assert_non_null(strstr(err, "--max-concurrent-writes"));
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_max_concurrent_writes),
 	        cmocka_unit_test(test_defaults),
 	        cmocka_unit_test(test_flags),
 	        cmocka_unit_test(test_bad),

@@ -304,6 +304,56 @@ test_spam(void **state)
 	ev_free(e);
 }
 
+/* Records reused in place after eviction keep their chains right, and a
+ * recorded Event's name and firstTimestamp come back exactly (the cache
+ * keeps neither as text). */
+static void
+test_lru_reuse(void **state)
+{
+	struct ev_conf conf = { .cache_size = 8 };
+	struct ev *e = ev_new(&conf);
+	struct ev_action a;
+	char name[16], first[80], second[80];
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 40; i++) {
+			snprintf(name, sizeof(name), "c%d", i);
+			assert_int_equal(rec(e, T0, name, "R", "m", &a),
+			        EV_CREATE);
+			ev_action_fini(&a);
+		}
+		/* the last 8 are known, the one before is not */
+		for (int i = 39; i >= 32; i--) {
+			snprintf(name, sizeof(name), "c%d", i);
+			assert_int_equal(rec(e, T0, name, "R", "m", &a),
+			        EV_PATCH);
+			ev_action_fini(&a);
+		}
+		assert_int_equal(rec(e, T0, "c31", "R", "m", &a), EV_CREATE);
+		ev_action_fini(&a);
+	}
+	ev_free(e);
+	/* two events in one tick: the second's name is a nanosecond on */
+	e = ev_new(NULL);
+	assert_int_equal(rec(e, T0, "x", "A", "m", &a), EV_CREATE);
+	snprintf(first, sizeof(first), "%s", a.name);
+	ev_action_fini(&a);
+	assert_int_equal(rec(e, T0, "x", "B", "m", &a), EV_CREATE);
+	snprintf(second, sizeof(second), "%s", a.name);
+	ev_action_fini(&a);
+	assert_string_not_equal(first, second);
+	assert_int_equal(rec(e, T0 + 7 * SEC, "x", "B", "m", &a), EV_PATCH);
+	assert_string_equal(a.name, second);
+	assert_string_equal(s(a.event, "metadata.name"), second);
+	assert_string_equal(s(a.event, "firstTimestamp"), "2026-01-01T00:00:00Z");
+	ev_action_fini(&a);
+	assert_int_equal(rec(e, T0 + 9 * SEC, "x", "A", "m", &a), EV_PATCH);
+	assert_string_equal(a.name, first);
+	ev_action_fini(&a);
+	ev_free(e);
+}
+
 static void
 test_lru_bound(void **state)
 {
@@ -362,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_aggregate),
 		cmocka_unit_test(test_spam),
 		cmocka_unit_test(test_lru_bound),
+		cmocka_unit_test(test_lru_reuse),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -25,7 +25,7 @@ static const struct ctrl_watch foo_watches[] = {
 	{ "Bar", { "x.io", "v1", "bars", true }, "x.io/foo", CTRL_CHILD },
 	{ "Baz", { "", "v1", "bazs", true }, NULL, CTRL_READ },
 };
-static const struct ctrl_spec foo = { "foo", foo_watches, 3 };
+static const struct ctrl_spec foo = { "foo", foo_watches, 3, false };
 
 #define MAXW 8
 
@@ -35,6 +35,7 @@ struct fake {
 	bool refuse;      /* dispatch fails */
 	bool leading;     /* the fence */
 	bool stale_child; /* kind 1 not fresh */
+	int backlog;      /* results the writer holds; full at 2 */
 	int nwork;
 	char keys[MAXW][64];
 	char *bodies[MAXW];
@@ -111,6 +112,12 @@ f_may_write(void *arg, int64_t now)
 	return (((struct fake *)arg)->leading);
 }
 
+static bool
+f_backlogged(void *arg)
+{
+	return (((struct fake *)arg)->backlog >= 2);
+}
+
 struct fx {
 	struct fake fk;
 	struct feed *feed;
@@ -126,7 +133,8 @@ setup(void **state)
 	memset(&x, 0, sizeof(x));
 	x.fk.leading = true;
 	struct feed_conf c = { { f_idle, f_dispatch },
-		{ f_object, f_children, f_fresh }, f_may_write, &x.fk };
+		{ f_object, f_children, f_fresh }, f_may_write, f_backlogged,
+		&x.fk };
 	x.feed = feed_new(&c);
 	x.q = queue_new(NULL);
 	assert_int_equal(feed_add(x.feed, &foo, 0, x.q, &x.paused), 0);
@@ -181,6 +189,26 @@ test_fence_and_idle(void **state)
 	/* no idle worker: the third waits */
 	feed_run(x->feed, 2);
 	assert_int_equal(x->fk.nwork, 2);
+}
+
+/* A backlogged writer takes no more: keys wait, in order, until it
+ * drains; the check is made before every WORK. */
+static void
+test_backpressure(void **state)
+{
+	struct fx *x = *state;
+
+	queue_add(x->q, "ns/a", 0);
+	queue_add(x->q, "ns/b", 0);
+	x->fk.idle = 2;
+	x->fk.backlog = 2;
+	feed_run(x->feed, 1);
+	assert_int_equal(x->fk.nwork, 0);
+	assert_int_equal(queue_len(x->q), 2);
+	x->fk.backlog = 1;
+	feed_run(x->feed, 1);
+	assert_int_equal(x->fk.nwork, 2);
+	assert_string_equal(x->fk.keys[0], "ns/a");
 }
 
 static void
@@ -274,6 +302,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		        test_fence_and_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_work_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(

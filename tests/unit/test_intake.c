@@ -21,12 +21,12 @@ static const struct ctrl_watch foo_watches[] = {
 	{ "Bar", { "x.io", "v1", "bars", true }, "x.io/foo", CTRL_CHILD },
 	{ "Baz", { "", "v1", "bazs", true }, NULL, CTRL_READ },
 };
-static const struct ctrl_spec foo = { "foo", foo_watches, 3 };
+static const struct ctrl_spec foo = { "foo", foo_watches, 3, false };
 static const struct ctrl_watch qux_watches[] = {
 	{ "Qux", { "x.io", "v1", "quxes", false }, NULL, CTRL_PRIMARY },
 	{ "Bar", { "x.io", "v1", "bars", true }, "x.io/qux", CTRL_CHILD },
 };
-static const struct ctrl_spec qux = { "qux", qux_watches, 2 };
+static const struct ctrl_spec qux = { "qux", qux_watches, 2, false };
 
 struct fx {
 	struct intake *in;
