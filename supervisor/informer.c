@@ -4,8 +4,8 @@
  * namespace, selector); kinds with the same one share it, and a selected
  * kind is served, filtered, by the unselected source of its resource and
  * namespace when there is one.  Owns the translation between the
- * reflector's actions and kapi requests, the decoding of LIST pages item
- * by item into staged cache entries, the decoding of watch streams, and
+ * reflector's actions and kapi requests, LIST pages (decoded item by item,
+ * common/kapi_list.h) into staged cache entries, watch streams, and
  * the change callbacks to the supervisor (fanned out to every kind of the
  * source, through its filter).  Single-threaded: the request callbacks run
  * inside kapi_multi_perform() on the loop's thread.
@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/jsonx.h"
+#include "common/kapi_list.h"
 #include "common/kapi_watch.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -502,189 +503,27 @@ list_complete(struct src *s)
 	}
 }
 
-/* Items of a list answer may lack apiVersion and kind (real servers leave
- * them out of built-in lists): they come from the list's own, so every
- * cached object names its kind (ownerReferences are built from them). */
+/* ---- list bodies (common/kapi_list.h) ---- */
+
 static void
-fill_type(json_object *item, json_object *doc)
+stage_item(void *arg, json_object *item)
 {
-	const char *lk = jx_get_str(doc, "kind");
-	const char *av = jx_get_str(doc, "apiVersion");
-	size_t n = lk != NULL ? strlen(lk) : 0;
+	struct src *s = arg;
 
-	if (!json_object_is_type(item, json_type_object)) {
-		return;
-	}
-	if (json_object_object_get(item, "apiVersion") == NULL && av != NULL) {
-		json_object_object_add(
-		        item, "apiVersion", json_object_new_string(av));
-	}
-	if (json_object_object_get(item, "kind") == NULL && n > 4
-	        && strcmp(lk + n - 4, "List") == 0) {
-		json_object_object_add(item, "kind",
-		        json_object_new_string_len(lk, (int)(n - 4)));
-	}
-}
-
-/* ---- list bodies, one item at a time ---- */
-
-static const char *
-skip_ws(const char *p, const char *end)
-{
-	while (p < end
-	        && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
-		p++;
-	}
-	return (p);
-}
-
-/* Splits a list answer: every top-level member but "items" goes to a
- * small document (*doc, owned), the items array's text to [*ia, *ib)
- * (both NULL when absent).  Returns -1 when the text is not an object. */
-static int
-split_list(const char *p, const char *end, json_object **doc, const char **ia,
-        const char **ib)
-{
-	struct buf b = BUF_INIT;
-	const char *k, *v, *ve;
-	size_t members = 0;
-
-	*doc = NULL;
-	*ia = *ib = NULL;
-	p = skip_ws(p, end);
-	if (p >= end || *p++ != '{') {
-		return (-1);
-	}
-	buf_puts(&b, "{");
-	for (;;) {
-		p = skip_ws(p, end);
-		if (p < end && *p == '}' && members == 0) {
-			break;
-		}
-		k = p;
-		if (p >= end || *p != '"'
-		        || (p = jx_text_skip(p, end)) == NULL) {
-			goto bad;
-		}
-		ve = skip_ws(p, end);
-		if (ve >= end || *ve != ':') {
-			goto bad;
-		}
-		v = skip_ws(ve + 1, end);
-		if ((ve = jx_text_skip(v, end)) == NULL) {
-			goto bad;
-		}
-		members++;
-		if ((size_t)(p - k) == 7 && memcmp(k, "\"items\"", 7) == 0) {
-			*ia = v;
-			*ib = ve;
-		} else {
-			buf_printf(&b, "%s%.*s:%.*s", b.len > 1 ? "," : "",
-			        (int)(p - k), k, (int)(ve - v), v);
-		}
-		p = skip_ws(ve, end);
-		if (p < end && *p == ',') {
-			p++;
-			continue;
-		}
-		if (p < end && *p == '}') {
-			break;
-		}
-		goto bad;
-	}
-	buf_puts(&b, "}");
-	*doc = jx_parse(b.data, b.len, 0, NULL, 0);
-	buf_fini(&b);
-	return (*doc != NULL ? 0 : -1);
-bad:
-	buf_fini(&b);
-	return (-1);
-}
-
-/* Parses the one JSON value at p (json-c stops at its end, which goes to
- * *next), or NULL when it does not parse within [p, end). */
-static json_object *
-parse_one(struct json_tokener *tok, const char *p, const char *end,
-        const char **next)
-{
-	json_object *o;
-
-	json_tokener_reset(tok);
-	o = json_tokener_parse_ex(tok, p, (int)(end - p));
-	if (o == NULL) {
-		return (NULL);
-	}
-	*next = p + json_tokener_get_parse_end(tok);
-	return (o);
+	cache_stage_add(s->stage, item);
 }
 
 /* An item nested deeper than the parser's limit: skipped with a warning
- * naming it (a whole list never fails for one object). */
+ * naming it. */
 static void
-skip_deep(struct src *s, const char *p, const char *q, size_t idx)
+skip_deep(void *arg, const char *name, size_t idx)
 {
-	char name[512];
+	struct src *s = arg;
 
-	jx_text_name(p, q, name, sizeof(name));
 	log_warnx("informer: %s: listed object %s%s(item %zu) nested deeper "
 	          "than %d levels: skipped",
 	        s->k->k.name, name, name[0] != '\0' ? " " : "", idx,
 	        JX_DEFAULT_DEPTH);
-}
-
-/* Parses and stages the items of [p, end) one at a time, in one pass (the
- * tokener says where each item ends); an item too deep to parse is
- * skipped.  Returns -1 when it is neither an array nor null or an item
- * does not parse. */
-static int
-stage_items(struct src *s, const char *p, const char *end, json_object *doc)
-{
-	struct json_tokener *tok;
-	json_object *it;
-	const char *next;
-	size_t idx = 0;
-	int rc = -1;
-
-	if ((size_t)(end - p) == 4 && memcmp(p, "null", 4) == 0) {
-		return (0);
-	}
-	if (*p != '[' || end - p > INT32_MAX) {
-		return (-1);
-	}
-	p = skip_ws(p + 1, end);
-	if (p < end && *p == ']') {
-		return (0);
-	}
-	tok = json_tokener_new_ex(JX_DEFAULT_DEPTH);
-	json_tokener_set_flags(tok,
-	        JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS
-	                | JSON_TOKENER_VALIDATE_UTF8);
-	for (;; idx++) {
-		it = parse_one(tok, p, end, &next);
-		if (it == NULL
-		        && json_tokener_get_error(tok)
-		                == json_tokener_error_depth
-		        && (next = jx_text_skip(p, end)) != NULL) {
-			skip_deep(s, p, next, idx);
-		} else if (it == NULL) {
-			break;
-		} else {
-			fill_type(it, doc);
-			cache_stage_add(s->stage, it);
-			json_object_put(it);
-		}
-		p = skip_ws(next, end);
-		if (p < end && *p == ']') {
-			rc = 0;
-			break;
-		}
-		if (p >= end || *p != ',') {
-			break;
-		}
-		p = skip_ws(p + 1, end);
-	}
-	json_tokener_free(tok);
-	return (rc);
 }
 
 /* Decodes a list answer: its items go to the stage; *doc (owned) keeps
@@ -692,17 +531,11 @@ stage_items(struct src *s, const char *p, const char *end, json_object *doc)
 static enum refl_result
 parse_list(struct src *s, struct kapi_resp *resp, json_object **doc)
 {
-	const char *p = resp->body.data, *ia, *ib;
+	struct kapi_list_cb cb = { stage_item, skip_deep, s };
 
-	/* JSON holds no raw NUL; json-c would take one for the end */
-	if (p == NULL || memchr(p, '\0', resp->body.len) != NULL
-	        || split_list(p, p + resp->body.len, doc, &ia, &ib) < 0) {
-		return (REFL_ERROR);
-	}
-	if (ia != NULL && stage_items(s, ia, ib, *doc) < 0) {
-		return (REFL_ERROR);
-	}
-	return (REFL_OK);
+	return (kapi_list_decode(resp->body.data, resp->body.len, doc, &cb) == 0
+	                ? REFL_OK
+	                : REFL_ERROR);
 }
 
 static void
