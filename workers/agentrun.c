@@ -104,8 +104,7 @@ flush_status(struct ctx *c)
 	if (old == NULL && json_object_object_length(c->status) == 0) {
 		return;
 	}
-	obj = NULL;
-	json_object_deep_copy(c->run, &obj, NULL);
+	obj = jx_copy(c->run);
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
@@ -186,7 +185,7 @@ add_finalizer(struct ctx *c)
 	json_object *obj = NULL;
 	json_object *f;
 
-	json_object_deep_copy(c->run, &obj, NULL);
+	obj = jx_copy(c->run);
 	f = jx_getv(obj, "metadata", "finalizers", NULL);
 	if (f == NULL || !json_object_is_type(f, json_type_array)) {
 		f = json_object_new_array();
@@ -1353,12 +1352,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	c.name = kobj_name(in->object);
 	c.ns = kobj_ns(in->object);
 	st = json_object_object_get(in->object, "status");
-	c.status = NULL;
-	if (st != NULL && json_object_is_type(st, json_type_object)) {
-		json_object_deep_copy(st, &c.status, NULL);
-	} else {
-		c.status = json_object_new_object();
-	}
+	c.status = jx_copy_obj(st);
 	if (jx_getv(in->object, "metadata", "deletionTimestamp", NULL)
 	        != NULL) {
 		deleting(&c);

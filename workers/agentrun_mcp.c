@@ -60,14 +60,13 @@ agentrun_mcp_resolve(json_object *entry, json_object *server)
 	const char *url = jx_get_str(server, "status.url");
 
 	if (!empty(jx_get_str(entry, "url"))) {
-		json_object_deep_copy(entry, &out, NULL);
-		return (out);
+		return (jx_copy(entry));
 	}
 	jx_get_bool(server, "status.ready", &ready);
 	if (server == NULL || !ready || empty(url)) {
 		return (NULL);
 	}
-	json_object_deep_copy(entry, &out, NULL);
+	out = jx_copy(entry);
 	json_object_object_add(out, "url", json_object_new_string(url));
 	spec = json_object_object_get(server, "spec");
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {

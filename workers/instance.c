@@ -72,17 +72,6 @@ child_new(struct ictx *c, const char *api, const char *kind, const char *name,
 	return (o);
 }
 
-static json_object *
-copy(json_object *o)
-{
-	json_object *out = NULL;
-
-	if (o != NULL) {
-		json_object_deep_copy(o, &out, NULL);
-	}
-	return (out);
-}
-
 static size_t
 alen(json_object *a)
 {
@@ -713,7 +702,7 @@ web_model(json_object *inst)
 	}
 	if (sel != NULL && json_object_is_type(sel, json_type_object)
 	        && json_object_object_length(sel) > 0) {
-		json_object_object_add(m, "nodeSelector", copy(sel));
+		json_object_object_add(m, "nodeSelector", jx_copy(sel));
 	}
 	return (m);
 }
@@ -742,11 +731,12 @@ web_endpoint(struct ictx *c, const struct runs *r)
 	json_object_object_add(spec, "mode", jstr("server"));
 	json_object_object_add(spec, "model", web_model(c->inst));
 	skills = json_object_new_array();
-	json_object_array_add(skills, copy(ref));
+	json_object_array_add(skills, jx_copy(ref));
 	json_object_object_add(spec, "skills", skills);
 	pull = jx_get(c->inst, "spec.imagePullSecrets");
 	if (alen(pull) > 0) {
-		json_object_object_add(spec, "imagePullSecrets", copy(pull));
+		json_object_object_add(
+		        spec, "imagePullSecrets", jx_copy(pull));
 	}
 	json_object_object_add(run, "spec", spec);
 	kobj_create(c->out, &kobj_agentruns, run, true);
@@ -760,7 +750,7 @@ static void
 write_status(struct ictx *c, const char *phase, json_object *channels,
         int64_t active)
 {
-	json_object *obj = copy(c->inst);
+	json_object *obj = jx_copy(c->inst);
 	json_object *st = json_object_object_get(obj, "status");
 
 	if (st == NULL || !json_object_is_type(st, json_type_object)) {

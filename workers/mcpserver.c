@@ -292,13 +292,12 @@ stdio_env(
 static json_object *
 resources(const struct mcp *m)
 {
-	json_object *r = jx_get(m->dep, "resources"), *c = NULL;
+	json_object *r = jx_get(m->dep, "resources");
 
 	if (r == NULL || !json_object_is_type(r, json_type_object)) {
 		return (json_object_new_object());
 	}
-	json_object_deep_copy(r, &c, NULL);
-	return (c);
+	return (jx_copy(r));
 }
 
 static void
@@ -411,7 +410,7 @@ http_pod(json_object *pod, const struct mcp *m)
 {
 	json_object *c = json_object_new_object(), *arr, *p;
 	const char *cmd = jx_get_str(m->dep, "cmd");
-	json_object *args = jx_get(m->dep, "args"), *a = NULL;
+	json_object *args = jx_get(m->dep, "args");
 
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
@@ -421,8 +420,7 @@ http_pod(json_object *pod, const struct mcp *m)
 		json_object_object_add(c, "command", arr);
 	}
 	if (alen(args) > 0) {
-		json_object_deep_copy(args, &a, NULL);
-		json_object_object_add(c, "args", a);
+		json_object_object_add(c, "args", jx_copy(args));
 	}
 	if (jx_get(m->dep, "env") != NULL) {
 		json_object_object_add(c, "env", http_env(m));
@@ -617,19 +615,6 @@ set_condition(json_object *status, const char *type, const char *st,
 	json_object_object_add(c, "message", str(msg));
 }
 
-/* The current status to edit (a copy; never NULL). */
-static json_object *
-status_copy(json_object *obj)
-{
-	json_object *st = jx_copy_strip(jx_get(obj, "status"), NULL);
-
-	if (st == NULL || !json_object_is_type(st, json_type_object)) {
-		json_object_put(st);
-		st = json_object_new_object();
-	}
-	return (st);
-}
-
 /* ready, url (NULL: removed), toolCount 0. */
 static void
 set_fields(json_object *st, bool ready, const char *url)
@@ -665,7 +650,7 @@ put_status(struct rec_out *out, json_object *obj, json_object *st)
 static void
 external(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 
 	set_fields(st, true, jx_get_str(m->obj, "spec.url"));
 	set_condition(st, "Ready", "True", "External",
@@ -679,7 +664,7 @@ static void
 invalid(const struct rec_in *in, struct rec_out *out, const struct mcp *m,
         const char *why)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 
 	log_warnx("mcpserver %s/%s: %s", m->ns, m->name, why);
 	set_fields(st, false, NULL);
@@ -694,7 +679,7 @@ static void
 managed_status(const struct rec_in *in, struct rec_out *out,
         const struct mcp *m, json_object *dep)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 	int64_t ready = 0;
 	char *url = xasprintf(
 	        "http://%s.%s.svc:%lld", m->name, m->ns, (long long)m->port);

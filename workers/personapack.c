@@ -89,17 +89,6 @@ str(json_object *o, const char *key)
 	                : "");
 }
 
-static json_object *
-copy(json_object *o)
-{
-	json_object *c = NULL;
-
-	if (o != NULL) {
-		json_object_deep_copy(o, &c, NULL);
-	}
-	return (c);
-}
-
 static void
 put_str(json_object *o, const char *key, const char *v)
 {
@@ -520,7 +509,7 @@ skill_ref(const char *name, json_object *params)
 	put_str(r, "skillPackRef", name);
 	if (params != NULL && json_object_is_type(params, json_type_object)
 	        && json_object_object_length(params) > 0) {
-		json_object_object_add(r, "params", copy(params));
+		json_object_object_add(r, "params", jx_copy(params));
 	}
 	return (r);
 }
@@ -583,7 +572,8 @@ build_channels(struct pass *p, struct persona *ps)
 			json_object_object_add(ch, "configRef", ref);
 		}
 		if (acl != NULL) {
-			json_object_object_add(ch, "accessControl", copy(acl));
+			json_object_object_add(
+			        ch, "accessControl", jx_copy(acl));
 		}
 		json_object_array_add(out, ch);
 	}
@@ -612,10 +602,10 @@ build_agent(struct pass *p, struct persona *ps)
 	put_str(a, "model", model[0] != '\0' ? model : "gpt-4o");
 	put_opt(a, "baseURL", str(p->spec, "baseURL"));
 	if (sandbox != NULL) {
-		json_object_object_add(a, "agentSandbox", copy(sandbox));
+		json_object_object_add(a, "agentSandbox", jx_copy(sandbox));
 	}
 	if (lifecycle != NULL) {
-		json_object_object_add(a, "lifecycle", copy(lifecycle));
+		json_object_object_add(a, "lifecycle", jx_copy(lifecycle));
 	}
 	return (a);
 }
@@ -1005,7 +995,7 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 {
 	json_object *cur = jx_get(p->pack, "status");
 	json_object *st = json_object_is_type(cur, json_type_object)
-	        ? copy(cur)
+	        ? jx_copy(cur)
 	        : json_object_new_object();
 	json_object *obj, *w;
 

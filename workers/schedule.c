@@ -504,9 +504,7 @@ copy_if(json_object *dst, const char *key, json_object *src)
 	                && json_object_array_length(src) == 0);
 
 	if (!empty) {
-		json_object *c = NULL;
-		json_object_deep_copy(src, &c, NULL);
-		json_object_object_add(dst, key, c);
+		json_object_object_add(dst, key, jx_copy(src));
 	}
 }
 
@@ -520,7 +518,7 @@ skills(json_object *inst)
 	for (size_t i = 0; json_object_is_type(in, json_type_array)
 	        && i < json_object_array_length(in);
 	        i++) {
-		json_object *s = json_object_array_get_idx(in, i), *c = NULL;
+		json_object *s = json_object_array_get_idx(in, i);
 		const char *ref = jx_get_str(s, "skillPackRef");
 		if (ref != NULL
 		        && (strcmp(ref, "web-endpoint") == 0
@@ -528,8 +526,7 @@ skills(json_object *inst)
 		                        == 0)) {
 			continue;
 		}
-		json_object_deep_copy(s, &c, NULL);
-		json_object_array_add(outl, c);
+		json_object_array_add(outl, jx_copy(s));
 	}
 	return (outl);
 }
@@ -738,7 +735,6 @@ static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	struct sched sc = { .in = in, .out = out, .obj = in->object };
-	json_object *st;
 
 	if (in->object == NULL) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -762,12 +758,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
 		return;
 	}
-	st = jx_get(sc.obj, "status");
-	if (json_object_is_type(st, json_type_object)) {
-		json_object_deep_copy(st, &sc.status, NULL);
-	} else {
-		sc.status = json_object_new_object();
-	}
+	sc.status = jx_copy_obj(jx_get(sc.obj, "status"));
 	active(&sc);
 	json_object_put(sc.status);
 }

@@ -321,14 +321,10 @@ static void
 write_status(const struct rec_in *in, struct rec_out *out, const char *err)
 {
 	json_object *sp = in->object, *skills = skills_of(sp);
-	json_object *st = jx_copy_strip(jx_get(sp, "status"), NULL);
+	json_object *st = jx_copy_obj(jx_get(sp, "status"));
 	int64_t gen = 0;
 
 	jx_get_int(sp, "metadata.generation", &gen);
-	if (st == NULL || !json_object_is_type(st, json_type_object)) {
-		json_object_put(st);
-		st = json_object_new_object();
-	}
 	json_object_object_add(st, "phase",
 	        json_object_new_string(err == NULL ? "Ready" : "Failed"));
 	if (err == NULL) {
