@@ -388,6 +388,14 @@ jx_strip(json_object *obj, const char *path)
 	}
 }
 
+size_t
+jx_array_len(json_object *a)
+{
+	return (json_object_is_type(a, json_type_array)
+	                ? json_object_array_length(a)
+	                : 0);
+}
+
 json_object *
 jx_copy(json_object *obj)
 {

@@ -529,19 +529,11 @@ validate(struct ctx *c, json_object **inst)
 }
 
 static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
-static size_t
 count_gates(json_object *hooks)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < alen(hooks); i++) {
+	for (size_t i = 0; i < jx_array_len(hooks); i++) {
 		bool g = false;
 		jx_get_bool(json_object_array_get_idx(hooks, i), "gate", &g);
 		n += g;
@@ -579,7 +571,7 @@ unsupported(struct ctx *c)
 		fail_run(c,
 		        "gate hook validation failed: at most one postRun "
 		        "hook may be a gate");
-	} else if (alen(json_object_object_get(lc, "postRun")) > 0) {
+	} else if (jx_array_len(json_object_object_get(lc, "postRun")) > 0) {
 		fail_run(c,
 		        "lifecycle postRun hooks are not supported by this "
 		        "controller");
@@ -649,7 +641,7 @@ inherit(struct ctx *c, struct plan *p)
 	const char *src = kobj_label(c->run, "sympozium.ai/source");
 
 	p->skills = own;
-	if (alen(own) == 0 && alen(theirs) > 0
+	if (jx_array_len(own) == 0 && jx_array_len(theirs) > 0
 	        && (src == NULL || strcmp(src, "web-proxy") != 0)) {
 		p->skills = theirs;
 	}
@@ -678,7 +670,7 @@ find_pack(struct ctx *c, const char *ref, json_object **pack)
 static int
 resolve_sidecars(struct ctx *c, struct plan *p)
 {
-	size_t n = alen(p->skills);
+	size_t n = jx_array_len(p->skills);
 
 	p->packs = json_object_new_array();
 	p->sc = xcalloc(n + 1, sizeof(*p->sc));
@@ -777,7 +769,7 @@ mcp_config(struct ctx *c, struct plan *p)
 	json_object *servers = json_object_new_array(), *cm, *srv;
 	char *name, *yaml;
 
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		json_object *e = json_object_array_get_idx(list, i), *r;
 		if (find_mcp(c, e, &srv) != 0) {
 			json_object_put(servers);
@@ -840,7 +832,7 @@ mirror_skills(struct ctx *c, struct plan *p)
 	if (strcmp(c->ns, KOBJ_SYSTEM_NS) == 0) {
 		return (0);
 	}
-	for (size_t i = 0; i < alen(p->skills); i++) {
+	for (size_t i = 0; i < jx_array_len(p->skills); i++) {
 		json_object *ref = json_object_array_get_idx(p->skills, i);
 		const char *name = jx_get_str(ref, "skillPackRef");
 		if (name == NULL || name[0] == '\0') {
@@ -920,15 +912,15 @@ rbac(struct ctx *c, struct plan *p)
 		json_object *r = json_object_object_get(s->sidecar, "rbac");
 		json_object *cr
 		        = json_object_object_get(s->sidecar, "clusterRBAC");
-		if (alen(r) > 0) {
+		if (jx_array_len(r) > 0) {
 			role_pair(c, false, name, r, s->pack, NULL);
 		}
-		if (alen(cr) > 0) {
+		if (jx_array_len(cr) > 0) {
 			role_pair(c, true, name, cr, s->pack, NULL);
 		}
 		free(name);
 	}
-	if (alen(lrules) > 0) {
+	if (jx_array_len(lrules) > 0) {
 		char *name = xasprintf("sympozium-lifecycle-%s", c->name);
 		role_pair(c, false, name, lrules, NULL, "lifecycle");
 		free(name);
@@ -1122,10 +1114,10 @@ agent_terminated(json_object *pod)
 {
 	json_object *cs = jx_get(pod, "status.containerStatuses");
 
-	if (alen(jx_get(pod, "spec.containers")) <= 2) {
+	if (jx_array_len(jx_get(pod, "spec.containers")) <= 2) {
 		return (NULL);
 	}
-	for (size_t i = 0; i < alen(cs); i++) {
+	for (size_t i = 0; i < jx_array_len(cs); i++) {
 		json_object *s = json_object_array_get_idx(cs, i);
 		const char *n = jx_get_str(s, "name");
 		if (n != NULL && strcmp(n, "agent") == 0) {

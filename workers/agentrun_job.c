@@ -44,9 +44,7 @@ env_add(json_object *env, const char *name, const char *value)
 static void
 env_copy(json_object *env, json_object *from)
 {
-	size_t n = from != NULL && json_object_is_type(from, json_type_array)
-	        ? json_object_array_length(from)
-	        : 0;
+	size_t n = jx_array_len(from);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(env,
@@ -391,9 +389,7 @@ host_mounts(const struct agentrun_sidecar *s, json_object *ha,
         json_object *mounts, json_object *volumes)
 {
 	json_object *list = json_object_object_get(ha, "mounts");
-	size_t n = list != NULL && json_object_is_type(list, json_type_array)
-	        ? json_object_array_length(list)
-	        : 0;
+	size_t n = jx_array_len(list);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *m = json_object_array_get_idx(list, i);
@@ -518,10 +514,7 @@ static json_object *
 skills_volume(const struct agentrun_job_in *in)
 {
 	json_object *sources = json_object_new_array();
-	size_t n = in->skills != NULL
-	                && json_object_is_type(in->skills, json_type_array)
-	        ? json_object_array_length(in->skills)
-	        : 0;
+	size_t n = jx_array_len(in->skills);
 	json_object *v;
 
 	for (size_t i = 0; i < n; i++) {
@@ -567,9 +560,7 @@ init_containers(const struct agentrun_job_in *in)
 {
 	json_object *pre = jx_get(in->run, "spec.lifecycle.preRun");
 	json_object *list = json_object_new_array();
-	size_t n = pre != NULL && json_object_is_type(pre, json_type_array)
-	        ? json_object_array_length(pre)
-	        : 0;
+	size_t n = jx_array_len(pre);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,

@@ -72,14 +72,6 @@ child_new(struct ictx *c, const char *api, const char *kind, const char *name,
 	return (o);
 }
 
-static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
 /* ---- view wrappers (a NULL view is an error, not a crash) ---- */
 
 static int
@@ -118,7 +110,7 @@ has_finalizer(json_object *o)
 {
 	json_object *f = jx_getv(o, "metadata", "finalizers", NULL);
 
-	for (size_t i = 0; i < alen(f); i++) {
+	for (size_t i = 0; i < jx_array_len(f); i++) {
 		const char *s = json_object_get_string(
 		        json_object_array_get_idx(f, i));
 		if (s != NULL && strcmp(s, INST_FINALIZER) == 0) {
@@ -138,7 +130,7 @@ finalizer_patch(json_object *o, bool add)
 	json_object *patch = json_object_new_object();
 	const char *rv = jx_get_str(o, "metadata.resourceVersion");
 
-	for (size_t i = 0; i < alen(f); i++) {
+	for (size_t i = 0; i < jx_array_len(f); i++) {
 		json_object *e = json_object_array_get_idx(f, i);
 		const char *s = json_object_get_string(e);
 		if (s == NULL || strcmp(s, INST_FINALIZER) != 0) {
@@ -179,7 +171,7 @@ skill_ref(json_object *inst, const char *a, const char *b)
 {
 	json_object *skills = jx_get(inst, "spec.skills");
 
-	for (size_t i = 0; i < alen(skills); i++) {
+	for (size_t i = 0; i < jx_array_len(skills); i++) {
 		json_object *s = json_object_array_get_idx(skills, i);
 		const char *ref = jx_get_str(s, "skillPackRef");
 		if (ref != NULL
@@ -455,7 +447,7 @@ reconcile_channels(struct ictx *c)
 	json_object *chans = jx_get(c->inst, "spec.channels");
 	json_object *list = json_object_new_array();
 
-	for (size_t i = 0; i < alen(chans); i++) {
+	for (size_t i = 0; i < jx_array_len(chans); i++) {
 		if (one_channel(c, json_object_array_get_idx(chans, i), list)
 		        < 0) {
 			json_object_put(list);
@@ -665,7 +657,7 @@ count_runs(struct ictx *c, struct runs *r)
 		json_object_put(items);
 		return;
 	}
-	for (size_t i = 0; i < alen(items); i++) {
+	for (size_t i = 0; i < jx_array_len(items); i++) {
 		json_object *run = json_object_array_get_idx(items, i);
 		const char *phase = view_row_str(run, R_PHASE);
 		const char *comp = view_row_str(run, R_COMPONENT);
@@ -734,7 +726,7 @@ web_endpoint(struct ictx *c, const struct runs *r)
 	json_object_array_add(skills, jx_copy(ref));
 	json_object_object_add(spec, "skills", skills);
 	pull = jx_get(c->inst, "spec.imagePullSecrets");
-	if (alen(pull) > 0) {
+	if (jx_array_len(pull) > 0) {
 		json_object_object_add(
 		        spec, "imagePullSecrets", jx_copy(pull));
 	}
@@ -786,7 +778,7 @@ reconcile_delete(struct ictx *c)
 	char mem[NAME_LEN];
 
 	snprintf(mem, sizeof(mem), "%s-memory", c->name);
-	for (size_t i = 0; i < alen(kids); i++) {
+	for (size_t i = 0; i < jx_array_len(kids); i++) {
 		json_object *k = json_object_array_get_idx(kids, i);
 		const char *kind = jx_get_str(k, "kind");
 		const char *comp = kobj_label(k, L_COMPONENT);

@@ -408,9 +408,7 @@ const char *
 kobj_resolve_provider(json_object *inst)
 {
 	json_object *refs = jx_get(inst, "spec.authRefs");
-	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
-	        ? json_object_array_length(refs)
-	        : 0;
+	size_t n = jx_array_len(refs);
 	const char *url = jx_get_str(inst, "spec.agents.default.baseURL");
 
 	for (size_t i = 0; i < n; i++) {
@@ -445,9 +443,7 @@ const char *
 kobj_resolve_auth_secret(json_object *inst)
 {
 	json_object *refs = jx_get(inst, "spec.authRefs");
-	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
-	        ? json_object_array_length(refs)
-	        : 0;
+	size_t n = jx_array_len(refs);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *s = jx_get_str(

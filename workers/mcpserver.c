@@ -76,12 +76,6 @@ is_array(json_object *a)
 	return (a != NULL && json_object_is_type(a, json_type_array));
 }
 
-static size_t
-alen(json_object *a)
-{
-	return (is_array(a) ? json_object_array_length(a) : 0);
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -114,10 +108,10 @@ sorted_keys(json_object *o, size_t *n)
 static const char **
 sorted_strings(json_object *a, size_t *n)
 {
-	const char **s = xcalloc(alen(a) + 1, sizeof(*s));
+	const char **s = xcalloc(jx_array_len(a) + 1, sizeof(*s));
 
 	*n = 0;
-	for (size_t i = 0; i < alen(a); i++) {
+	for (size_t i = 0; i < jx_array_len(a); i++) {
 		json_object *e = json_object_array_get_idx(a, i);
 		if (e != NULL && json_object_is_type(e, json_type_string)) {
 			s[(*n)++] = json_object_get_string(e);
@@ -233,7 +227,7 @@ join_args(json_object *args)
 
 	buf_init(&b);
 	buf_puts(&b, "");
-	for (size_t i = 0; i < alen(args); i++) {
+	for (size_t i = 0; i < jx_array_len(args); i++) {
 		if (i > 0) {
 			buf_putc(&b, ',');
 		}
@@ -275,7 +269,7 @@ stdio_env(
 	}
 	free(keys);
 	refs = jx_get(m->dep, "secretRefs");
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *s = jx_get_str(
 		        json_object_array_get_idx(refs, i), "name");
 		if (s != NULL && s[0] != '\0'
@@ -392,7 +386,7 @@ http_env_from(const struct mcp *m)
 	json_object *refs = jx_get(m->dep, "secretRefs");
 	json_object *out = json_object_new_array();
 
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *s = jx_get_str(
 		        json_object_array_get_idx(refs, i), "name");
 		if (s != NULL && s[0] != '\0') {
@@ -419,13 +413,13 @@ http_pod(json_object *pod, const struct mcp *m)
 		json_object_array_add(arr, str(cmd));
 		json_object_object_add(c, "command", arr);
 	}
-	if (alen(args) > 0) {
+	if (jx_array_len(args) > 0) {
 		json_object_object_add(c, "args", jx_copy(args));
 	}
 	if (jx_get(m->dep, "env") != NULL) {
 		json_object_object_add(c, "env", http_env(m));
 	}
-	if (alen(jx_get(m->dep, "secretRefs")) > 0) {
+	if (jx_array_len(jx_get(m->dep, "secretRefs")) > 0) {
 		json_object_object_add(c, "envFrom", http_env_from(m));
 	}
 	json_object_object_add(c, "resources", resources(m));
@@ -460,7 +454,7 @@ find_child(json_object *children, const char *kind, const char *name)
 {
 	bool want_dep = strcmp(kind, "Deployment") == 0;
 
-	for (size_t i = 0; i < alen(children); i++) {
+	for (size_t i = 0; i < jx_array_len(children); i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *k = jx_get_str(c, "kind");
 		bool match = k != NULL
@@ -592,7 +586,7 @@ set_condition(json_object *status, const char *type, const char *st,
 		conds = json_object_new_array();
 		json_object_object_add(status, "conditions", conds);
 	}
-	for (size_t i = 0; i < alen(conds) && c == NULL; i++) {
+	for (size_t i = 0; i < jx_array_len(conds) && c == NULL; i++) {
 		json_object *e = json_object_array_get_idx(conds, i);
 		const char *t = jx_get_str(e, "type");
 		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;

@@ -235,6 +235,22 @@ test_strip(void **state)
 	json_object_put(o);
 }
 
+static void
+test_array_len(void **state)
+{
+	json_object *o = P("{\"a\":[1,2,3],\"e\":[],\"s\":\"abc\","
+	                   "\"o\":{\"x\":1}}");
+
+	(void)state;
+	assert_int_equal(jx_array_len(jx_get(o, "a")), 3);
+	assert_int_equal(jx_array_len(jx_get(o, "e")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "s")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "o")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "nope")), 0);
+	assert_int_equal(jx_array_len(NULL), 0);
+	json_object_put(o);
+}
+
 /* jx_copy: an independent deep copy, NULL for NULL; jx_copy_obj: the same
  * for an object, a new empty object for anything else. */
 static void
@@ -435,6 +451,7 @@ main(void)
 		cmocka_unit_test(test_equal_null),
 		cmocka_unit_test(test_strip),
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_array_len),
 		cmocka_unit_test(test_to_string),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_ok),
