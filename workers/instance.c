@@ -228,19 +228,6 @@ otel_endpoint(json_object *inst)
 	return (v != NULL ? v : "");
 }
 
-/* {name, value}; an empty value is omitted, as Go's omitempty does. */
-static void
-add_env(json_object *env, const char *name, const char *value)
-{
-	json_object *e = json_object_new_object();
-
-	json_object_object_add(e, "name", jstr(name));
-	if (value != NULL && value[0] != '\0') {
-		json_object_object_add(e, "value", jstr(value));
-	}
-	json_object_array_add(env, e);
-}
-
 static json_object *
 channel_container(struct ictx *c, const char *type, const char *secret)
 {
@@ -254,11 +241,12 @@ channel_container(struct ictx *c, const char *type, const char *secret)
 	json_object_object_add(ctr, "image", jstr(image));
 	json_object_object_add(ctr, "imagePullPolicy", jstr("IfNotPresent"));
 	snprintf(name, sizeof(name), "sympozium-channel-%s", type);
-	add_env(env, "INSTANCE_NAME", c->name);
-	add_env(env, "EVENT_BUS_URL", INST_EVENT_BUS);
-	add_env(env, "OTEL_EXPORTER_OTLP_ENDPOINT", otel_endpoint(c->inst));
-	add_env(env, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
-	add_env(env, "OTEL_SERVICE_NAME", name);
+	kobj_env_add(env, "INSTANCE_NAME", c->name);
+	kobj_env_add(env, "EVENT_BUS_URL", INST_EVENT_BUS);
+	kobj_env_add(
+	        env, "OTEL_EXPORTER_OTLP_ENDPOINT", otel_endpoint(c->inst));
+	kobj_env_add(env, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+	kobj_env_add(env, "OTEL_SERVICE_NAME", name);
 	json_object_object_add(ctr, "env", env);
 	if (secret != NULL && secret[0] != '\0') {
 		json_object *from = json_object_new_array();
@@ -521,8 +509,8 @@ memory_container(void)
 	        port, "containerPort", json_object_new_int(8080));
 	json_object_array_add(ports, port);
 	json_object_object_add(ctr, "ports", ports);
-	add_env(env, "MEMORY_DB_PATH", "/data/memory.db");
-	add_env(env, "MEMORY_PORT", "8080");
+	kobj_env_add(env, "MEMORY_DB_PATH", "/data/memory.db");
+	kobj_env_add(env, "MEMORY_PORT", "8080");
 	json_object_object_add(ctr, "env", env);
 	json_object_object_add(m, "name", jstr("memory-db"));
 	json_object_object_add(m, "mountPath", jstr("/data"));

@@ -401,6 +401,20 @@ kobj_status_event(
 	}
 }
 
+void
+kobj_env_add(json_object *env, const char *name, const char *value)
+{
+	json_object *e = json_object_new_object();
+
+	json_object_object_add(
+	        e, "name", json_object_new_string(name != NULL ? name : ""));
+	if (value != NULL && value[0] != '\0') {
+		json_object_object_add(
+		        e, "value", json_object_new_string(value));
+	}
+	json_object_array_add(env, e);
+}
+
 static const char *const providers[] = { "anthropic", "azure-openai",
 	"bedrock", "lm-studio", "ollama", "openai", NULL };
 
