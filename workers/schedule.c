@@ -127,9 +127,7 @@ other_conditions(struct sched *sc, json_object **ours)
 	json_object *keep = json_object_new_array();
 
 	*ours = NULL;
-	for (size_t i = 0; json_object_is_type(conds, json_type_array)
-	        && i < json_object_array_length(conds);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		json_object *c = json_object_array_get_idx(conds, i);
 		const char *t = jx_get_str(c, "type");
 		if (t != NULL && strcmp(t, COND_TYPE) == 0) {
@@ -316,9 +314,7 @@ repair_from_children(struct sched *sc)
 	int64_t total = status_int(sc->status, "totalRuns"), bk = total;
 	int64_t last = status_time(sc->status, "lastRunTime"), created;
 
-	for (size_t i = 0; json_object_is_type(kids, json_type_array)
-	        && i < json_object_array_length(kids);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(kids); i++) {
 		json_object *c = json_object_array_get_idx(kids, i);
 		const char *kind = jx_get_str(c, "kind");
 		int64_t k = suffix(kobj_name(c), sc->name);
@@ -515,9 +511,7 @@ skills(json_object *inst)
 	json_object *in = jx_get(inst, "spec.skills");
 	json_object *outl = json_object_new_array();
 
-	for (size_t i = 0; json_object_is_type(in, json_type_array)
-	        && i < json_object_array_length(in);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(in); i++) {
 		json_object *s = json_object_array_get_idx(in, i);
 		const char *ref = jx_get_str(s, "skillPackRef");
 		if (ref != NULL

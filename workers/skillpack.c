@@ -194,10 +194,7 @@ build_data(json_object *skills, char *err, size_t errlen)
 static json_object *
 find_cm(json_object *children, const char *name)
 {
-	for (size_t i = 0; children != NULL
-	        && json_object_is_type(children, json_type_array)
-	        && i < json_object_array_length(children);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(children); i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *kind = jx_get_str(c, "kind");
 		if ((kind == NULL || strcmp(kind, "ConfigMap") == 0)
@@ -302,10 +299,7 @@ has_ready(json_object *status)
 {
 	json_object *conds = jx_get(status, "conditions");
 
-	for (size_t i = 0;
-	        conds != NULL && json_object_is_type(conds, json_type_array)
-	        && i < json_object_array_length(conds);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		const char *t = jx_get_str(
 		        json_object_array_get_idx(conds, i), "type");
 		if (t != NULL && strcmp(t, "Ready") == 0) {
