@@ -20,11 +20,13 @@
 #include <string.h>
 
 #include "common/backoff.h"
+#include "common/strhash.h"
 #include "common/strtab.h"
 #include "common/xmalloc.h"
 
 struct item {
 	char *key;
+	uint64_t hash;  /* strhash(key), for the table */
 	unsigned flags; /* QUEUE_F_*; QUEUE_F_LOW: dirty in the low lane */
 	enum queue_lane proc_lane; /* lane it was handed out from */
 	enum queue_lane park_lane; /* lane it joins when its time comes */
@@ -91,6 +93,12 @@ item_key(const void *p)
 	return (((const struct item *)p)->key);
 }
 
+static uint64_t
+item_hash(const void *p)
+{
+	return (((const struct item *)p)->hash);
+}
+
 static struct item *
 lookup(const struct queue *q, const char *key)
 {
@@ -111,6 +119,7 @@ intern(struct queue *q, const char *key)
 	}
 	it = xcalloc(1, sizeof(*it));
 	it->key = xstrdup(key);
+	it->hash = strhash(key);
 	it->added_ms = it->start_ms = it->ready_ms = -1;
 	strtab_put(&q->items, it);
 	return (it);
@@ -120,7 +129,7 @@ intern(struct queue *q, const char *key)
 static void
 item_remove(struct queue *q, struct item *it)
 {
-	strtab_del(&q->items, it->key);
+	strtab_remove(&q->items, it);
 	free(it->key);
 	free(it);
 }
@@ -383,7 +392,7 @@ queue_new(const struct queue_config *c)
 	} else {
 		queue_config_default(&q->cfg);
 	}
-	strtab_init(&q->items, item_key);
+	strtab_init(&q->items, item_key, item_hash, 50);
 	return (q);
 }
 
