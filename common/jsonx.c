@@ -388,12 +388,41 @@ jx_strip(json_object *obj, const char *path)
 	}
 }
 
+size_t
+jx_array_len(json_object *a)
+{
+	return (json_object_is_type(a, json_type_array)
+	                ? json_object_array_length(a)
+	                : 0);
+}
+
 json_object *
-jx_copy_stripa(json_object *obj, const char *const *paths)
+jx_copy(json_object *obj)
 {
 	json_object *dst = NULL;
 
 	if (obj == NULL || json_object_deep_copy(obj, &dst, NULL) != 0) {
+		return (NULL);
+	}
+	return (dst);
+}
+
+json_object *
+jx_copy_obj(json_object *obj)
+{
+	if (!json_object_is_type(obj, json_type_object)) {
+		return (json_object_new_object());
+	}
+	json_object *dst = jx_copy(obj);
+	return (dst != NULL ? dst : json_object_new_object());
+}
+
+json_object *
+jx_copy_stripa(json_object *obj, const char *const *paths)
+{
+	json_object *dst = jx_copy(obj);
+
+	if (dst == NULL) {
 		return (NULL);
 	}
 	while (paths != NULL && *paths != NULL) {

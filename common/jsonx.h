@@ -77,6 +77,17 @@ bool jx_equal(json_object *a, json_object *b);
  * the last segment is an index).  Missing paths are ignored. */
 void jx_strip(json_object *obj, const char *path);
 
+/* The length of array a, or 0 when a is not an array (NULL included). */
+size_t jx_array_len(json_object *a);
+
+/* Deep copy of obj (json_object_deep_copy), or NULL when obj is NULL or
+ * the copy fails.  Caller frees with json_object_put(). */
+json_object *jx_copy(json_object *obj);
+
+/* Deep copy of obj when it is a JSON object, else a new empty object (for
+ * a status to edit); never NULL.  Caller frees with json_object_put(). */
+json_object *jx_copy_obj(json_object *obj);
+
 /* Deep copy of obj (json_object_deep_copy) with each dotted path of the
  * NULL-terminated argument list removed:
  * jx_copy_strip(o, "metadata.managedFields", "status", NULL).

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonx.h"
 #include "common/xmalloc.h"
 
 #define PAGE_DEFAULT 500
@@ -220,19 +221,6 @@ kapi_create(struct kapi_client *c, const struct kapi_res *res, const char *ns,
 	return (write_obj(c, &req, obj, out, err));
 }
 
-static const char *
-obj_name(json_object *obj)
-{
-	json_object *md, *v;
-
-	if (!json_object_object_get_ex(obj, "metadata", &md)
-	        || !json_object_object_get_ex(md, "name", &v)
-	        || !json_object_is_type(v, json_type_string)) {
-		return (NULL);
-	}
-	return (json_object_get_string(v));
-}
-
 enum kapi_rc
 kapi_update(struct kapi_client *c, const struct kapi_res *res, const char *ns,
         json_object *obj, json_object **out, struct kapi_err *err)
@@ -240,7 +228,7 @@ kapi_update(struct kapi_client *c, const struct kapi_res *res, const char *ns,
 	struct kapi_req req = { .verb = KAPI_UPDATE,
 		.res = res,
 		.ns = ns,
-		.name = obj_name(obj) };
+		.name = jx_get_str(obj, "metadata.name") };
 
 	return (write_obj(c, &req, obj, out, err));
 }
@@ -253,7 +241,7 @@ kapi_update_status(struct kapi_client *c, const struct kapi_res *res,
 	struct kapi_req req = { .verb = KAPI_UPDATE,
 		.res = res,
 		.ns = ns,
-		.name = obj_name(obj),
+		.name = jx_get_str(obj, "metadata.name"),
 		.subresource = "status" };
 
 	return (write_obj(c, &req, obj, out, err));

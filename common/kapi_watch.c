@@ -185,19 +185,6 @@ parse_type(const char *s, enum kapi_watch_type *out)
 	return (-1);
 }
 
-static const char *
-get_rv(json_object *obj)
-{
-	json_object *md, *rv;
-
-	if (!json_object_object_get_ex(obj, "metadata", &md)
-	        || !json_object_object_get_ex(md, "resourceVersion", &rv)
-	        || !json_object_is_type(rv, json_type_string)) {
-		return (NULL);
-	}
-	return (json_object_get_string(rv));
-}
-
 /* Checks one complete event and keeps it as w->ready.  Takes env. */
 static int
 accept_event(struct kapi_watch *w, json_object *env)
@@ -223,7 +210,7 @@ accept_event(struct kapi_watch *w, json_object *env)
 	} else {
 		w->ready.type = type;
 		w->ready.object = json_object_get(jobj);
-		w->ready.rv = get_rv(jobj);
+		w->ready.rv = jx_get_str(jobj, "metadata.resourceVersion");
 		w->has_ready = 1;
 		rc = 0;
 	}

@@ -1,93 +1,25 @@
 /*
- * timefmt.c: RFC 3339 formatting and parsing (timefmt.h) with a
- * self-contained proleptic Gregorian calendar, plus the two clock readers.
- * Days are counted from 0001-01-01 ("day 0"), which keeps every division on
- * non-negative numbers; the epoch is day EPOCH_DAY.
+ * timefmt.c: RFC 3339 formatting and parsing (timefmt.h) over the
+ * calendar of common/civil.h, plus the two clock readers.
  */
 #include "common/timefmt.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 
-#define SECS_PER_DAY  86400
-#define DAYS_PER_400Y 146097 /* 400 * 365 + 97 leap days */
-#define DAYS_PER_100Y 36524
-#define DAYS_PER_4Y   1461
-#define EPOCH_DAY     719162 /* 1970-01-01 counted from 0001-01-01 */
+#include "common/civil.h"
 
-/* Days before the first of each month in a common year. */
-static const int month_start[13]
-        = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365 };
-
-static bool
-is_leap(int64_t y)
-{
-	return (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
-}
-
-static int
-days_in_month(int64_t y, int m)
-{
-	return (month_start[m] - month_start[m - 1] + (m == 2 && is_leap(y)));
-}
-
-/* Days from 0001-01-01 to y-m-d (y >= 1, fields already validated). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t py = y - 1; /* complete years before y */
-
-	return (py * 365 + py / 4 - py / 100 + py / 400 + month_start[m - 1]
-	        + (m > 2 && is_leap(y)) + d - 1);
-}
-
-/* Inverse of days_from_civil() for n >= 0. */
-static void
-civil_from_days(int64_t n, int64_t *y, int *m, int *d)
-{
-	int64_t q400, q100, q4, q1;
-	int doy;
-
-	q400 = n / DAYS_PER_400Y;
-	n %= DAYS_PER_400Y;
-	q100 = n / DAYS_PER_100Y;
-	if (q100 == 4) { /* the last day of a 400-year cycle */
-		q100 = 3;
-	}
-	n -= q100 * DAYS_PER_100Y;
-	q4 = n / DAYS_PER_4Y;
-	n %= DAYS_PER_4Y;
-	q1 = n / 365;
-	if (q1 == 4) { /* the last day of a leap 4-year cycle */
-		q1 = 3;
-	}
-	n -= q1 * 365;
-	*y = 1 + 400 * q400 + 100 * q100 + 4 * q4 + q1;
-	doy = (int)n;
-	for (*m = 1; *m < 12; (*m)++) {
-		if (doy < month_start[*m] + (*m >= 2 && is_leap(*y))) {
-			break;
-		}
-	}
-	*d = doy - month_start[*m - 1] - (*m > 2 && is_leap(*y)) + 1;
-}
-
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-	return (a / b - (a % b != 0 && (a < 0) != (b < 0)));
-}
+#define SECS_PER_DAY 86400
 
 /* Writes "YYYY-MM-DDTHH:MM:SS" for a second in range; returns its length. */
 static int
 format_seconds(int64_t secs, char *out, size_t len)
 {
-	int64_t day = floor_div(secs, SECS_PER_DAY), y;
+	int64_t day = civil_floor_div(secs, SECS_PER_DAY), y;
 	int64_t sod = secs - day * SECS_PER_DAY;
 	int m, d;
 
-	civil_from_days(day + EPOCH_DAY, &y, &m, &d);
+	civil_from_days(day, &y, &m, &d);
 	return (snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, m,
 	        d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60)));
 }
@@ -109,7 +41,7 @@ timefmt_rfc3339(int64_t unix_seconds, char out[TIMEFMT_RFC3339_LEN])
 int
 timefmt_rfc3339_micro(int64_t unix_micros, char out[TIMEFMT_RFC3339_MICRO_LEN])
 {
-	int64_t secs = floor_div(unix_micros, 1000000);
+	int64_t secs = civil_floor_div(unix_micros, 1000000);
 	int n;
 
 	out[0] = '\0';
@@ -218,12 +150,13 @@ timefmt_parse(const char *s, int64_t *unix_micros)
 	        || zone(&s, &offset) < 0 || *s != '\0') {
 		return (-1);
 	}
-	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo)
-	        || h > 23 || mi > 59 || sec > 59) {
+	if (y < 1 || mo < 1 || mo > 12 || d < 1
+	        || d > civil_days_in_month(y, mo) || h > 23 || mi > 59
+	        || sec > 59) {
 		return (-1);
 	}
-	secs = (days_from_civil(y, mo, d) - EPOCH_DAY) * SECS_PER_DAY
-	        + h * 3600 + mi * 60 + sec - offset;
+	secs = civil_days(y, mo, d) * SECS_PER_DAY + h * 3600 + mi * 60 + sec
+	        - offset;
 	*unix_micros = secs * 1000000 + us;
 	return (0);
 }

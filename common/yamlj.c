@@ -20,6 +20,7 @@
 
 #include <yaml.h>
 
+#include "common/jsonx.h"
 #include "common/xmalloc.h"
 
 #define TAG_PFX "tag:yaml.org,2002:"
@@ -500,7 +501,7 @@ on_alias(struct builder *b, const yaml_event_t *ev)
 	}
 	b->expanded += nodes;
 	src = json_object_array_get_idx(a, 1);
-	if (src != NULL && json_object_deep_copy(src, &copy, NULL) != 0) {
+	if (src != NULL && (copy = jx_copy(src)) == NULL) {
 		return (fail(
 		        b, &ev->start_mark, "cannot copy alias '%s'", name));
 	}

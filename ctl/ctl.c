@@ -278,9 +278,7 @@ void
 ctl_format_workers(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "workers");
-	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a)
-	        : 0;
+	size_t n = jx_array_len(a);
 
 	worker_header(out);
 	for (size_t i = 0; i < n; i++) {
@@ -321,9 +319,7 @@ static void
 ctl_rows(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "controllers");
-	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a)
-	        : 0;
+	size_t n = jx_array_len(a);
 	struct buf faults = BUF_INIT;
 
 	buf_printf(out,
@@ -379,9 +375,7 @@ static void
 kinds_line(json_object *reply, struct buf *out)
 {
 	json_object *a = jx_get(reply, "kinds");
-	size_t n = a != NULL && json_object_is_type(a, json_type_array)
-	        ? json_object_array_length(a)
-	        : 0;
+	size_t n = jx_array_len(a);
 	int64_t objects = 0, oldest = -1;
 	size_t synced = 0, failing = 0;
 	const char *res = "";
@@ -487,9 +481,7 @@ ctl_format(enum hp_cmd cmd, json_object *reply, struct buf *out)
 		break;
 	case HP_RESTART: {
 		json_object *a = jx_get(reply, "restarted");
-		size_t n = a != NULL && json_object_is_type(a, json_type_array)
-		        ? json_object_array_length(a)
-		        : 0;
+		size_t n = jx_array_len(a);
 		for (size_t i = 0; i < n; i++) {
 			buf_printf(out, "restarted %s\n",
 			        json_object_get_string(

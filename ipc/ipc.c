@@ -1327,12 +1327,11 @@ ipc_project(json_object *obj, const char *const *paths, size_t n)
 	char comp[IPC_FIELD_MAX + 1];
 
 	for (size_t i = 0; i < n; i++) {
-		json_object *v = NULL, *copy = NULL;
+		json_object *v = NULL;
 		if (paths[i] != NULL && ipc_field_valid(paths[i])) {
 			v = walk(obj, paths[i], comp);
 		}
-		json_object_deep_copy(v, &copy, NULL);
-		json_object_array_add(row, copy);
+		json_object_array_add(row, jx_copy(v));
 	}
 	return (row);
 }

@@ -435,7 +435,7 @@ update_body(struct lease *l, int64_t now_us, bool release)
 		spec = new_spec(l->identity, l->dur_ms / 1000, now, now,
 		        trans < INT32_MAX ? trans + 1 : trans);
 	}
-	o = jx_copy_stripa(l->cached, NULL);
+	o = jx_copy(l->cached);
 	json_object_object_add(o, "spec", spec);
 	s = jx_to_string(o);
 	json_object_put(o);

@@ -3,13 +3,12 @@
  * contract with its default controller rate limiter.  The supervisor's
  * dispatcher owns one per controller and calls it from its single loop.
  *
- * Every key the queue knows has one struct item, found through a small
- * open-addressing hash table (linear probing, backward-shift deletion, so
- * no tombstones).  An item carries all the key's states as flags; each of
- * the two lanes (queue.h) is a FIFO of items, an intrusive doubly-linked
- * list, so a queued key moves from the low lane to the high one in O(1);
- * the parked keys are a binary min-heap of item pointers ordered by (ready
- * time, arrival).  An item lives while it has a state or a failure
+ * Every key the queue knows has one struct item, found through a string
+ * hash table (common/strtab.h).  An item carries all the key's states as
+ * flags; each of the two lanes (queue.h) is a FIFO of items, an intrusive
+ * doubly-linked list, so a queued key moves from the low lane to the high
+ * one in O(1); the parked keys are a binary min-heap of item pointers ordered
+ * by (ready time, arrival).  An item lives while it has a state or a failure
  * history, and is freed as soon as it has neither, so memory follows the
  * live keys.  All operations are O(1) or O(log n).
  */
@@ -22,11 +21,12 @@
 
 #include "common/backoff.h"
 #include "common/strhash.h"
+#include "common/strtab.h"
 #include "common/xmalloc.h"
 
 struct item {
 	char *key;
-	uint64_t hash;
+	uint64_t hash;  /* strhash(key), for the table */
 	unsigned flags; /* QUEUE_F_*; QUEUE_F_LOW: dirty in the low lane */
 	enum queue_lane proc_lane; /* lane it was handed out from */
 	enum queue_lane park_lane; /* lane it joins when its time comes */
@@ -46,10 +46,7 @@ struct fifo {
 
 struct queue {
 	struct queue_config cfg;
-	/* the hash table: capacity a power of two, at most half full */
-	struct item **tab;
-	size_t tab_cap;
-	size_t tab_len;
+	struct strtab items; /* key -> struct item */
 	/* the two FIFOs, indexed by enum queue_lane */
 	struct fifo lanes[QUEUE_NLANES];
 	int high_run; /* high keys handed out in a row while low ones wait */
@@ -88,24 +85,18 @@ hist_add(struct queue_hist *h, int64_t ms)
 	h->sum_s += s;
 }
 
-#define TAB_MIN 16
+/* ---- items ---- */
 
-/* ---- hash table ---- */
-
-/* The slot holding key, or the empty slot where it would go. */
-static size_t
-find_slot(const struct queue *q, const char *key, uint64_t h)
+static const char *
+item_key(const void *p)
 {
-	size_t mask = q->tab_cap - 1;
-	size_t i = (size_t)h & mask;
+	return (((const struct item *)p)->key);
+}
 
-	while (q->tab[i] != NULL) {
-		if (q->tab[i]->hash == h && strcmp(q->tab[i]->key, key) == 0) {
-			break;
-		}
-		i = (i + 1) & mask;
-	}
-	return (i);
+static uint64_t
+item_hash(const void *p)
+{
+	return (((const struct item *)p)->hash);
 }
 
 static struct item *
@@ -114,73 +105,31 @@ lookup(const struct queue *q, const char *key)
 	if (key == NULL) {
 		return (NULL);
 	}
-	return (q->tab[find_slot(q, key, strhash(key))]);
-}
-
-static void
-tab_grow(struct queue *q)
-{
-	struct item **old = q->tab;
-	size_t old_cap = q->tab_cap, i;
-
-	q->tab_cap *= 2;
-	q->tab = xcalloc(q->tab_cap, sizeof(*q->tab));
-	for (i = 0; i < old_cap; i++) {
-		if (old[i] != NULL) {
-			q->tab[find_slot(q, old[i]->key, old[i]->hash)]
-			        = old[i];
-		}
-	}
-	free(old);
+	return (strtab_get(&q->items, key));
 }
 
 /* key's item, created (stateless) if missing. */
 static struct item *
 intern(struct queue *q, const char *key)
 {
-	uint64_t h = strhash(key);
-	size_t i = find_slot(q, key, h);
-	struct item *it;
+	struct item *it = strtab_get(&q->items, key);
 
-	if (q->tab[i] != NULL) {
-		return (q->tab[i]);
-	}
-	if ((q->tab_len + 1) * 2 > q->tab_cap) {
-		tab_grow(q);
-		i = find_slot(q, key, h);
+	if (it != NULL) {
+		return (it);
 	}
 	it = xcalloc(1, sizeof(*it));
 	it->key = xstrdup(key);
-	it->hash = h;
+	it->hash = strhash(key);
 	it->added_ms = it->start_ms = it->ready_ms = -1;
-	q->tab[i] = it;
-	q->tab_len++;
+	strtab_put(&q->items, it);
 	return (it);
 }
 
-/* Takes it out of the table (backward-shift deletion) and frees it. */
+/* Takes it out of the table and frees it. */
 static void
-tab_remove(struct queue *q, struct item *it)
+item_remove(struct queue *q, struct item *it)
 {
-	size_t mask = q->tab_cap - 1;
-	size_t i = find_slot(q, it->key, it->hash), j = i, k;
-
-	q->tab[i] = NULL;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (q->tab[j] == NULL) {
-			break;
-		}
-		k = (size_t)q->tab[j]->hash & mask;
-		/* An entry whose home lies cyclically in (i, j] stays. */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) {
-			continue;
-		}
-		q->tab[i] = q->tab[j];
-		q->tab[j] = NULL;
-		i = j;
-	}
-	q->tab_len--;
+	strtab_remove(&q->items, it);
 	free(it->key);
 	free(it);
 }
@@ -190,7 +139,7 @@ static void
 release(struct queue *q, struct item *it)
 {
 	if (it->flags == 0 && it->failures == 0) {
-		tab_remove(q, it);
+		item_remove(q, it);
 	}
 }
 
@@ -443,26 +392,24 @@ queue_new(const struct queue_config *c)
 	} else {
 		queue_config_default(&q->cfg);
 	}
-	q->tab_cap = TAB_MIN;
-	q->tab = xcalloc(q->tab_cap, sizeof(*q->tab));
+	strtab_init(&q->items, item_key, item_hash, 50);
 	return (q);
 }
 
 void
 queue_free(struct queue *q)
 {
-	size_t i;
+	struct item *it;
+	size_t pos = 0;
 
 	if (q == NULL) {
 		return;
 	}
-	for (i = 0; i < q->tab_cap; i++) {
-		if (q->tab[i] != NULL) {
-			free(q->tab[i]->key);
-			free(q->tab[i]);
-		}
+	while ((it = strtab_next(&q->items, &pos)) != NULL) {
+		free(it->key);
+		free(it);
 	}
-	free(q->tab);
+	strtab_fini(&q->items);
 	free(q->heap);
 	free(q);
 }
@@ -760,7 +707,7 @@ queue_stats(const struct queue *q, struct queue_stats *out)
 	out->queued_low = q->lanes[QUEUE_LOW].len;
 	out->processing = q->processing;
 	out->parked = q->heap_len;
-	out->keys = q->tab_len;
+	out->keys = strtab_len(&q->items);
 	out->wait = q->wait;
 	out->work = q->work;
 }
@@ -769,10 +716,12 @@ void
 queue_ages(const struct queue *q, int64_t now_ms, int64_t *sum_ms,
         int64_t *max_ms)
 {
+	const struct item *it;
+	size_t pos = 0;
+
 	*sum_ms = *max_ms = 0;
-	for (size_t i = 0; i < q->tab_cap; i++) {
-		const struct item *it = q->tab[i];
-		if (it == NULL || !(it->flags & QUEUE_F_PROCESSING)) {
+	while ((it = strtab_next(&q->items, &pos)) != NULL) {
+		if (!(it->flags & QUEUE_F_PROCESSING)) {
 			continue;
 		}
 		int64_t age = now_ms > it->start_ms ? now_ms - it->start_ms : 0;

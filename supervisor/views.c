@@ -136,8 +136,7 @@ secret_meta(json_object *secret)
 	json_object *keys = json_object_new_array();
 	json_object *md = NULL;
 
-	json_object_deep_copy(json_object_object_get(secret, "metadata"), &md,
-	        NULL);
+	md = jx_copy(json_object_object_get(secret, "metadata"));
 	json_object_object_add(out, "metadata", md);
 	const char *type = jx_get_str(secret, "type");
 	if (type != NULL) {

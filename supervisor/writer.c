@@ -239,7 +239,7 @@ merge_apply(json_object *target, json_object *patch)
 	if (!json_object_is_type(patch, json_type_object)) {
 		json_object_put(target);
 		json_object *copy = NULL;
-		json_object_deep_copy(patch, &copy, NULL);
+		copy = jx_copy(patch);
 		return (copy);
 	}
 	if (!json_object_is_type(target, json_type_object)) {
@@ -291,7 +291,7 @@ patch_noop(const struct ipc_write *wr, json_object *cached)
 	        || wr->patch_type == IPC_PATCH_JSON) {
 		return (false);
 	}
-	json_object_deep_copy(cached, &copy, NULL);
+	copy = jx_copy(cached);
 	out = merge_apply(copy, wr->patch);
 	eq = same_object(out, cached, true);
 	json_object_put(out);

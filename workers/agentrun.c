@@ -105,8 +105,7 @@ flush_status(struct ctx *c)
 	if (old == NULL && json_object_object_length(c->status) == 0) {
 		return;
 	}
-	obj = NULL;
-	json_object_deep_copy(c->run, &obj, NULL);
+	obj = jx_copy(c->run);
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
@@ -175,7 +174,7 @@ add_finalizer(struct ctx *c)
 {
 	json_object *obj = NULL;
 
-	json_object_deep_copy(c->run, &obj, NULL);
+	obj = jx_copy(c->run);
 	jx_setv(obj,
 	        kobj_finalizers(c->run, CONTRACT_FINALIZER_AGENTRUN, true),
 	        "metadata", "finalizers", NULL);
@@ -502,19 +501,11 @@ validate(struct ctx *c, json_object **inst)
 }
 
 static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
-static size_t
 count_gates(json_object *hooks)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < alen(hooks); i++) {
+	for (size_t i = 0; i < jx_array_len(hooks); i++) {
 		bool g = false;
 		jx_get_bool(json_object_array_get_idx(hooks, i), "gate", &g);
 		n += g;
@@ -552,7 +543,7 @@ unsupported(struct ctx *c)
 		fail_run(c,
 		        "gate hook validation failed: at most one postRun "
 		        "hook may be a gate");
-	} else if (alen(json_object_object_get(lc, "postRun")) > 0) {
+	} else if (jx_array_len(json_object_object_get(lc, "postRun")) > 0) {
 		fail_run(c,
 		        "lifecycle postRun hooks are not supported by this "
 		        "controller");
@@ -622,7 +613,7 @@ inherit(struct ctx *c, struct plan *p)
 	const char *src = kobj_label(c->run, CONTRACT_LABEL_SOURCE);
 
 	p->skills = own;
-	if (alen(own) == 0 && alen(theirs) > 0
+	if (jx_array_len(own) == 0 && jx_array_len(theirs) > 0
 	        && (src == NULL || strcmp(src, "web-proxy") != 0)) {
 		p->skills = theirs;
 	}
@@ -651,7 +642,7 @@ find_pack(struct ctx *c, const char *ref, json_object **pack)
 static int
 resolve_sidecars(struct ctx *c, struct plan *p)
 {
-	size_t n = alen(p->skills);
+	size_t n = jx_array_len(p->skills);
 
 	p->packs = json_object_new_array();
 	p->sc = xcalloc(n + 1, sizeof(*p->sc));
@@ -750,7 +741,7 @@ mcp_config(struct ctx *c, struct plan *p)
 	json_object *servers = json_object_new_array(), *cm, *srv;
 	char *name, *yaml;
 
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		json_object *e = json_object_array_get_idx(list, i), *r;
 		if (find_mcp(c, e, &srv) != 0) {
 			json_object_put(servers);
@@ -813,7 +804,7 @@ mirror_skills(struct ctx *c, struct plan *p)
 	if (strcmp(c->ns, KOBJ_SYSTEM_NS) == 0) {
 		return (0);
 	}
-	for (size_t i = 0; i < alen(p->skills); i++) {
+	for (size_t i = 0; i < jx_array_len(p->skills); i++) {
 		json_object *ref = json_object_array_get_idx(p->skills, i);
 		const char *name = jx_get_str(ref, "skillPackRef");
 		if (name == NULL || name[0] == '\0') {
@@ -893,15 +884,15 @@ rbac(struct ctx *c, struct plan *p)
 		json_object *r = json_object_object_get(s->sidecar, "rbac");
 		json_object *cr
 		        = json_object_object_get(s->sidecar, "clusterRBAC");
-		if (alen(r) > 0) {
+		if (jx_array_len(r) > 0) {
 			role_pair(c, false, name, r, s->pack, NULL);
 		}
-		if (alen(cr) > 0) {
+		if (jx_array_len(cr) > 0) {
 			role_pair(c, true, name, cr, s->pack, NULL);
 		}
 		free(name);
 	}
-	if (alen(lrules) > 0) {
+	if (jx_array_len(lrules) > 0) {
 		char *name = xasprintf("sympozium-lifecycle-%s", c->name);
 		role_pair(c, false, name, lrules, NULL, "lifecycle");
 		free(name);
@@ -1095,10 +1086,10 @@ agent_terminated(json_object *pod)
 {
 	json_object *cs = jx_get(pod, "status.containerStatuses");
 
-	if (alen(jx_get(pod, "spec.containers")) <= 2) {
+	if (jx_array_len(jx_get(pod, "spec.containers")) <= 2) {
 		return (NULL);
 	}
-	for (size_t i = 0; i < alen(cs); i++) {
+	for (size_t i = 0; i < jx_array_len(cs); i++) {
 		json_object *s = json_object_array_get_idx(cs, i);
 		const char *n = jx_get_str(s, "name");
 		if (n != NULL && strcmp(n, "agent") == 0) {
@@ -1325,12 +1316,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	c.name = kobj_name(in->object);
 	c.ns = kobj_ns(in->object);
 	st = json_object_object_get(in->object, "status");
-	c.status = NULL;
-	if (st != NULL && json_object_is_type(st, json_type_object)) {
-		json_object_deep_copy(st, &c.status, NULL);
-	} else {
-		c.status = json_object_new_object();
-	}
+	c.status = jx_copy_obj(st);
 	if (jx_getv(in->object, "metadata", "deletionTimestamp", NULL)
 	        != NULL) {
 		deleting(&c);

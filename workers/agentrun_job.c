@@ -28,26 +28,11 @@ put(json_object *o, const char *key, json_object *v)
 	json_object_object_add(o, key, v);
 }
 
-/* Appends {name, value}; an empty value is omitted, as Go's omitempty. */
-static void
-env_add(json_object *env, const char *name, const char *value)
-{
-	json_object *e = json_object_new_object();
-
-	put(e, "name", str(name));
-	if (value != NULL && value[0] != '\0') {
-		put(e, "value", str(value));
-	}
-	json_object_array_add(env, e);
-}
-
 /* Copies an env array of {name, value...} entries. */
 static void
 env_copy(json_object *env, json_object *from)
 {
-	size_t n = from != NULL && json_object_is_type(from, json_type_array)
-	        ? json_object_array_length(from)
-	        : 0;
+	size_t n = jx_array_len(from);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(env,
@@ -85,7 +70,7 @@ env_map(json_object *env, json_object *map, const char *prefix, bool upper)
 		for (char *p = name; upper && *p != '\0'; p++) {
 			*p = (char)toupper((unsigned char)*p);
 		}
-		env_add(env, name,
+		kobj_env_add(env, name,
 		        json_object_get_string(
 		                json_object_object_get(map, keys[i])));
 		free(name);
@@ -194,9 +179,9 @@ spec_str(const struct agentrun_job_in *in, const char *path)
 static void
 common_env(const struct agentrun_job_in *in, json_object *env)
 {
-	env_add(env, "AGENT_RUN_ID", run_name(in));
-	env_add(env, "INSTANCE_NAME", spec_str(in, "instanceRef"));
-	env_add(env, "AGENT_NAMESPACE", kobj_ns(in->run));
+	kobj_env_add(env, "AGENT_RUN_ID", run_name(in));
+	kobj_env_add(env, "INSTANCE_NAME", spec_str(in, "instanceRef"));
+	kobj_env_add(env, "AGENT_NAMESPACE", kobj_ns(in->run));
 }
 
 static void
@@ -213,25 +198,25 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 		{ "THINKING_MODE", "model.thinking" } };
 	const char *ch, *chat;
 
-	env_add(env, "AGENT_RUN_ID", run_name(in));
+	kobj_env_add(env, "AGENT_RUN_ID", run_name(in));
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		const char *v = pairs[i][1] != NULL ? spec_str(in, pairs[i][1])
 		        : i == 3                    ? in->persona_pack
 		                                    : kobj_ns(in->run);
-		env_add(env, pairs[i][0], v);
+		kobj_env_add(env, pairs[i][0], v);
 	}
 	if (in->memory_enabled) {
-		env_add(env, "MEMORY_ENABLED", "true");
+		kobj_env_add(env, "MEMORY_ENABLED", "true");
 	}
 	env_map(env, jx_get(in->run, "spec.env"), "", false);
-	env_add(env, "TOOLS_ENABLED", "true");
+	kobj_env_add(env, "TOOLS_ENABLED", "true");
 	ch = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHANNEL);
 	chat = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHAT_ID);
 	if (ch != NULL) {
-		env_add(env, "SOURCE_CHANNEL", ch);
+		kobj_env_add(env, "SOURCE_CHANNEL", ch);
 	}
 	if (chat != NULL) {
-		env_add(env, "SOURCE_CHAT_ID", chat);
+		kobj_env_add(env, "SOURCE_CHAT_ID", chat);
 	}
 }
 
@@ -273,7 +258,7 @@ bridge_container(const struct agentrun_job_in *in)
 	kobj_image(image, sizeof(image), NULL, "ipc-bridge", NULL);
 	c = container("ipc-bridge", image, &env, &mounts);
 	common_env(in, env);
-	env_add(env, "EVENT_BUS_URL", NATS_URL);
+	kobj_env_add(env, "EVENT_BUS_URL", NATS_URL);
 	mount(mounts, "ipc", "/ipc", false);
 	put(c, "resources", resources("50m", "64Mi", "100m", "128Mi"));
 	put(c, "securityContext", hardened());
@@ -392,9 +377,7 @@ host_mounts(const struct agentrun_sidecar *s, json_object *ha,
         json_object *mounts, json_object *volumes)
 {
 	json_object *list = json_object_object_get(ha, "mounts");
-	size_t n = list != NULL && json_object_is_type(list, json_type_array)
-	        ? json_object_array_length(list)
-	        : 0;
+	size_t n = jx_array_len(list);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *m = json_object_array_get_idx(list, i);
@@ -519,10 +502,7 @@ static json_object *
 skills_volume(const struct agentrun_job_in *in)
 {
 	json_object *sources = json_object_new_array();
-	size_t n = in->skills != NULL
-	                && json_object_is_type(in->skills, json_type_array)
-	        ? json_object_array_length(in->skills)
-	        : 0;
+	size_t n = jx_array_len(in->skills);
 	json_object *v;
 
 	for (size_t i = 0; i < n; i++) {
@@ -568,9 +548,7 @@ init_containers(const struct agentrun_job_in *in)
 {
 	json_object *pre = jx_get(in->run, "spec.lifecycle.preRun");
 	json_object *list = json_object_new_array();
-	size_t n = pre != NULL && json_object_is_type(pre, json_type_array)
-	        ? json_object_array_length(pre)
-	        : 0;
+	size_t n = jx_array_len(pre);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,

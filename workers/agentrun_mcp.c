@@ -22,14 +22,6 @@ empty(const char *s)
 	return (s == NULL || s[0] == '\0');
 }
 
-static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
 /* Whether the entry leaves key unset (absent, "", 0 or []). */
 static bool
 unset(json_object *entry, const char *key)
@@ -60,14 +52,13 @@ agentrun_mcp_resolve(json_object *entry, json_object *server)
 	const char *url = jx_get_str(server, "status.url");
 
 	if (!empty(jx_get_str(entry, "url"))) {
-		json_object_deep_copy(entry, &out, NULL);
-		return (out);
+		return (jx_copy(entry));
 	}
 	jx_get_bool(server, "status.ready", &ready);
 	if (server == NULL || !ready || empty(url)) {
 		return (NULL);
 	}
-	json_object_deep_copy(entry, &out, NULL);
+	out = jx_copy(entry);
 	json_object_object_add(out, "url", json_object_new_string(url));
 	spec = json_object_object_get(server, "spec");
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
@@ -149,11 +140,11 @@ list(struct buf *b, json_object *e, const char *key)
 {
 	json_object *a = json_object_object_get(e, key);
 
-	if (alen(a) == 0) {
+	if (jx_array_len(a) == 0) {
 		return;
 	}
 	buf_printf(b, "    %s:\n", key);
-	for (size_t i = 0; i < alen(a); i++) {
+	for (size_t i = 0; i < jx_array_len(a); i++) {
 		buf_puts(b, "      - ");
 		scalar(b,
 		        json_object_get_string(
@@ -231,7 +222,7 @@ agentrun_mcp_yaml(json_object *servers)
 
 	buf_init(&b);
 	buf_puts(&b, "servers:\n");
-	for (size_t i = 0; i < alen(servers); i++) {
+	for (size_t i = 0; i < jx_array_len(servers); i++) {
 		entry(&b, json_object_array_get_idx(servers, i));
 	}
 	return (buf_detach(&b, NULL));

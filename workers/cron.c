@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/civil.h"
 #include "common/errmsg.h"
 #include "common/xmalloc.h"
 #include "workers/cron.h"
@@ -25,63 +26,6 @@
 #define LOOPS_MAX  1000000 /* a safety net: Next never needs this many */
 #define TZIF_MAX   (1 << 20)
 #define FOOTER_MAX (INT64_C(1) << 40) /* seconds */
-
-/* ---- calendar ---- */
-
-static int64_t
-fdiv(int64_t a, int64_t b)
-{
-	return (a / b - (a % b != 0 && (a < 0) != (b < 0)));
-}
-
-static int64_t
-fmod64(int64_t a, int64_t b)
-{
-	return (a - fdiv(a, b) * b);
-}
-
-static bool
-leap(int64_t y)
-{
-	return (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
-}
-
-static int
-mdays(int64_t y, int m)
-{
-	static const int n[]
-	        = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-
-	return (m == 2 && leap(y) ? 29 : n[m - 1]);
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (m 1..12). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = fdiv(y, 400);
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-
-	return (era * 146097 + doe - 719468);
-}
-
-static void
-civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-	z += 719468;
-	int64_t era = fdiv(z, 146097);
-	int64_t doe = z - era * 146097;
-	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t mp = (5 * doy + 2) / 153;
-
-	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
 
 /* ---- zones ---- */
 
@@ -157,22 +101,22 @@ rule_time(int64_t y, const struct prule *r, int off)
 
 	if (r->kind == R_JULIAN) {
 		s = (int64_t)(r->day - 1) * DAY;
-		if (leap(y) && r->day >= 60) {
+		if (civil_is_leap(y) && r->day >= 60) {
 			s += DAY;
 		}
 	} else if (r->kind == R_DOY) {
 		s = (int64_t)r->day * DAY;
 	} else {
-		int64_t first = days_from_civil(y, r->mon, 1);
-		int wd = (int)fmod64(first + 4, 7);
+		int64_t first = civil_days(y, r->mon, 1);
+		int wd = (int)civil_floor_mod(first + 4, 7);
 		int d = (r->day - wd + 7) % 7;
 		for (int i = 1; i < r->week; i++) {
-			if (d + 7 >= mdays(y, r->mon)) {
+			if (d + 7 >= civil_days_in_month(y, r->mon)) {
 				break;
 			}
 			d += 7;
 		}
-		s = (first - days_from_civil(y, 1, 1) + d) * DAY;
+		s = (first - civil_days(y, 1, 1) + d) * DAY;
 	}
 	return (s + r->time - off);
 }
@@ -196,9 +140,9 @@ footer_lookup(const struct footer *f, int64_t last, int64_t sec, int *off,
 	sec = sec > FOOTER_MAX      ? FOOTER_MAX
 	        : sec < -FOOTER_MAX ? -FOOTER_MAX
 	                            : sec;
-	civil_from_days(fdiv(sec, DAY), &y, &m, &d);
-	abs = days_from_civil(y, 1, 1) * DAY;
-	ysec = (fdiv(sec, DAY) - abs / DAY) * DAY + sec % DAY;
+	civil_from_days(civil_floor_div(sec, DAY), &y, &m, &d);
+	abs = civil_days(y, 1, 1) * DAY;
+	ysec = (civil_floor_div(sec, DAY) - abs / DAY) * DAY + sec % DAY;
 	ss = rule_time(y, &f->start, f->std_off);
 	es = rule_time(y, &f->end, f->dst_off);
 	if (es < ss) {
@@ -578,13 +522,13 @@ static void
 civ(const struct cron_zone *z, int64_t t, struct civ *v)
 {
 	int64_t local = t + cron_zone_offset(z, t);
-	int64_t days = fdiv(local, DAY), rem = local - days * DAY;
+	int64_t days = civil_floor_div(local, DAY), rem = local - days * DAY;
 
 	civil_from_days(days, &v->y, &v->mon, &v->d);
 	v->h = (int)(rem / 3600);
 	v->mi = (int)(rem / 60 % 60);
 	v->s = (int)(rem % 60);
-	v->wday = (int)fmod64(days + 4, 7);
+	v->wday = (int)civil_floor_mod(days + 4, 7);
 }
 
 /* time.Date(y, mon, d, h, mi, s, 0, z): mon and d may overflow. */
@@ -595,9 +539,9 @@ mkdate(const struct cron_zone *z, int64_t y, int mon, int d, int h, int mi,
 	int64_t m0 = mon - 1, unix, start, end, utc;
 	int off;
 
-	y += fdiv(m0, 12);
-	m0 = fmod64(m0, 12);
-	unix = (days_from_civil(y, (int)m0 + 1, 1) + d - 1) * DAY + h * 3600
+	y += civil_floor_div(m0, 12);
+	m0 = civil_floor_mod(m0, 12);
+	unix = (civil_days(y, (int)m0 + 1, 1) + d - 1) * DAY + h * 3600
 	        + mi * 60 + s;
 	lookup(z, unix, &off, &start, &end);
 	if (off != 0) {
@@ -810,7 +754,7 @@ feasible(const struct cron *c)
 		                */
 	}
 	for (int m = 1; m <= 12; m++) {
-		for (int d = 1; d <= mdays(2000, m); d++) {
+		for (int d = 1; d <= civil_days_in_month(2000, m); d++) {
 			if ((c->month >> m & 1) != 0
 			        && (c->dom >> d & 1) != 0) {
 				return (true);
@@ -990,7 +934,7 @@ int
 cron_next(const struct cron *c, int64_t after_ms, int64_t *next_ms)
 {
 	const struct cron_zone *z = c->zone;
-	int64_t t = fdiv(after_ms, 1000) + 1, ylimit;
+	int64_t t = civil_floor_div(after_ms, 1000) + 1, ylimit;
 	bool added = false;
 	long loops = 0;
 	struct civ v;
@@ -1037,7 +981,7 @@ wrap:
 	while ((c->minute >> v.mi & 1) == 0) {
 		if (!added) {
 			added = true;
-			SET(t - fmod64(t, 60));
+			SET(t - civil_floor_mod(t, 60));
 		}
 		SET(t + 60);
 		if (v.mi == 0) {

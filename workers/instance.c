@@ -71,25 +71,6 @@ child_new(struct ictx *c, const char *api, const char *kind, const char *name,
 	return (o);
 }
 
-static json_object *
-copy(json_object *o)
-{
-	json_object *out = NULL;
-
-	if (o != NULL) {
-		json_object_deep_copy(o, &out, NULL);
-	}
-	return (out);
-}
-
-static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
 /* ---- view wrappers (a NULL view is an error, not a crash) ---- */
 
 static int
@@ -158,7 +139,7 @@ skill_ref(json_object *inst, const char *a, const char *b)
 {
 	json_object *skills = jx_get(inst, "spec.skills");
 
-	for (size_t i = 0; i < alen(skills); i++) {
+	for (size_t i = 0; i < jx_array_len(skills); i++) {
 		json_object *s = json_object_array_get_idx(skills, i);
 		const char *ref = jx_get_str(s, "skillPackRef");
 		if (ref != NULL
@@ -215,19 +196,6 @@ otel_endpoint(json_object *inst)
 	return (v != NULL ? v : "");
 }
 
-/* {name, value}; an empty value is omitted, as Go's omitempty does. */
-static void
-add_env(json_object *env, const char *name, const char *value)
-{
-	json_object *e = json_object_new_object();
-
-	json_object_object_add(e, "name", jstr(name));
-	if (value != NULL && value[0] != '\0') {
-		json_object_object_add(e, "value", jstr(value));
-	}
-	json_object_array_add(env, e);
-}
-
 static json_object *
 channel_container(struct ictx *c, const char *type, const char *secret)
 {
@@ -241,11 +209,12 @@ channel_container(struct ictx *c, const char *type, const char *secret)
 	json_object_object_add(ctr, "image", jstr(image));
 	json_object_object_add(ctr, "imagePullPolicy", jstr("IfNotPresent"));
 	snprintf(name, sizeof(name), "sympozium-channel-%s", type);
-	add_env(env, "INSTANCE_NAME", c->name);
-	add_env(env, "EVENT_BUS_URL", INST_EVENT_BUS);
-	add_env(env, "OTEL_EXPORTER_OTLP_ENDPOINT", otel_endpoint(c->inst));
-	add_env(env, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
-	add_env(env, "OTEL_SERVICE_NAME", name);
+	kobj_env_add(env, "INSTANCE_NAME", c->name);
+	kobj_env_add(env, "EVENT_BUS_URL", INST_EVENT_BUS);
+	kobj_env_add(
+	        env, "OTEL_EXPORTER_OTLP_ENDPOINT", otel_endpoint(c->inst));
+	kobj_env_add(env, "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc");
+	kobj_env_add(env, "OTEL_SERVICE_NAME", name);
 	json_object_object_add(ctr, "env", env);
 	if (secret != NULL && secret[0] != '\0') {
 		json_object *from = json_object_new_array();
@@ -434,7 +403,7 @@ reconcile_channels(struct ictx *c)
 	json_object *chans = jx_get(c->inst, "spec.channels");
 	json_object *list = json_object_new_array();
 
-	for (size_t i = 0; i < alen(chans); i++) {
+	for (size_t i = 0; i < jx_array_len(chans); i++) {
 		if (one_channel(c, json_object_array_get_idx(chans, i), list)
 		        < 0) {
 			json_object_put(list);
@@ -508,8 +477,8 @@ memory_container(void)
 	        port, "containerPort", json_object_new_int(8080));
 	json_object_array_add(ports, port);
 	json_object_object_add(ctr, "ports", ports);
-	add_env(env, "MEMORY_DB_PATH", "/data/memory.db");
-	add_env(env, "MEMORY_PORT", "8080");
+	kobj_env_add(env, "MEMORY_DB_PATH", "/data/memory.db");
+	kobj_env_add(env, "MEMORY_PORT", "8080");
 	json_object_object_add(ctr, "env", env);
 	json_object_object_add(m, "name", jstr("memory-db"));
 	json_object_object_add(m, "mountPath", jstr("/data"));
@@ -645,7 +614,7 @@ count_runs(struct ictx *c, struct runs *r)
 		json_object_put(items);
 		return;
 	}
-	for (size_t i = 0; i < alen(items); i++) {
+	for (size_t i = 0; i < jx_array_len(items); i++) {
 		json_object *run = json_object_array_get_idx(items, i);
 		const char *phase = view_row_str(run, R_PHASE);
 		const char *comp = view_row_str(run, R_COMPONENT);
@@ -682,7 +651,7 @@ web_model(json_object *inst)
 	}
 	if (sel != NULL && json_object_is_type(sel, json_type_object)
 	        && json_object_object_length(sel) > 0) {
-		json_object_object_add(m, "nodeSelector", copy(sel));
+		json_object_object_add(m, "nodeSelector", jx_copy(sel));
 	}
 	return (m);
 }
@@ -711,11 +680,12 @@ web_endpoint(struct ictx *c, const struct runs *r)
 	json_object_object_add(spec, "mode", jstr("server"));
 	json_object_object_add(spec, "model", web_model(c->inst));
 	skills = json_object_new_array();
-	json_object_array_add(skills, copy(ref));
+	json_object_array_add(skills, jx_copy(ref));
 	json_object_object_add(spec, "skills", skills);
 	pull = jx_get(c->inst, "spec.imagePullSecrets");
-	if (alen(pull) > 0) {
-		json_object_object_add(spec, "imagePullSecrets", copy(pull));
+	if (jx_array_len(pull) > 0) {
+		json_object_object_add(
+		        spec, "imagePullSecrets", jx_copy(pull));
 	}
 	json_object_object_add(run, "spec", spec);
 	kobj_create(c->out, &kobj_agentruns, run, true);
@@ -729,7 +699,7 @@ static void
 write_status(struct ictx *c, const char *phase, json_object *channels,
         int64_t active)
 {
-	json_object *obj = copy(c->inst);
+	json_object *obj = jx_copy(c->inst);
 	json_object *st = json_object_object_get(obj, "status");
 
 	if (st == NULL || !json_object_is_type(st, json_type_object)) {
@@ -765,7 +735,7 @@ reconcile_delete(struct ictx *c)
 	char mem[NAME_LEN];
 
 	snprintf(mem, sizeof(mem), "%s-memory", c->name);
-	for (size_t i = 0; i < alen(kids); i++) {
+	for (size_t i = 0; i < jx_array_len(kids); i++) {
 		json_object *k = json_object_array_get_idx(kids, i);
 		const char *kind = jx_get_str(k, "kind");
 		const char *comp = kobj_label(k, CONTRACT_LABEL_COMPONENT);

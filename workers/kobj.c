@@ -187,10 +187,7 @@ kobj_set_owner(json_object *child, json_object *owner)
 	json_object *out = json_object_new_array();
 	json_object *r = json_object_new_object();
 
-	for (size_t i = 0;
-	        refs != NULL && json_object_is_type(refs, json_type_array)
-	        && i < json_object_array_length(refs);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		json_object *e = json_object_array_get_idx(refs, i);
 		bool ctl = false;
 		jx_get_bool(e, "controller", &ctl);
@@ -219,10 +216,7 @@ kobj_owned_by(json_object *child, json_object *owner)
 	json_object *refs
 	        = jx_getv(child, "metadata", "ownerReferences", NULL);
 
-	for (size_t i = 0;
-	        refs != NULL && json_object_is_type(refs, json_type_array)
-	        && i < json_object_array_length(refs);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		json_object *e = json_object_array_get_idx(refs, i);
 		bool ctl = false;
 		const char *uid = jx_get_str(e, "uid");
@@ -237,10 +231,7 @@ kobj_owned_by(json_object *child, json_object *owner)
 json_object *
 kobj_child(json_object *children, const char *kind, const char *name)
 {
-	for (size_t i = 0; children != NULL
-	        && json_object_is_type(children, json_type_array)
-	        && i < json_object_array_length(children);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(children); i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *k = jx_get_str(c, "kind");
 		if (k != NULL && strcmp(k, kind) == 0
@@ -375,9 +366,7 @@ condition(json_object *status, const char *type)
 {
 	json_object *conds = jx_get(status, "conditions");
 
-	for (size_t i = 0; json_object_is_type(conds, json_type_array)
-	        && i < json_object_array_length(conds);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		json_object *c = json_object_array_get_idx(conds, i);
 		const char *t = jx_get_str(c, "type");
 		if (t != NULL && strcmp(t, type) == 0) {
@@ -458,6 +447,20 @@ kobj_status_event(
 	}
 }
 
+void
+kobj_env_add(json_object *env, const char *name, const char *value)
+{
+	json_object *e = json_object_new_object();
+
+	json_object_object_add(
+	        e, "name", json_object_new_string(name != NULL ? name : ""));
+	if (value != NULL && value[0] != '\0') {
+		json_object_object_add(
+		        e, "value", json_object_new_string(value));
+	}
+	json_object_array_add(env, e);
+}
+
 static const char *const providers[] = { "anthropic", "azure-openai",
 	"bedrock", "lm-studio", "ollama", "openai", NULL };
 
@@ -465,9 +468,7 @@ const char *
 kobj_resolve_provider(json_object *inst)
 {
 	json_object *refs = jx_get(inst, "spec.authRefs");
-	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
-	        ? json_object_array_length(refs)
-	        : 0;
+	size_t n = jx_array_len(refs);
 	const char *url = jx_get_str(inst, "spec.agents.default.baseURL");
 
 	for (size_t i = 0; i < n; i++) {
@@ -502,9 +503,7 @@ const char *
 kobj_resolve_auth_secret(json_object *inst)
 {
 	json_object *refs = jx_get(inst, "spec.authRefs");
-	size_t n = refs != NULL && json_object_is_type(refs, json_type_array)
-	        ? json_object_array_length(refs)
-	        : 0;
+	size_t n = jx_array_len(refs);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *s = jx_get_str(

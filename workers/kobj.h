@@ -117,6 +117,10 @@ void kobj_eventf(struct rec_out *out, json_object *involved, const char *type,
 void kobj_status_event(
         struct rec_out *out, json_object *obj, json_object *new_status);
 
+/* Appends a container env entry {name, value} to the array env (a NULL
+ * name is ""); an empty or NULL value is omitted, as Go's omitempty does. */
+void kobj_env_add(json_object *env, const char *name, const char *value);
+
 /* spec 0.3 resolveProvider(instance): borrowed static or instance
  * string. */
 const char *kobj_resolve_provider(json_object *instance);

@@ -75,12 +75,6 @@ is_array(json_object *a)
 	return (a != NULL && json_object_is_type(a, json_type_array));
 }
 
-static size_t
-alen(json_object *a)
-{
-	return (is_array(a) ? json_object_array_length(a) : 0);
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -113,10 +107,10 @@ sorted_keys(json_object *o, size_t *n)
 static const char **
 sorted_strings(json_object *a, size_t *n)
 {
-	const char **s = xcalloc(alen(a) + 1, sizeof(*s));
+	const char **s = xcalloc(jx_array_len(a) + 1, sizeof(*s));
 
 	*n = 0;
-	for (size_t i = 0; i < alen(a); i++) {
+	for (size_t i = 0; i < jx_array_len(a); i++) {
 		json_object *e = json_object_array_get_idx(a, i);
 		if (e != NULL && json_object_is_type(e, json_type_string)) {
 			s[(*n)++] = json_object_get_string(e);
@@ -233,7 +227,7 @@ join_args(json_object *args)
 
 	buf_init(&b);
 	buf_puts(&b, "");
-	for (size_t i = 0; i < alen(args); i++) {
+	for (size_t i = 0; i < jx_array_len(args); i++) {
 		if (i > 0) {
 			buf_putc(&b, ',');
 		}
@@ -275,7 +269,7 @@ stdio_env(
 	}
 	free(keys);
 	refs = jx_get(m->dep, "secretRefs");
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *s = jx_get_str(
 		        json_object_array_get_idx(refs, i), "name");
 		if (s != NULL && s[0] != '\0'
@@ -292,13 +286,12 @@ stdio_env(
 static json_object *
 resources(const struct mcp *m)
 {
-	json_object *r = jx_get(m->dep, "resources"), *c = NULL;
+	json_object *r = jx_get(m->dep, "resources");
 
 	if (r == NULL || !json_object_is_type(r, json_type_object)) {
 		return (json_object_new_object());
 	}
-	json_object_deep_copy(r, &c, NULL);
-	return (c);
+	return (jx_copy(r));
 }
 
 static void
@@ -393,7 +386,7 @@ http_env_from(const struct mcp *m)
 	json_object *refs = jx_get(m->dep, "secretRefs");
 	json_object *out = json_object_new_array();
 
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *s = jx_get_str(
 		        json_object_array_get_idx(refs, i), "name");
 		if (s != NULL && s[0] != '\0') {
@@ -411,7 +404,7 @@ http_pod(json_object *pod, const struct mcp *m)
 {
 	json_object *c = json_object_new_object(), *arr, *p;
 	const char *cmd = jx_get_str(m->dep, "cmd");
-	json_object *args = jx_get(m->dep, "args"), *a = NULL;
+	json_object *args = jx_get(m->dep, "args");
 
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
@@ -420,14 +413,13 @@ http_pod(json_object *pod, const struct mcp *m)
 		json_object_array_add(arr, str(cmd));
 		json_object_object_add(c, "command", arr);
 	}
-	if (alen(args) > 0) {
-		json_object_deep_copy(args, &a, NULL);
-		json_object_object_add(c, "args", a);
+	if (jx_array_len(args) > 0) {
+		json_object_object_add(c, "args", jx_copy(args));
 	}
 	if (jx_get(m->dep, "env") != NULL) {
 		json_object_object_add(c, "env", http_env(m));
 	}
-	if (alen(jx_get(m->dep, "secretRefs")) > 0) {
+	if (jx_array_len(jx_get(m->dep, "secretRefs")) > 0) {
 		json_object_object_add(c, "envFrom", http_env_from(m));
 	}
 	json_object_object_add(c, "resources", resources(m));
@@ -462,7 +454,7 @@ find_child(json_object *children, const char *kind, const char *name)
 {
 	bool want_dep = strcmp(kind, "Deployment") == 0;
 
-	for (size_t i = 0; i < alen(children); i++) {
+	for (size_t i = 0; i < jx_array_len(children); i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *k = jx_get_str(c, "kind");
 		bool match = k != NULL
@@ -594,7 +586,7 @@ set_condition(json_object *status, const char *type, const char *st,
 		conds = json_object_new_array();
 		json_object_object_add(status, "conditions", conds);
 	}
-	for (size_t i = 0; i < alen(conds) && c == NULL; i++) {
+	for (size_t i = 0; i < jx_array_len(conds) && c == NULL; i++) {
 		json_object *e = json_object_array_get_idx(conds, i);
 		const char *t = jx_get_str(e, "type");
 		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;
@@ -615,19 +607,6 @@ set_condition(json_object *status, const char *type, const char *st,
 	        c, "observedGeneration", json_object_new_int64(gen));
 	json_object_object_add(c, "reason", str(reason));
 	json_object_object_add(c, "message", str(msg));
-}
-
-/* The current status to edit (a copy; never NULL). */
-static json_object *
-status_copy(json_object *obj)
-{
-	json_object *st = jx_copy_strip(jx_get(obj, "status"), NULL);
-
-	if (st == NULL || !json_object_is_type(st, json_type_object)) {
-		json_object_put(st);
-		st = json_object_new_object();
-	}
-	return (st);
 }
 
 /* ready, url (NULL: removed), toolCount 0. */
@@ -665,7 +644,7 @@ put_status(struct rec_out *out, json_object *obj, json_object *st)
 static void
 external(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 
 	set_fields(st, true, jx_get_str(m->obj, "spec.url"));
 	set_condition(st, "Ready", "True", "External",
@@ -679,7 +658,7 @@ static void
 invalid(const struct rec_in *in, struct rec_out *out, const struct mcp *m,
         const char *why)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 
 	log_warnx("mcpserver %s/%s: %s", m->ns, m->name, why);
 	set_fields(st, false, NULL);
@@ -694,7 +673,7 @@ static void
 managed_status(const struct rec_in *in, struct rec_out *out,
         const struct mcp *m, json_object *dep)
 {
-	json_object *st = status_copy(m->obj);
+	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 	int64_t ready = 0;
 	char *url = xasprintf(
 	        "http://%s.%s.svc:%lld", m->name, m->ns, (long long)m->port);

@@ -66,14 +66,6 @@ struct persona {
 
 /* ---- small JSON helpers ---- */
 
-static size_t
-alen(json_object *a)
-{
-	return (a != NULL && json_object_is_type(a, json_type_array)
-	                ? json_object_array_length(a)
-	                : 0);
-}
-
 static const char *
 str(json_object *o, const char *key)
 {
@@ -84,17 +76,6 @@ str(json_object *o, const char *key)
 	return (v != NULL && json_object_is_type(v, json_type_string)
 	                ? json_object_get_string(v)
 	                : "");
-}
-
-static json_object *
-copy(json_object *o)
-{
-	json_object *c = NULL;
-
-	if (o != NULL) {
-		json_object_deep_copy(o, &c, NULL);
-	}
-	return (c);
 }
 
 static void
@@ -137,7 +118,7 @@ terminating(json_object *o)
 static bool
 in_list(json_object *list, const char *s)
 {
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		json_object *e = json_object_array_get_idx(list, i);
 		if (json_object_is_type(e, json_type_string)
 		        && strcmp(json_object_get_string(e), s) == 0) {
@@ -431,7 +412,7 @@ each_named(struct pass *p, void (*fn)(struct pass *, struct persona *))
 	struct persona ps;
 	char msg[256];
 
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		json_object *o = json_object_array_get_idx(list, i);
 		if (persona_init(p, o, i, &ps, msg, sizeof(msg)) == 0
 		        && !in_list(seen, ps.name)) {
@@ -450,7 +431,7 @@ auth_refs(json_object *refs)
 {
 	json_object *out = json_object_new_array();
 
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		json_object *r = json_object_array_get_idx(refs, i);
 		json_object *o = json_object_new_object();
 		put_opt(o, "provider", str(r, "provider"));
@@ -463,10 +444,10 @@ auth_refs(json_object *refs)
 static bool
 auth_equal(json_object *a, json_object *b)
 {
-	if (alen(a) != alen(b)) {
+	if (jx_array_len(a) != jx_array_len(b)) {
 		return (false);
 	}
-	for (size_t i = 0; i < alen(a); i++) {
+	for (size_t i = 0; i < jx_array_len(a); i++) {
 		json_object *x = json_object_array_get_idx(a, i);
 		json_object *y = json_object_array_get_idx(b, i);
 		if (strcmp(str(x, "provider"), str(y, "provider")) != 0
@@ -517,7 +498,7 @@ skill_ref(const char *name, json_object *params)
 	put_str(r, "skillPackRef", name);
 	if (params != NULL && json_object_is_type(params, json_type_object)
 	        && json_object_object_length(params) > 0) {
-		json_object_object_add(r, "params", copy(params));
+		json_object_object_add(r, "params", jx_copy(params));
 	}
 	return (r);
 }
@@ -530,7 +511,7 @@ build_skills(struct pass *p, struct persona *ps)
 	json_object *params = NULL;
 	bool memory = false, web = false;
 
-	for (size_t i = 0; i < alen(skills); i++) {
+	for (size_t i = 0; i < jx_array_len(skills); i++) {
 		json_object *s = json_object_array_get_idx(skills, i);
 		const char *n = json_object_is_type(s, json_type_string)
 		        ? json_object_get_string(s)
@@ -562,7 +543,7 @@ build_channels(struct pass *p, struct persona *ps)
 	json_object *types = jx_get(ps->o, "channels");
 	json_object *out = json_object_new_array();
 
-	for (size_t i = 0; i < alen(types); i++) {
+	for (size_t i = 0; i < jx_array_len(types); i++) {
 		json_object *t = json_object_array_get_idx(types, i);
 		const char *type = json_object_is_type(t, json_type_string)
 		        ? json_object_get_string(t)
@@ -580,7 +561,8 @@ build_channels(struct pass *p, struct persona *ps)
 			json_object_object_add(ch, "configRef", ref);
 		}
 		if (acl != NULL) {
-			json_object_object_add(ch, "accessControl", copy(acl));
+			json_object_object_add(
+			        ch, "accessControl", jx_copy(acl));
 		}
 		json_object_array_add(out, ch);
 	}
@@ -609,10 +591,10 @@ build_agent(struct pass *p, struct persona *ps)
 	put_str(a, "model", model[0] != '\0' ? model : "gpt-4o");
 	put_opt(a, "baseURL", str(p->spec, "baseURL"));
 	if (sandbox != NULL) {
-		json_object_object_add(a, "agentSandbox", copy(sandbox));
+		json_object_object_add(a, "agentSandbox", jx_copy(sandbox));
 	}
 	if (lifecycle != NULL) {
-		json_object_object_add(a, "lifecycle", copy(lifecycle));
+		json_object_object_add(a, "lifecycle", jx_copy(lifecycle));
 	}
 	return (a);
 }
@@ -631,14 +613,14 @@ build_instance(struct pass *p, struct persona *ps)
 	kobj_set_owner(o, p->pack);
 	json_object_object_add(agents, "default", build_agent(p, ps));
 	json_object_object_add(spec, "agents", agents);
-	if (alen(jx_get(p->spec, "authRefs")) > 0) {
+	if (jx_array_len(jx_get(p->spec, "authRefs")) > 0) {
 		json_object_object_add(spec, "authRefs",
 		        auth_refs(jx_get(p->spec, "authRefs")));
 	}
 	json_object_object_add(spec, "memory", build_memory(ps));
 	json_object_object_add(spec, "observability", observability());
 	json_object_object_add(spec, "skills", build_skills(p, ps));
-	if (alen(chans) > 0) {
+	if (jx_array_len(chans) > 0) {
 		json_object_object_add(spec, "channels", chans);
 	} else {
 		json_object_put(chans);
@@ -656,13 +638,13 @@ same_types(json_object *chans, json_object *types)
 	json_object *have = json_object_new_array();
 	bool same = true;
 
-	for (size_t i = 0; i < alen(chans); i++) {
+	for (size_t i = 0; i < jx_array_len(chans); i++) {
 		const char *t
 		        = str(json_object_array_get_idx(chans, i), "type");
 		json_object_array_add(have, json_object_new_string(t));
 		same &= in_list(types, t);
 	}
-	for (size_t i = 0; same && i < alen(types); i++) {
+	for (size_t i = 0; same && i < jx_array_len(types); i++) {
 		json_object *t = json_object_array_get_idx(types, i);
 		same &= json_object_is_type(t, json_type_string)
 		        && in_list(have, json_object_get_string(t));
@@ -678,7 +660,7 @@ sync_channel_secrets(struct pass *p, json_object *spec)
 	json_object *chans = jx_get(spec, "channels");
 	bool changed = false;
 
-	for (size_t i = 0; i < alen(chans); i++) {
+	for (size_t i = 0; i < jx_array_len(chans); i++) {
 		json_object *ch = json_object_array_get_idx(chans, i);
 		json_object *cfg = jx_getv(
 		        p->spec, "channelConfigs", str(ch, "type"), NULL);
@@ -719,7 +701,8 @@ sync_memory_channels(struct pass *p, struct persona *ps, json_object *spec)
 		put_opt(mem, "systemPrompt", prompt);
 		changed = true;
 	}
-	if (alen(types) > 0 && !same_types(jx_get(spec, "channels"), types)) {
+	if (jx_array_len(types) > 0
+	        && !same_types(jx_get(spec, "channels"), types)) {
 		json_object_object_add(
 		        spec, "channels", build_channels(p, ps));
 		changed = true;
@@ -740,7 +723,7 @@ sync_instance(struct pass *p, struct persona *ps, json_object *inst)
 	bool changed = false;
 
 	if (!auth_equal(jx_get(spec, "authRefs"), refs)) {
-		if (alen(refs) > 0) {
+		if (jx_array_len(refs) > 0) {
 			json_object_object_add(
 			        spec, "authRefs", auth_refs(refs));
 		} else {
@@ -795,7 +778,7 @@ ensure_seeds(struct pass *p, struct persona *ps)
 	char err[256];
 	int rc;
 
-	if (alen(seeds) == 0) {
+	if (jx_array_len(seeds) == 0) {
 		return;
 	}
 	rc = fetch(p, &kobj_configmaps, ps->cm, &cm, err, sizeof(err));
@@ -809,7 +792,7 @@ ensure_seeds(struct pass *p, struct persona *ps)
 	}
 	buf_init(&md);
 	buf_puts(&md, "# Memory\n\n");
-	for (size_t i = 0; i < alen(seeds); i++) {
+	for (size_t i = 0; i < jx_array_len(seeds); i++) {
 		json_object *s = json_object_array_get_idx(seeds, i);
 		if (json_object_is_type(s, json_type_string)) {
 			buf_printf(&md, "- %s\n", json_object_get_string(s));
@@ -955,7 +938,7 @@ ready_condition(struct pass *p, json_object *st, bool error)
 	char ts[TIMEFMT_RFC3339_LEN];
 	int64_t gen;
 
-	for (size_t i = 0; i < alen(conds); i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		c = json_object_array_get_idx(conds, i);
 		if (strcmp(str(c, "type"), "Ready") == 0) {
 			old = c;
@@ -987,7 +970,7 @@ ready_condition(struct pass *p, json_object *st, bool error)
 		}
 		json_object_array_add(out, c);
 	}
-	if (alen(out) > 0) {
+	if (jx_array_len(out) > 0) {
 		json_object_object_add(st, "conditions", out);
 	} else {
 		json_object_object_del(st, "conditions");
@@ -1002,16 +985,16 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 {
 	json_object *cur = jx_get(p->pack, "status");
 	json_object *st = json_object_is_type(cur, json_type_object)
-	        ? copy(cur)
+	        ? jx_copy(cur)
 	        : json_object_new_object();
 	json_object *obj, *w;
 
 	put_str(st, "phase", phase);
 	json_object_object_add(st, "personaCount",
-	        json_object_new_int64((int64_t)alen(personas(p))));
+	        json_object_new_int64((int64_t)jx_array_len(personas(p))));
 	json_object_object_add(st, "installedCount",
-	        json_object_new_int64((int64_t)alen(installed)));
-	if (alen(installed) > 0) {
+	        json_object_new_int64((int64_t)jx_array_len(installed)));
+	if (jx_array_len(installed) > 0) {
 		json_object_object_add(st, "installedPersonas", installed);
 	} else {
 		json_object_object_del(st, "installedPersonas");
@@ -1066,7 +1049,7 @@ deleting(struct pass *p)
 		rec_verdict(p->out, IPC_V_DONE, 0, NULL);
 		return;
 	}
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		if (persona_init(p, json_object_array_get_idx(list, i), i, &ps,
 		            msg, sizeof(msg))
 		                == 0
@@ -1108,7 +1091,7 @@ delete_auth_secrets(struct pass *p)
 	char err[256];
 	int rc, ret = 0;
 
-	for (size_t i = 0; i < alen(refs); i++) {
+	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *s
 		        = str(json_object_array_get_idx(refs, i), "secret");
 		if (s[0] == '\0' || in_list(seen, s)) {
@@ -1142,7 +1125,7 @@ teardown_children(struct pass *p)
 	json_object *ch = p->in->children;
 	size_t left = 0;
 
-	for (size_t i = 0; i < alen(ch); i++) {
+	for (size_t i = 0; i < jx_array_len(ch); i++) {
 		json_object *c = json_object_array_get_idx(ch, i);
 		const char *kind = str(c, "kind");
 		bool inst = strcmp(kind, K_INSTANCE) == 0;
@@ -1172,7 +1155,7 @@ disabled_pack(struct pass *p)
 		        "waiting for %zu stamped objects to go", left);
 		return;
 	}
-	if (alen(jx_get(p->spec, "authRefs")) > 0) {
+	if (jx_array_len(jx_get(p->spec, "authRefs")) > 0) {
 		rc = delete_auth_secrets(p);
 		if (rc == 0) {
 			json_object *patch = json_object_new_object();
@@ -1240,7 +1223,7 @@ enabled_pack(struct pass *p)
 	json_object *seen = json_object_new_array();
 	json_object *installed = json_object_new_array();
 
-	for (size_t i = 0; i < alen(list); i++) {
+	for (size_t i = 0; i < jx_array_len(list); i++) {
 		enabled_persona(p, json_object_array_get_idx(list, i), i, seen,
 		        installed);
 	}

@@ -125,9 +125,7 @@ other_conditions(struct sched *sc, json_object **ours)
 	json_object *keep = json_object_new_array();
 
 	*ours = NULL;
-	for (size_t i = 0; json_object_is_type(conds, json_type_array)
-	        && i < json_object_array_length(conds);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		json_object *c = json_object_array_get_idx(conds, i);
 		const char *t = jx_get_str(c, "type");
 		if (t != NULL && strcmp(t, COND_TYPE) == 0) {
@@ -284,9 +282,7 @@ repair_from_children(struct sched *sc)
 	int64_t total = status_int(sc->status, "totalRuns"), bk = total;
 	int64_t last = status_time(sc->status, "lastRunTime"), created;
 
-	for (size_t i = 0; json_object_is_type(kids, json_type_array)
-	        && i < json_object_array_length(kids);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(kids); i++) {
 		json_object *c = json_object_array_get_idx(kids, i);
 		const char *kind = jx_get_str(c, "kind");
 		int64_t k = suffix(kobj_name(c), sc->name);
@@ -472,9 +468,7 @@ copy_if(json_object *dst, const char *key, json_object *src)
 	                && json_object_array_length(src) == 0);
 
 	if (!empty) {
-		json_object *c = NULL;
-		json_object_deep_copy(src, &c, NULL);
-		json_object_object_add(dst, key, c);
+		json_object_object_add(dst, key, jx_copy(src));
 	}
 }
 
@@ -485,10 +479,8 @@ skills(json_object *inst)
 	json_object *in = jx_get(inst, "spec.skills");
 	json_object *outl = json_object_new_array();
 
-	for (size_t i = 0; json_object_is_type(in, json_type_array)
-	        && i < json_object_array_length(in);
-	        i++) {
-		json_object *s = json_object_array_get_idx(in, i), *c = NULL;
+	for (size_t i = 0; i < jx_array_len(in); i++) {
+		json_object *s = json_object_array_get_idx(in, i);
 		const char *ref = jx_get_str(s, "skillPackRef");
 		if (ref != NULL
 		        && (strcmp(ref, "web-endpoint") == 0
@@ -496,8 +488,7 @@ skills(json_object *inst)
 		                        == 0)) {
 			continue;
 		}
-		json_object_deep_copy(s, &c, NULL);
-		json_object_array_add(outl, c);
+		json_object_array_add(outl, jx_copy(s));
 	}
 	return (outl);
 }
@@ -707,7 +698,6 @@ static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	struct sched sc = { .in = in, .out = out, .obj = in->object };
-	json_object *st;
 
 	if (in->object == NULL) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -731,12 +721,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
 		return;
 	}
-	st = jx_get(sc.obj, "status");
-	if (json_object_is_type(st, json_type_object)) {
-		json_object_deep_copy(st, &sc.status, NULL);
-	} else {
-		sc.status = json_object_new_object();
-	}
+	sc.status = jx_copy_obj(jx_get(sc.obj, "status"));
 	active(&sc);
 	json_object_put(sc.status);
 }

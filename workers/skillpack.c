@@ -167,10 +167,7 @@ build_data(json_object *skills, char *err, size_t errlen)
 static json_object *
 find_cm(json_object *children, const char *name)
 {
-	for (size_t i = 0; children != NULL
-	        && json_object_is_type(children, json_type_array)
-	        && i < json_object_array_length(children);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(children); i++) {
 		json_object *c = json_object_array_get_idx(children, i);
 		const char *kind = jx_get_str(c, "kind");
 		if ((kind == NULL || strcmp(kind, "ConfigMap") == 0)
@@ -276,10 +273,7 @@ has_ready(json_object *status)
 {
 	json_object *conds = jx_get(status, "conditions");
 
-	for (size_t i = 0;
-	        conds != NULL && json_object_is_type(conds, json_type_array)
-	        && i < json_object_array_length(conds);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
 		const char *t = jx_get_str(
 		        json_object_array_get_idx(conds, i), "type");
 		if (t != NULL && strcmp(t, "Ready") == 0) {
@@ -295,14 +289,10 @@ static void
 write_status(const struct rec_in *in, struct rec_out *out, const char *err)
 {
 	json_object *sp = in->object, *skills = skills_of(sp);
-	json_object *st = jx_copy_strip(jx_get(sp, "status"), NULL);
+	json_object *st = jx_copy_obj(jx_get(sp, "status"));
 	int64_t gen = 0;
 
 	jx_get_int(sp, "metadata.generation", &gen);
-	if (st == NULL || !json_object_is_type(st, json_type_object)) {
-		json_object_put(st);
-		st = json_object_new_object();
-	}
 	json_object_object_add(st, "phase",
 	        json_object_new_string(err == NULL ? "Ready" : "Failed"));
 	if (err == NULL) {

@@ -223,10 +223,7 @@ condition(json_object *o, const char *ty)
 {
 	json_object *cs = walk(o, "status.conditions");
 
-	for (size_t i = 0;
-	        cs != NULL && json_object_is_type(cs, json_type_array)
-	        && i < json_object_array_length(cs);
-	        i++) {
+	for (size_t i = 0; i < jx_array_len(cs); i++) {
 		json_object *c = json_object_array_get_idx(cs, i);
 		if (strcmp(text_at(c, "type"), ty) == 0) {
 			return (c);

@@ -452,10 +452,7 @@ memory_servers(struct buf *out)
 	        i++) {
 		json_object *o = json_object_array_get_idx(insts, i);
 		json_object *sk = jx_get(o, "spec.skills");
-		for (size_t j = 0;
-		        sk != NULL && json_object_is_type(sk, json_type_array)
-		        && j < json_object_array_length(sk);
-		        j++) {
+		for (size_t j = 0; j < jx_array_len(sk); j++) {
 			const char *ref
 			        = jx_get_str(json_object_array_get_idx(sk, j),
 			                "skillPackRef");

@@ -176,7 +176,7 @@ fill(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 	} else if (q->what == IPC_VIEW_POD_LOG) {
 		r->text = jx_get_str(e, "v");
 	} else {
-		json_object_deep_copy(jx_get(e, "v"), &r->object, NULL);
+		r->object = jx_copy(jx_get(e, "v"));
 	}
 }
 

@@ -236,6 +236,62 @@ test_strip(void **state)
 }
 
 static void
+test_array_len(void **state)
+{
+	json_object *o = P("{\"a\":[1,2,3],\"e\":[],\"s\":\"abc\","
+	                   "\"o\":{\"x\":1}}");
+
+	(void)state;
+	assert_int_equal(jx_array_len(jx_get(o, "a")), 3);
+	assert_int_equal(jx_array_len(jx_get(o, "e")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "s")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "o")), 0);
+	assert_int_equal(jx_array_len(jx_get(o, "nope")), 0);
+	assert_int_equal(jx_array_len(NULL), 0);
+	json_object_put(o);
+}
+
+/* jx_copy: an independent deep copy, NULL for NULL; jx_copy_obj: the same
+ * for an object, a new empty object for anything else. */
+static void
+test_copy(void **state)
+{
+	json_object *o = P("{\"status\":{\"phase\":\"Ready\",\"n\":[1]},"
+	                   "\"s\":\"x\",\"a\":[1,{\"b\":2}]}");
+	json_object *c;
+
+	(void)state;
+	assert_null(jx_copy(NULL));
+	c = jx_copy(o);
+	assert_non_null(c);
+	assert_ptr_not_equal(c, o);
+	assert_true(jx_equal(c, o));
+	jx_strip(c, "status.phase");
+	assert_non_null(jx_get(o, "status.phase"));
+	json_object_put(c);
+	c = jx_copy(jx_get(o, "a"));
+	assert_true(jx_equal(c, jx_get(o, "a")));
+	assert_ptr_not_equal(
+	        json_object_array_get_idx(c, 1), jx_get(o, "a.1"));
+	json_object_put(c);
+
+	c = jx_copy_obj(jx_get(o, "status"));
+	assert_true(jx_equal(c, jx_get(o, "status")));
+	assert_ptr_not_equal(c, jx_get(o, "status"));
+	json_object_put(c);
+	for (const char *p = "s\0a\0nope\0"; *p != '\0'; p += strlen(p) + 1) {
+		c = jx_copy_obj(jx_get(o, p));
+		assert_true(json_object_is_type(c, json_type_object));
+		assert_int_equal(json_object_object_length(c), 0);
+		json_object_put(c);
+	}
+	c = jx_copy_obj(NULL);
+	assert_int_equal(json_object_object_length(c), 0);
+	json_object_put(c);
+	json_object_put(o);
+}
+
+static void
 test_to_string(void **state)
 {
 	json_object *o = P("{ \"url\" : \"/api/v1\", \"n\": [1, 2.5, true] }");
@@ -394,6 +450,8 @@ main(void)
 		cmocka_unit_test(test_equal),
 		cmocka_unit_test(test_equal_null),
 		cmocka_unit_test(test_strip),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_array_len),
 		cmocka_unit_test(test_to_string),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_ok),

@@ -94,8 +94,7 @@ view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
 		return;
 	}
 	if (rc == 0 && json_object_object_get(obj, "data") != NULL) {
-		json_object_deep_copy(json_object_object_get(obj, "data"), &data,
-		        NULL);
+		data = jx_copy(json_object_object_get(obj, "data"));
 	}
 	json_object_put(obj);
 	write_out(in, out, data);
