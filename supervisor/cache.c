@@ -9,9 +9,9 @@
  * namespace, uid, resourceVersion, controller owner (uid, kind, name),
  * labels as "k\0v\0" pairs and the compact JSON text (managedFields
  * stripped); the header holds 32-bit offsets of those, not pointers (the
- * header is a tenth of the cache's own memory at 10,000 objects).  Three open-addressing hash
- * tables (linear probing, backward-shift deletion, power-of-two sizes)
- * index the entries by key and the groups by owner uid and by namespace;
+ * header is a tenth of the cache's own memory at 10,000 objects).  Three
+ * hash tables (common/strtab.h) index the entries by key and the groups
+ * by owner uid and by namespace;
  * a group links its entries in an intrusive doubly-linked list, so moving
  * an object between owners is O(1).  Label indexes (struct lindex, made on
  * demand by selected listings) link separate nodes per (entry, index),
@@ -23,7 +23,7 @@
 
 #include "common/jsonx.h"
 #include "common/log.h"
-#include "common/strhash.h"
+#include "common/strtab.h"
 #include "common/xmalloc.h"
 #include <json-c/printbuf.h>
 
@@ -96,14 +96,6 @@ struct group {
 	size_t n;
 };
 
-typedef const char *keyof_fn(const void *p);
-
-struct tab {
-	void **slot;
-	size_t cap; /* 0 or a power of two */
-	size_t n;
-	keyof_fn *keyof;
-};
 
 /* A label index (created on the first selected listing that names the
  * key with one value): (namespace, value) -> entries, through nodes. */
@@ -122,7 +114,7 @@ struct lgroup {
 
 struct lindex {
 	char *key;
-	struct tab groups; /* id -> struct lgroup */
+	struct strtab groups; /* id -> struct lgroup */
 };
 
 #define CACHE_MAX_LINDEX 4
@@ -137,93 +129,14 @@ struct lindexes {
 struct cache {
 	char *name;
 	struct lindexes *lx;
-	struct tab items;  /* key -> struct entry */
-	struct tab owners; /* owner uid -> struct group */
-	struct tab nss;    /* namespace -> struct group */
+	struct strtab items;  /* key -> struct entry */
+	struct strtab owners; /* owner uid -> struct group */
+	struct strtab nss;    /* namespace -> struct group */
 	char *rv;
 	bool synced;
 	unsigned gen;
 	size_t bytes; /* entries and groups */
 };
-
-/* ---- hash tables ---- */
-
-/* Slot holding key, or the empty slot where it would go. */
-static size_t
-tab_slot(const struct tab *t, const char *key)
-{
-	size_t mask = t->cap - 1, i = strhash(key) & mask;
-
-	while (t->slot[i] != NULL && strcmp(t->keyof(t->slot[i]), key) != 0) {
-		i = (i + 1) & mask;
-	}
-	return (i);
-}
-
-static void *
-tab_get(const struct tab *t, const char *key)
-{
-	if (t->cap == 0) {
-		return (NULL);
-	}
-	return (t->slot[tab_slot(t, key)]);
-}
-
-static void
-tab_grow(struct tab *t)
-{
-	struct tab old = *t;
-
-	t->cap = old.cap == 0 ? 16 : old.cap * 2;
-	t->slot = xcalloc(t->cap, sizeof(t->slot[0]));
-	for (size_t i = 0; i < old.cap; i++) {
-		if (old.slot[i] != NULL) {
-			t->slot[tab_slot(t, t->keyof(old.slot[i]))]
-			        = old.slot[i];
-		}
-	}
-	free(old.slot);
-}
-
-/* Stores p under its key, replacing an element with the same key. */
-static void
-tab_put(struct tab *t, void *p)
-{
-	size_t i;
-
-	if ((t->n + 1) * 10 > t->cap * 7) {
-		tab_grow(t);
-	}
-	i = tab_slot(t, t->keyof(p));
-	if (t->slot[i] == NULL) {
-		t->n++;
-	}
-	t->slot[i] = p;
-}
-
-/* Removes the element with this key (if any), keeping every probe
- * sequence intact by shifting later elements back. */
-static void
-tab_del(struct tab *t, const char *key)
-{
-	size_t mask = t->cap - 1, i, j, k;
-
-	if (t->cap == 0 || t->slot[i = tab_slot(t, key)] == NULL) {
-		return;
-	}
-	t->slot[i] = NULL;
-	t->n--;
-	for (j = (i + 1) & mask; t->slot[j] != NULL; j = (j + 1) & mask) {
-		k = strhash(t->keyof(t->slot[j])) & mask;
-		/* Move j back to i unless its home k lies in (i, j]. */
-		if (i <= j ? (k > i && k <= j) : (k > i || k <= j)) {
-			continue;
-		}
-		t->slot[i] = t->slot[j];
-		t->slot[j] = NULL;
-		i = j;
-	}
-}
 
 static const char *
 entry_key(const void *p)
@@ -240,21 +153,21 @@ group_key(const void *p)
 /* ---- groups ---- */
 
 static struct link *
-link_of(const struct cache *c, const struct tab *t, struct entry *e)
+link_of(const struct cache *c, const struct strtab *t, struct entry *e)
 {
 	return (t == &c->owners ? &e->own : &e->nsl);
 }
 
 static void
-group_link(struct cache *c, struct tab *t, struct entry *e, const char *id)
+group_link(struct cache *c, struct strtab *t, struct entry *e, const char *id)
 {
-	struct group *g = tab_get(t, id);
+	struct group *g = strtab_get(t, id);
 	struct link *l = link_of(c, t, e);
 
 	if (g == NULL) {
 		g = xcalloc(1, sizeof(*g));
 		g->id = xstrdup(id);
-		tab_put(t, g);
+		strtab_put(t, g);
 		c->bytes += sizeof(*g) + strlen(id) + 1;
 	}
 	l->g = g;
@@ -268,7 +181,7 @@ group_link(struct cache *c, struct tab *t, struct entry *e, const char *id)
 }
 
 static void
-group_unlink(struct cache *c, struct tab *t, struct entry *e)
+group_unlink(struct cache *c, struct strtab *t, struct entry *e)
 {
 	struct link *l = link_of(c, t, e);
 	struct group *g = l->g;
@@ -286,7 +199,7 @@ group_unlink(struct cache *c, struct tab *t, struct entry *e)
 	}
 	l->g = NULL;
 	if (--g->n == 0) {
-		tab_del(t, g->id);
+		strtab_del(t, g->id);
 		c->bytes -= sizeof(*g) + strlen(g->id) + 1;
 		free(g->id);
 		free(g);
@@ -335,10 +248,10 @@ lindex_add(struct lindexes *lx, struct lindex *ix, struct entry *e)
 		return;
 	}
 	id = lgroup_id(e_ns(e), v);
-	if ((g = tab_get(&ix->groups, id)) == NULL) {
+	if ((g = strtab_get(&ix->groups, id)) == NULL) {
 		g = xcalloc(1, sizeof(*g));
 		g->id = id;
-		tab_put(&ix->groups, g);
+		strtab_put(&ix->groups, g);
 		lx->bytes += sizeof(*g) + strlen(id) + 1;
 	} else {
 		free(id);
@@ -377,9 +290,7 @@ lindex_remove(struct lindexes *lx, struct entry *e)
 		}
 		if (--g->n == 0) {
 			for (size_t i = 0; i < lx->n; i++) {
-				if (tab_get(&lx->v[i].groups, g->id) == g) {
-					tab_del(&lx->v[i].groups, g->id);
-				}
+				(void)strtab_remove(&lx->v[i].groups, g);
 			}
 			lx->bytes -= sizeof(*g) + strlen(g->id) + 1;
 			free(g->id);
@@ -406,6 +317,7 @@ lindex_get(const struct cache *c, const char *key)
 {
 	struct lindexes *lx = c->lx;
 	struct lindex *ix;
+	struct entry *e;
 
 	for (size_t i = 0; i < lx->n; i++) {
 		if (strcmp(lx->v[i].key, key) == 0) {
@@ -417,11 +329,9 @@ lindex_get(const struct cache *c, const char *key)
 	}
 	ix = &lx->v[lx->n++];
 	ix->key = xstrdup(key);
-	ix->groups.keyof = lgroup_key;
-	for (size_t i = 0; i < c->items.cap; i++) {
-		if (c->items.slot[i] != NULL) {
-			lindex_add(lx, ix, c->items.slot[i]);
-		}
+	strtab_init(&ix->groups, lgroup_key, NULL, 0);
+	for (size_t pos = 0; (e = strtab_next(&c->items, &pos)) != NULL;) {
+		lindex_add(lx, ix, e);
 	}
 	return (ix);
 }
@@ -430,26 +340,22 @@ static void
 lindexes_free(struct cache *c)
 {
 	struct lindexes *lx = c->lx;
+	struct lgroup *g;
+	struct entry *e;
 
-	for (size_t i = 0; i < c->items.cap; i++) {
-		struct entry *e = c->items.slot[i];
-
-		for (struct lnode *nd = e != NULL ? e->lnodes : NULL, *nx;
-		        nd != NULL; nd = nx) {
+	for (size_t pos = 0; (e = strtab_next(&c->items, &pos)) != NULL;) {
+		for (struct lnode *nd = e->lnodes, *nx; nd != NULL; nd = nx) {
 			nx = nd->enext;
 			free(nd);
 		}
 	}
 	for (size_t i = 0; i < lx->n; i++) {
-		for (size_t j = 0; j < lx->v[i].groups.cap; j++) {
-			struct lgroup *g = lx->v[i].groups.slot[j];
-
-			if (g != NULL) {
-				free(g->id);
-				free(g);
-			}
+		for (size_t pos = 0;
+		        (g = strtab_next(&lx->v[i].groups, &pos)) != NULL;) {
+			free(g->id);
+			free(g);
 		}
-		free(lx->v[i].groups.slot);
+		strtab_fini(&lx->v[i].groups);
 		free(lx->v[i].key);
 	}
 	free(lx);
@@ -727,7 +633,7 @@ fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 static struct entry *
 insert(struct cache *c, struct entry *e)
 {
-	struct entry *old = tab_get(&c->items, e_key(e));
+	struct entry *old = strtab_get(&c->items, e_key(e));
 
 	if (old != NULL) {
 		group_unlink(c, &c->owners, old);
@@ -735,7 +641,7 @@ insert(struct cache *c, struct entry *e)
 		lindex_remove(c->lx, old);
 		c->bytes -= old->size;
 	}
-	tab_put(&c->items, e);
+	strtab_put(&c->items, e);
 	c->bytes += e->size;
 	if (e_owner_uid(e) != NULL) {
 		group_link(c, &c->owners, e, e_owner_uid(e));
@@ -753,7 +659,7 @@ detach(struct cache *c, struct entry *e)
 	group_unlink(c, &c->owners, e);
 	group_unlink(c, &c->nss, e);
 	lindex_remove(c->lx, e);
-	tab_del(&c->items, e_key(e));
+	strtab_del(&c->items, e_key(e));
 	c->bytes -= e->size;
 }
 
@@ -776,37 +682,37 @@ cache_new(const char *name)
 	c->name = xstrdup(name != NULL ? name : "");
 	c->rv = xstrdup("");
 	c->lx = xcalloc(1, sizeof(*c->lx));
-	c->items.keyof = entry_key;
-	c->owners.keyof = group_key;
-	c->nss.keyof = group_key;
+	strtab_init(&c->items, entry_key, NULL, 0);
+	strtab_init(&c->owners, group_key, NULL, 0);
+	strtab_init(&c->nss, group_key, NULL, 0);
 	return (c);
 }
 
 static void
-free_groups(struct tab *t)
+free_groups(struct strtab *t)
 {
-	for (size_t i = 0; i < t->cap; i++) {
-		struct group *g = t->slot[i];
+	struct group *g;
 
-		if (g != NULL) {
-			free(g->id);
-			free(g);
-		}
+	for (size_t pos = 0; (g = strtab_next(t, &pos)) != NULL;) {
+		free(g->id);
+		free(g);
 	}
-	free(t->slot);
+	strtab_fini(t);
 }
 
 void
 cache_free(struct cache *c)
 {
+	struct entry *e;
+
 	if (c == NULL) {
 		return;
 	}
 	lindexes_free(c);
-	for (size_t i = 0; i < c->items.cap; i++) {
-		free(c->items.slot[i]);
+	for (size_t pos = 0; (e = strtab_next(&c->items, &pos)) != NULL;) {
+		free(e);
 	}
-	free(c->items.slot);
+	strtab_fini(&c->items);
 	free_groups(&c->owners);
 	free_groups(&c->nss);
 	free(c->rv);
@@ -841,7 +747,7 @@ apply_delete(struct cache *c, const struct fields *f, struct cache_result *res)
 
 	res->key = make_key(f->ns, f->name);
 	set_rv(c, f->rv);
-	old = tab_get(&c->items, res->key);
+	old = strtab_get(&c->items, res->key);
 	if (old == NULL) {
 		return (CACHE_UNCHANGED);
 	}
@@ -860,7 +766,7 @@ apply_upsert(struct cache *c, json_object *obj, struct cache_result *res)
 	res->key = xstrdup(e_key(e));
 	set_rv(c, e->mem + e->rv);
 	owner_copy(&res->new_owner, e);
-	old = tab_get(&c->items, e_key(e));
+	old = strtab_get(&c->items, e_key(e));
 	if (old != NULL && old->json_len == e->json_len
 	        && memcmp(e_json(old), e_json(e), e->json_len) == 0) {
 		owner_copy(&res->old_owner, old);
@@ -969,13 +875,13 @@ cmp_entry(const void *a, const void *b)
 static struct entry **
 stale_entries(struct cache *c, size_t *np)
 {
-	struct entry **v = xcalloc(c->items.n + 1, sizeof(v[0]));
+	struct entry **v = xcalloc(strtab_len(&c->items) + 1, sizeof(v[0]));
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->items.cap; i++) {
-		struct entry *e = c->items.slot[i];
+	struct entry *e;
 
-		if (e != NULL && e->gen != c->gen) {
+	for (size_t pos = 0; (e = strtab_next(&c->items, &pos)) != NULL;) {
+		if (e->gen != c->gen) {
 			v[n++] = e;
 		}
 	}
@@ -1097,7 +1003,7 @@ cache_get(const struct cache *c, const char *ns, const char *name)
 		return (NULL);
 	}
 	key = make_key(ns, name);
-	e = tab_get(&c->items, key);
+	e = strtab_get(&c->items, key);
 	free(key);
 	return (e != NULL ? e_json(e) : NULL);
 }
@@ -1105,7 +1011,7 @@ cache_get(const struct cache *c, const char *ns, const char *name)
 int
 cache_lookup(const struct cache *c, const char *key, struct cache_item *out)
 {
-	struct entry *e = key != NULL ? tab_get(&c->items, key) : NULL;
+	struct entry *e = key != NULL ? strtab_get(&c->items, key) : NULL;
 
 	if (e == NULL) {
 		return (-1);
@@ -1131,9 +1037,9 @@ static int visit(struct entry **v, size_t n, const struct labelsel *sel,
 
 static struct entry **
 group_entries(
-        const struct cache *c, const struct tab *t, const char *id, size_t *np)
+        const struct cache *c, const struct strtab *t, const char *id, size_t *np)
 {
-	struct group *g = tab_get(t, id);
+	struct group *g = strtab_get(t, id);
 	struct entry **v, *e;
 	size_t n = 0;
 
@@ -1240,13 +1146,13 @@ visit(struct entry **v, size_t n, const struct labelsel *sel,
 static struct entry **
 all_entries(const struct cache *c, size_t *np)
 {
-	struct entry **v = xcalloc(c->items.n + 1, sizeof(v[0]));
+	struct entry **v = xcalloc(strtab_len(&c->items) + 1, sizeof(v[0]));
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->items.cap; i++) {
-		if (c->items.slot[i] != NULL) {
-			v[n++] = c->items.slot[i];
-		}
+	struct entry *e;
+
+	for (size_t pos = 0; (e = strtab_next(&c->items, &pos)) != NULL;) {
+		v[n++] = e;
 	}
 	*np = n;
 	return (v);
@@ -1271,7 +1177,7 @@ label_entries(const struct cache *c, const char *ns, const char *selector,
 	}
 	ix = lindex_get(c, key);
 	id = lgroup_id(ns, value);
-	g = ix != NULL ? tab_get(&ix->groups, id) : NULL;
+	g = ix != NULL ? strtab_get(&ix->groups, id) : NULL;
 	free(key);
 	free(value);
 	free(id);
@@ -1346,7 +1252,7 @@ cache_item_raw(const struct cache_item *it)
 size_t
 cache_count(const struct cache *c)
 {
-	return (c->items.n);
+	return (strtab_len(&c->items));
 }
 
 size_t
@@ -1355,12 +1261,12 @@ cache_bytes(const struct cache *c)
 	size_t lx = sizeof(*c->lx) + c->lx->bytes;
 
 	for (size_t i = 0; i < c->lx->n; i++) {
-		lx += c->lx->v[i].groups.cap * sizeof(void *);
+		lx += strtab_bytes(&c->lx->v[i].groups);
 	}
 	return (lx + sizeof(*c) + strlen(c->name) + 1 + strlen(c->rv) + 1
 	        + c->bytes
-	        + (c->items.cap + c->owners.cap + c->nss.cap)
-	                * sizeof(void *));
+	        + strtab_bytes(&c->items) + strtab_bytes(&c->owners)
+	        + strtab_bytes(&c->nss));
 }
 
 void
