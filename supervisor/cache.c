@@ -1125,8 +1125,8 @@ visit(struct entry **v, size_t n, const struct labelsel *sel,
 	int rc = 0;
 
 	/* Filter, then sort only the matches: a selected list of a few
-	 * objects in a namespace of thousands sorts a few (issue 7 start
-	 * benchmark, docs-bench2.md). */
+	 * objects in a namespace of thousands sorts a few (the start
+	 * benchmark, docs/benchmarks.md). */
 	for (size_t i = 0; i < n; i++) {
 		if (sel == NULL || labelsel_match(sel, label_get, v[i])) {
 			v[m++] = v[i];

@@ -488,8 +488,8 @@ list_complete(struct src *s)
 	}
 	/* A list's parsed items are many small json-c allocations: give
 	 * the freed pages back to the system, or the supervisor keeps the
-	 * peak of its largest list resident (issue 7 memory benchmark,
-	 * docs-bench2.md). */
+	 * peak of its largest list resident (the memory benchmark,
+	 * docs/benchmarks.md). */
 	malloc_trim(0);
 	if (s->reported_sync) {
 		return;

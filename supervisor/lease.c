@@ -330,8 +330,8 @@ attempt_failed(struct lease *l, int64_t now)
 /* The record is held by another: retry after the jittered period, or
  * as soon as our observation of it expires if that comes first, so a
  * holder that died is replaced within the lease duration plus the
- * observation lag, not plus another retry period (issue 7 handover
- * benchmark, docs-bench2.md). */
+ * observation lag, not plus another retry period (the handover
+ * benchmark, docs/benchmarks.md). */
 static void
 held_by_other(struct lease *l, int64_t now)
 {

@@ -44,7 +44,7 @@ main(int argc, char **argv)
 	char err[512];
 
 	/* before nng's and libcurl's threads exist: one arena each would
-	 * keep its own freed pages (README "Targets", memory) */
+	 * keep its own freed pages (supervisor/README.md, Memory) */
 	mtune_arenas(SUP_ARENAS);
 	if (cfg_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "sympoziumd: %s\n", err);

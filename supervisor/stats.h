@@ -5,7 +5,7 @@
  *
  * Two kinds of figures:
  *   - counters and histograms, fed by small hooks where things happen
- *     (stats_reconcile() in dispatch.c, stats_api() in the request
+ *     (stats_reconcile() in settle.c, stats_api() in the request
  *     callbacks of informer.c, writer.c, leader.c and views.c, ...);
  *   - gauges copied from the modules that own them (worker slots from
  *     workers.c, queue depths from queue.c, caches from informer.c, the

@@ -609,7 +609,7 @@ sup_run(struct sup *s)
 	int64_t now = timefmt_now_ms_mono();
 
 	/* informers: one LIST+WATCH each; watches sharing one count once
-	 * (tests/integration/test_chaos.c reads the first number) */
+	 * (tests/chaos/ reads the first number) */
 	log_info("starting %zu controller(s), %zu informer(s) for %zu "
 	         "watch(es), runtime %s",
 	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);

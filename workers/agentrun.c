@@ -330,8 +330,8 @@ completed(struct ctx *c)
 	/* Without our finalizer the cluster RBAC cleanup has already run:
 	 * the writer stops at the first failed write, and the finalizer
 	 * goes after the deletes in the same result.  Skipping spares two
-	 * live LISTs per completed run on every resync and start-up (issue
-	 * 7 start benchmark, docs-bench2.md). */
+	 * live LISTs per completed run on every resync and start-up (the
+	 * start benchmark, docs/benchmarks.md). */
 	if (has_finalizer(c->run)) {
 		delete_cluster_rbac(c);
 	}

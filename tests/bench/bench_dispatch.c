@@ -5,7 +5,7 @@
  * each prints absolute figures, the baseline measured in the same run, the
  * ratio, and PASS or MISS per target.  Exit status 1 only on errors.
  *
- * Phases (docs-bench1.md has the method):
+ * Phases (tests/bench/README.md has the method):
  *  ipc       WORK round trips to an echoing child over ipc_sock (nng);
  *            baseline: the same over a plain AF_UNIX SOCK_SEQPACKET pair.
  *  latency   bin/tests/sympoziumd-test (sympoziumd with the test

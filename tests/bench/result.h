@@ -3,7 +3,7 @@
  * (tests/bench/bench_*.c) prints on stdout, one per figure that matters,
  * besides its human table.  tests/bench/report.py collects them from the
  * output `make bench` keeps in build/bench/NAME.out and writes the table in
- * README.md.  One line, fields separated by tabs:
+ * docs/benchmarks.md.  One line, fields separated by tabs:
  *
  *   RESULT bench figure value unit baseline ratio target verdict
  *

@@ -4,7 +4,7 @@
  * client (OPLOAD_CLIENTS threads sending n requests a caller builds), the
  * memory figures of a process from /proc (PSS, peak RSS), and the raw JSON
  * the supervisor's watches select (managedFields stripped), which the
- * README's memory target is stated against.
+ * memory target (docs/benchmarks.md) is stated against.
  *
  * Functions print the reason of a failure on stderr and never call
  * cmocka.  The caller runs curl_global_init() first.
@@ -47,7 +47,7 @@ struct opload_raw {
 /* Lists every watch of the supervisor (supervisor/ctrl.c, every
  * controller) on base, cluster-wide.  Returns 0, or -1. */
 int opload_raw_json(const char *base, struct opload_raw *out);
-/* The README's supervisor target for raw: 1.5 x raw + 8 MiB, in bytes. */
+/* The supervisor's memory target for raw: 1.5 x raw + 8 MiB, in bytes. */
 double opload_sup_limit(const struct opload_raw *raw);
 
 #endif
