@@ -11,12 +11,15 @@
 #include <stddef.h>
 
 struct buf {
-	char	*data;	/* NULL until the first append */
-	size_t	 len;	/* bytes used, not counting the NUL */
-	size_t	 cap;	/* bytes allocated */
+	char *data; /* NULL until the first append */
+	size_t len; /* bytes used, not counting the NUL */
+	size_t cap; /* bytes allocated */
 };
 
-#define BUF_INIT { NULL, 0, 0 }
+#define BUF_INIT                                                              \
+	{                                                                     \
+		NULL, 0, 0                                                    \
+	}
 
 void buf_init(struct buf *b);
 void buf_fini(struct buf *b);
@@ -26,9 +29,9 @@ void buf_append(struct buf *b, const void *p, size_t n);
 void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+        __attribute__((format(printf, 2, 0)));
 /* Drops the first n bytes (n > len drops everything). */
 void buf_consume(struct buf *b, size_t n);
 /* Returns the bytes as a NUL-terminated string the caller frees with free();

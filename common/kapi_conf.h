@@ -23,28 +23,28 @@
 #define KAPI_TOKEN_REFRESH_MS 60000
 
 struct kapi_conf {
-	char	*server;	/* "https://host:port", no trailing slash */
-	char	*ca_pem;	/* CA bundle (PEM), NULL = system roots */
-	size_t	 ca_len;
-	char	*cert_pem;	/* client certificate (PEM) or NULL */
-	size_t	 cert_len;
-	char	*key_pem;	/* client key (PEM) or NULL */
-	size_t	 key_len;
-	bool	 insecure;	/* insecure-skip-tls-verify */
-	char	*tls_server_name; /* SNI / name to verify, or NULL */
-	char	*namespace;	/* context namespace, else "default" */
-	char	*username;	/* basic auth, or NULL */
-	char	*password;
-	char	*context;	/* name of the context used, or NULL */
-	bool	 in_cluster;	/* loaded from the service-account files */
+	char *server; /* "https://host:port", no trailing slash */
+	char *ca_pem; /* CA bundle (PEM), NULL = system roots */
+	size_t ca_len;
+	char *cert_pem; /* client certificate (PEM) or NULL */
+	size_t cert_len;
+	char *key_pem; /* client key (PEM) or NULL */
+	size_t key_len;
+	bool insecure;         /* insecure-skip-tls-verify */
+	char *tls_server_name; /* SNI / name to verify, or NULL */
+	char *namespace;       /* context namespace, else "default" */
+	char *username;        /* basic auth, or NULL */
+	char *password;
+	char *context;   /* name of the context used, or NULL */
+	bool in_cluster; /* loaded from the service-account files */
 
 	/* Bearer token: a static token, or a file re-read at most every
 	 * KAPI_TOKEN_REFRESH_MS and at the next use after an invalidate.
 	 * When both are set the file wins while it can be read. */
-	char	*token;		/* current token, or NULL */
-	char	*token_file;	/* absolute path, or NULL */
-	int64_t	 token_read_ms;	/* when token_file was last read */
-	bool	 token_stale;	/* set after a 401 */
+	char *token;           /* current token, or NULL */
+	char *token_file;      /* absolute path, or NULL */
+	int64_t token_read_ms; /* when token_file was last read */
+	bool token_stale;      /* set after a 401 */
 };
 
 /*
@@ -59,14 +59,14 @@ struct kapi_conf {
  * ~/.kube/config.  context overrides current-context when non-NULL.
  */
 struct kapi_conf *kapi_conf_load(const char *explicit_path,
-    const char *context, char *err, size_t errlen);
+        const char *context, char *err, size_t errlen);
 /* paths: a KUBECONFIG-style list ("a:b"). */
-struct kapi_conf *kapi_conf_from_kubeconfig(const char *paths,
-    const char *context, char *err, size_t errlen);
+struct kapi_conf *kapi_conf_from_kubeconfig(
+        const char *paths, const char *context, char *err, size_t errlen);
 /* sa_dir: the service-account directory (KAPI_SA_DIR in a pod; tests pass
  * their own).  Host and port come from the environment. */
-struct kapi_conf *kapi_conf_in_cluster(const char *sa_dir, char *err,
-    size_t errlen);
+struct kapi_conf *kapi_conf_in_cluster(
+        const char *sa_dir, char *err, size_t errlen);
 void kapi_conf_free(struct kapi_conf *conf);
 
 /*

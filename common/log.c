@@ -18,10 +18,10 @@
 #define LOG_LINE_MAX 8192
 
 static struct {
-	char		 title[64];
-	enum log_format	 format;
-	int		 verbose;
-	int		 fd;
+	char title[64];
+	enum log_format format;
+	int verbose;
+	int fd;
 } lg = { "sympozium", LOG_FORMAT_TEXT, 0, -1 };
 
 static const char *const level_names[] = {
@@ -104,8 +104,8 @@ stamp(char *out, size_t len)
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	n = (size_t)snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	        tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	        tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
 	return (n < len ? n : len - 1);
 }
 
@@ -149,15 +149,15 @@ emit(enum log_level level, const char *msg)
 	stamp(ts, sizeof(ts));
 	if (lg.format == LOG_FORMAT_JSON) {
 		pos = (size_t)snprintf(line, sizeof(line),
-		    "{\"proc\":\"%s\",\"ts\":\"%s\",\"level\":\"%s\","
-		    "\"pid\":%ld,\"msg\":\"",
-		    lg.title, ts, level_names[level], (long)getpid());
+		        "{\"proc\":\"%s\",\"ts\":\"%s\",\"level\":\"%s\","
+		        "\"pid\":%ld,\"msg\":\"",
+		        lg.title, ts, level_names[level], (long)getpid());
 		put_escaped(line, &pos, sizeof(line) - 4, msg, true);
 		memcpy(line + pos, "\"}\n", 3);
 		pos += 3;
 	} else {
-		pos = (size_t)snprintf(line, sizeof(line), "%s %s %s: ",
-		    lg.title, ts, level_names[level]);
+		pos = (size_t)snprintf(line, sizeof(line),
+		        "%s %s %s: ", lg.title, ts, level_names[level]);
 		put_escaped(line, &pos, sizeof(line) - 2, msg, false);
 		line[pos++] = '\n';
 	}
@@ -181,7 +181,7 @@ log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
 	}
 	if (errnum != 0 && (size_t)n < sizeof(msg)) {
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
-		    strerror(errnum));
+		        strerror(errnum));
 	}
 	emit(level, msg);
 }
@@ -196,15 +196,15 @@ log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-#define LOG_FN(name, level, witherr)                                    \
-	void name(const char *fmt, ...)                                 \
-	{                                                               \
-		va_list ap;                                             \
-		int saved = errno;                                      \
-		va_start(ap, fmt);                                      \
-		log_vmsg(level, (witherr) ? saved : 0, fmt, ap);        \
-		va_end(ap);                                             \
-		errno = saved;                                          \
+#define LOG_FN(name, level, witherr)                                          \
+	void name(const char *fmt, ...)                                       \
+	{                                                                     \
+		va_list ap;                                                   \
+		int saved = errno;                                            \
+		va_start(ap, fmt);                                            \
+		log_vmsg(level, (witherr) ? saved : 0, fmt, ap);              \
+		va_end(ap);                                                   \
+		errno = saved;                                                \
 	}
 
 LOG_FN(log_error, LOG_LEVEL_ERROR, 0)

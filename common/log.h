@@ -49,13 +49,13 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_msg(enum log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
+        __attribute__((format(printf, 3, 0)));
 
 void fatal(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
+        __attribute__((format(printf, 1, 2), noreturn));
 void fatalx(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
+        __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

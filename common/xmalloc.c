@@ -11,14 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static void __attribute__((noreturn))
-oom(size_t n)
+static void __attribute__((noreturn)) oom(size_t n)
 {
 	char msg[96];
 	int len;
 
 	len = snprintf(msg, sizeof(msg),
-	    "xmalloc: out of memory trying to allocate %zu bytes\n", n);
+	        "xmalloc: out of memory trying to allocate %zu bytes\n", n);
 	if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0) {
 		/* nothing left to report with */
 	}

@@ -1050,8 +1050,8 @@ ipc_result_read(const struct ipc_msg *m, struct ipc_result *out)
 }
 
 int
-ipc_result_decode(
-        const struct ipc_msg *m, struct ipc_result *out, struct ipc_write **ops)
+ipc_result_decode(const struct ipc_msg *m, struct ipc_result *out,
+        struct ipc_write **ops)
 {
 	struct chk c;
 

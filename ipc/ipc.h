@@ -314,8 +314,8 @@ void ipc_write_set_propagation(json_object *write, const char *propagation);
  * are none; free() it): each borrows from m's body as *out does.  The
  * supervisor's one decode of a RESULT (supervisor/workers.c).  Returns 0,
  * or -1 (then *ops is NULL). */
-int ipc_result_decode(
-        const struct ipc_msg *m, struct ipc_result *out, struct ipc_write **ops);
+int ipc_result_decode(const struct ipc_msg *m, struct ipc_result *out,
+        struct ipc_write **ops);
 /* Fills *out from write i of a read RESULT.  Returns 0, or -1 when i is out
  * of range. */
 int ipc_result_write(
@@ -328,11 +328,11 @@ struct ipc_view_req {
 	enum ipc_view_what what;
 	struct ipc_res res; /* all NULL when absent */
 	bool has_res;
-	const char *namespace;      /* NULL when absent */
-	const char *name;           /* NULL when absent */
-	const char *label_selector; /* NULL when absent */
-	int64_t tail_lines;         /* -1 when absent */
-	const char *container;      /* NULL when absent */
+	const char *namespace;              /* NULL when absent */
+	const char *name;                   /* NULL when absent */
+	const char *label_selector;         /* NULL when absent */
+	int64_t tail_lines;                 /* -1 when absent */
+	const char *container;              /* NULL when absent */
 	const char *fields[IPC_FIELDS_MAX]; /* a list's projection */
 	size_t nfields;                     /* 0: full objects */
 };

@@ -152,8 +152,7 @@ leaf(struct kcert *tc, X509 *ca, EVP_PKEY *cakey, const char *cn,
 }
 
 int
-kcert_generate(
-        struct kcert *tc, const char *client_cn, const char *client_org)
+kcert_generate(struct kcert *tc, const char *client_cn, const char *client_org)
 {
 	static const int nids[] = { NID_basic_constraints, NID_key_usage,
 		NID_subject_key_identifier };

@@ -38,7 +38,7 @@ void kctrl_stop(struct kctrl *ctl);
 
 /* The admin endpoint /_kubesim/kubelet (a khttp_admin_fn; arg is the
  * struct kctrl): see kubesim/README.md for its requests. */
-void kctrl_admin(void *arg, const struct kreq *rq, const char *sub,
-        struct kresp *rs);
+void kctrl_admin(
+        void *arg, const struct kreq *rq, const char *sub, struct kresp *rs);
 
 #endif

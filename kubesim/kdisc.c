@@ -36,8 +36,8 @@ health(const struct kreq *rq, const struct kroute *rt, struct kresp *rs)
 {
 	rs->ctype = "text/plain; charset=utf-8";
 	if (kreq_q(rq, "verbose") != NULL) {
-		buf_printf(&rs->body, "[+]ping ok\n[+]log ok\n%s check passed\n",
-		        rt->rest);
+		buf_printf(&rs->body,
+		        "[+]ping ok\n[+]log ok\n%s check passed\n", rt->rest);
 	} else {
 		buf_puts(&rs->body, "ok");
 	}
@@ -56,8 +56,8 @@ send_doc(struct kresp *rs, json_object *doc)
 }
 
 void
-kdisc_handle(struct ksrv *ks, const struct kreq *rq,
-        const struct kroute *rt, struct kresp *rs)
+kdisc_handle(struct ksrv *ks, const struct kreq *rq, const struct kroute *rt,
+        struct kresp *rs)
 {
 	rs->verb = "get";
 	if (strcmp(rq->method, "GET") != 0) {
@@ -84,8 +84,8 @@ kdisc_handle(struct ksrv *ks, const struct kreq *rq,
 		send_doc(rs, kres_group(ks->reg, rt->group));
 		break;
 	case KROUTE_GV:
-		send_doc(rs, kres_resource_list(ks->reg, rt->group,
-		                     rt->version));
+		send_doc(rs,
+		        kres_resource_list(ks->reg, rt->group, rt->version));
 		break;
 	case KROUTE_OPENAPI_ROOT:
 		send_doc(rs, kres_openapi_root(ks->reg));

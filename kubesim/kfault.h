@@ -20,14 +20,14 @@ void kfault_free(struct kfault *f);
 
 /* Adds a rule from a --fault flag value (syntax in
  * kubesim/README.md).  Returns 0, or -1 with a reason in err. */
-int kfault_add_spec(struct kfault *f, const char *spec, char *err,
-        size_t errlen);
+int kfault_add_spec(
+        struct kfault *f, const char *spec, char *err, size_t errlen);
 
 /* The khttp hooks; arg is the struct kfault. */
 bool kfault_filter(void *arg, const struct kreq *rq, const char *verb,
         const char *plural, struct kresp *rs);
 bool kfault_accept(void *arg);
-void kfault_admin(void *arg, const struct kreq *rq, const char *sub,
-        struct kresp *rs);
+void kfault_admin(
+        void *arg, const struct kreq *rq, const char *sub, struct kresp *rs);
 
 #endif

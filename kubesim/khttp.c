@@ -63,9 +63,10 @@ json_str(struct buf *b, const char *s)
 {
 	json_object *o = json_object_new_string(s != NULL ? s : "");
 
-	buf_puts(b, json_object_to_json_string_ext(o,
-	                    JSON_C_TO_STRING_PLAIN |
-	                            JSON_C_TO_STRING_NOSLASHESCAPE));
+	buf_puts(b,
+	        json_object_to_json_string_ext(o,
+	                JSON_C_TO_STRING_PLAIN
+	                        | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
@@ -101,8 +102,9 @@ log_request(struct khttp *h, struct MHD_Connection *mc, const struct conn *c,
 	buf_puts(&b, ",\"query\":");
 	json_str(&b, buf_str(&q));
 	buf_printf(&b, ",\"code\":%d,\"userAgent\":", rs->code);
-	json_str(&b, MHD_lookup_connection_value(
-	                     mc, MHD_HEADER_KIND, "User-Agent"));
+	json_str(&b,
+	        MHD_lookup_connection_value(
+	                mc, MHD_HEADER_KIND, "User-Agent"));
 	if (rs->rv != 0) {
 		buf_printf(&b, ",\"rv\":\"%" PRIu64 "\"", rs->rv);
 	}
@@ -116,8 +118,8 @@ log_request(struct khttp *h, struct MHD_Connection *mc, const struct conn *c,
 }
 
 static enum MHD_Result
-collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-        const char *value)
+collect_arg(
+        void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	struct conn *c = cls;
 
@@ -141,8 +143,8 @@ authorized(struct khttp *h, struct MHD_Connection *mc)
 		return (true);
 	}
 	a = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization");
-	return (a != NULL && strncmp(a, "Bearer ", 7) == 0 &&
-	        strcmp(a + 7, h->token) == 0);
+	return (a != NULL && strncmp(a, "Bearer ", 7) == 0
+	        && strcmp(a + 7, h->token) == 0);
 }
 
 static void
@@ -172,8 +174,8 @@ admin(struct khttp *h, const struct kreq *rq, struct kresp *rs)
 
 	rs->verb = "admin";
 	for (size_t i = 0; i < h->nadmins; i++) {
-		if (strlen(h->admins[i].name) == n &&
-		        strncmp(p, h->admins[i].name, n) == 0) {
+		if (strlen(h->admins[i].name) == n
+		        && strncmp(p, h->admins[i].name, n) == 0) {
 			h->admins[i].fn(h->admins[i].arg, rq,
 			        p[n] == '/' ? p + n + 1 : "", rs);
 			return;
@@ -188,8 +190,8 @@ admin(struct khttp *h, const struct kreq *rq, struct kresp *rs)
 }
 
 void
-khttp_admin_register(struct khttp *h, const char *name, khttp_admin_fn fn,
-        void *arg)
+khttp_admin_register(
+        struct khttp *h, const char *name, khttp_admin_fn fn, void *arg)
 {
 	if (h->nadmins == MAX_ADMINS) {
 		fatalx("khttp: too many admin endpoints");
@@ -284,8 +286,8 @@ filtered(struct khttp *h, const struct kreq *rq, struct kresp *rs)
 		return (false);
 	}
 	verb = kverb_classify(rq, &plural);
-	answered = h->filter(h->filter_arg, rq, verb,
-	        plural != NULL ? plural : "", rs);
+	answered = h->filter(
+	        h->filter_arg, rq, verb, plural != NULL ? plural : "", rs);
 	free(plural);
 	if (answered && rs->verb == NULL) {
 		rs->verb = verb;
@@ -298,16 +300,16 @@ serve(struct khttp *h, struct MHD_Connection *mc, struct conn *c,
         const char *url, const char *method, struct kresp *rs)
 {
 	struct kreq rq = {
-	        .method = method,
-	        .path = url,
-	        .q = c->q,
-	        .nq = c->nq,
-	        .ctype = MHD_lookup_connection_value(
-	                mc, MHD_HEADER_KIND, "Content-Type"),
-	        .accept = MHD_lookup_connection_value(
-	                mc, MHD_HEADER_KIND, "Accept"),
-	        .body = c->body.data != NULL ? c->body.data : "",
-	        .body_len = c->body.len,
+		.method = method,
+		.path = url,
+		.q = c->q,
+		.nq = c->nq,
+		.ctype = MHD_lookup_connection_value(
+		        mc, MHD_HEADER_KIND, "Content-Type"),
+		.accept
+		= MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Accept"),
+		.body = c->body.data != NULL ? c->body.data : "",
+		.body_len = c->body.len,
 	};
 
 	if (!authorized(h, mc)) {
@@ -385,8 +387,8 @@ static int
 listen_on(const char *spec, char *host, size_t hostlen, int *port)
 {
 	char *s = xstrdup(spec), *h = s, *p = strrchr(s, ':');
-	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_PASSIVE,
-	        .ai_socktype = SOCK_STREAM};
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_PASSIVE,
+		.ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -409,9 +411,9 @@ listen_on(const char *spec, char *host, size_t hostlen, int *port)
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-	        listen(fd, 512) != 0 ||
-	        getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0
+	        || listen(fd, 512) != 0
+	        || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
 		log_warn("--listen %s", spec);
 		if (fd >= 0) {
 			close(fd);
@@ -421,8 +423,8 @@ listen_on(const char *spec, char *host, size_t hostlen, int *port)
 		*port = ntohs(ss.ss_family == AF_INET6
 		                ? ((struct sockaddr_in6 *)&ss)->sin6_port
 		                : ((struct sockaddr_in *)&ss)->sin_port);
-		snprintf(host, hostlen, ai->ai_family == AF_INET6 ? "[%s]" : "%s",
-		        h);
+		snprintf(host, hostlen,
+		        ai->ai_family == AF_INET6 ? "[%s]" : "%s", h);
 	}
 	freeaddrinfo(ai);
 	free(s);
@@ -430,13 +432,13 @@ listen_on(const char *spec, char *host, size_t hostlen, int *port)
 }
 
 struct khttp *
-khttp_start(struct ksrv *ks, const struct khttp_opts *o, char *url,
-        size_t urllen)
+khttp_start(
+        struct ksrv *ks, const struct khttp_opts *o, char *url, size_t urllen)
 {
 	struct khttp *h = xcalloc(1, sizeof(*h));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
-	        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-	        MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD
+	        | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL
+	        | MHD_USE_ERROR_LOG;
 	char host[128];
 	int port = 0;
 
@@ -446,8 +448,8 @@ khttp_start(struct ksrv *ks, const struct khttp_opts *o, char *url,
 	if (h->fd < 0) {
 		goto fail;
 	}
-	if (o->request_log != NULL &&
-	        (h->log = fopen(o->request_log, "ae")) == NULL) {
+	if (o->request_log != NULL
+	        && (h->log = fopen(o->request_log, "ae")) == NULL) {
 		log_warn("--request-log %s", o->request_log);
 		goto fail;
 	}
@@ -456,9 +458,10 @@ khttp_start(struct ksrv *ks, const struct khttp_opts *o, char *url,
 		flags |= MHD_USE_TLS;
 	}
 	struct MHD_OptionItem tls[] = {
-	        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem},
-	        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->cert_pem},
-	        {MHD_OPTION_END, 0, NULL},
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->key_pem },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0,
+		        (void *)(uintptr_t)o->cert_pem },
+		{ MHD_OPTION_END, 0, NULL },
 	};
 	if (o->cert_pem == NULL) {
 		tls[0].option = MHD_OPTION_END;

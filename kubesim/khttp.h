@@ -23,8 +23,8 @@ struct khttp;
 
 /* An admin endpoint: /_kubesim/<name>[/<sub>] is given to fn with sub
  * ("" when absent).  fn fills rs; it runs without the store lock. */
-typedef void (*khttp_admin_fn)(void *arg, const struct kreq *rq,
-        const char *sub, struct kresp *rs);
+typedef void (*khttp_admin_fn)(
+        void *arg, const struct kreq *rq, const char *sub, struct kresp *rs);
 
 /* A filter run before every non-admin request, without the store lock,
  * with the request's verb ("get", "list", "watch", "create", "update",
@@ -40,11 +40,11 @@ typedef bool (*khttp_accept_fn)(void *arg);
 
 /* Listens and serves ks until khttp_stop.  Writes the base URL
  * ("http://127.0.0.1:PORT") into url.  NULL on error (logged). */
-struct khttp *khttp_start(struct ksrv *ks, const struct khttp_opts *o,
-        char *url, size_t urllen);
+struct khttp *khttp_start(
+        struct ksrv *ks, const struct khttp_opts *o, char *url, size_t urllen);
 /* Registration, before requests arrive (right after khttp_start). */
-void khttp_admin_register(struct khttp *h, const char *name,
-        khttp_admin_fn fn, void *arg);
+void khttp_admin_register(
+        struct khttp *h, const char *name, khttp_admin_fn fn, void *arg);
 void khttp_set_filter(struct khttp *h, khttp_filter_fn fn, void *arg);
 void khttp_set_accept(struct khttp *h, khttp_accept_fn fn, void *arg);
 

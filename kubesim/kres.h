@@ -34,13 +34,13 @@ enum kres_flag {
 };
 
 struct kres {
-	char *group;     /* "" for core */
-	char *version;   /* "v1" */
-	char *plural;    /* "deployments" */
-	char *singular;  /* "deployment" */
-	char *kind;      /* "Deployment" */
-	char *list_kind; /* "DeploymentList" */
-	unsigned flags;  /* enum kres_flag */
+	char *group;        /* "" for core */
+	char *version;      /* "v1" */
+	char *plural;       /* "deployments" */
+	char *singular;     /* "deployment" */
+	char *kind;         /* "Deployment" */
+	char *list_kind;    /* "DeploymentList" */
+	unsigned flags;     /* enum kres_flag */
 	char **short_names; /* NULL-terminated; never NULL */
 	char **categories;  /* NULL-terminated; never NULL */
 	char **verbs;       /* discovery verbs, NULL-terminated */
@@ -51,8 +51,8 @@ struct kres {
 	struct kschema *schema; /* this version's openAPIV3Schema */
 	json_object *columns;   /* additionalPrinterColumns, or NULL */
 	char *crd;              /* the CRD's name */
-	bool gone;        /* its CRD was removed: no longer served */
-	bool terminating; /* its CRD is being deleted: creates refused */
+	bool gone;              /* its CRD was removed: no longer served */
+	bool terminating;       /* its CRD is being deleted: creates refused */
 };
 
 struct kres_reg;
@@ -68,8 +68,8 @@ const struct kres *kres_find(const struct kres_reg *reg, const char *group,
 
 /* The served resource of an apiVersion ("v1", "apps/v1") and kind, or
  * NULL.  For ownerReferences. */
-const struct kres *kres_find_kind(const struct kres_reg *reg,
-        const char *api_version, const char *kind);
+const struct kres *kres_find_kind(
+        const struct kres_reg *reg, const char *api_version, const char *kind);
 
 /* Every served resource, one per group/version/plural, in registration
  * order: for (i = 0; (r = kres_at(reg, i)); i++). */
@@ -84,8 +84,8 @@ const struct kres *kres_at(const struct kres_reg *reg, size_t i);
  * server reports them, e.g. "metadata.name"; caller frees with
  * kschema_causes_free()).
  */
-int kres_crd_validate(json_object *crd, struct kschema_cause **causes,
-        size_t *ncauses);
+int kres_crd_validate(
+        json_object *crd, struct kschema_cause **causes, size_t *ncauses);
 
 /* Fills in the server-managed parts of a validated CRD (modified in
  * place): spec.names defaults (singular, listKind), status.acceptedNames,
@@ -97,8 +97,8 @@ void kres_crd_set_status(json_object *crd, const char *now_rfc3339);
  * is copied).  Re-installing a CRD of the same name replaces its
  * resources (older ones are marked gone).  Returns 0, or -1 with a reason
  * in err. */
-int kres_crd_install(struct kres_reg *reg, json_object *crd, char *err,
-        size_t errlen);
+int kres_crd_install(
+        struct kres_reg *reg, json_object *crd, char *err, size_t errlen);
 
 /* Marks the CRD's resources terminating (creates refused). */
 void kres_crd_terminating(struct kres_reg *reg, const char *crd_name);

@@ -65,9 +65,10 @@ resource_path(char **s, int n, struct kroute *r)
 		return;
 	}
 	/* namespaces/<name>/status|finalize of the core group */
-	if (n >= 3 && strcmp(s[0], "namespaces") == 0 && r->group[0] == '\0' &&
-	        n == 3 && (strcmp(s[2], "status") == 0 ||
-	                          strcmp(s[2], "finalize") == 0)) {
+	if (n >= 3 && strcmp(s[0], "namespaces") == 0 && r->group[0] == '\0'
+	        && n == 3
+	        && (strcmp(s[2], "status") == 0
+	                || strcmp(s[2], "finalize") == 0)) {
 		r->plural = xstrdup("namespaces");
 		r->name = xstrdup(s[1]);
 		r->sub = xstrdup(s[2]);
@@ -129,19 +130,19 @@ other_path(char **s, int n, struct kroute *r)
 {
 	if (n == 1 && strcmp(s[0], "version") == 0) {
 		r->kind = KROUTE_VERSION;
-	} else if (n == 1 && (strcmp(s[0], "healthz") == 0 ||
-	                             strcmp(s[0], "livez") == 0 ||
-	                             strcmp(s[0], "readyz") == 0)) {
+	} else if (n == 1
+	        && (strcmp(s[0], "healthz") == 0 || strcmp(s[0], "livez") == 0
+	                || strcmp(s[0], "readyz") == 0)) {
 		r->kind = KROUTE_HEALTH;
 		r->rest = xstrdup(s[0]);
-	} else if (n >= 2 && strcmp(s[0], "openapi") == 0 &&
-	           strcmp(s[1], "v2") == 0) {
+	} else if (n >= 2 && strcmp(s[0], "openapi") == 0
+	        && strcmp(s[1], "v2") == 0) {
 		r->kind = KROUTE_OPENAPI_V2;
-	} else if (n == 2 && strcmp(s[0], "openapi") == 0 &&
-	           strcmp(s[1], "v3") == 0) {
+	} else if (n == 2 && strcmp(s[0], "openapi") == 0
+	        && strcmp(s[1], "v3") == 0) {
 		r->kind = KROUTE_OPENAPI_ROOT;
-	} else if (n > 2 && strcmp(s[0], "openapi") == 0 &&
-	           strcmp(s[1], "v3") == 0) {
+	} else if (n > 2 && strcmp(s[0], "openapi") == 0
+	        && strcmp(s[1], "v3") == 0) {
 		r->kind = KROUTE_OPENAPI_DOC;
 		r->rest = join(s, 2, n);
 	} else if (n >= 1 && strcmp(s[0], "_kubesim") == 0) {

@@ -28,13 +28,13 @@ enum kroute_kind {
 /* A parsed path.  Strings are owned; kroute_fini frees them. */
 struct kroute {
 	enum kroute_kind kind;
-	char *group;   /* "" for core */
+	char *group; /* "" for core */
 	char *version;
-	char *ns;      /* NULL: no /namespaces/<ns>/ segment */
+	char *ns; /* NULL: no /namespaces/<ns>/ segment */
 	char *plural;
-	char *name;    /* NULL: a collection */
-	char *sub;     /* NULL, "status", "log", "scale", ... */
-	char *rest;    /* OPENAPI_DOC gvpath, ADMIN rest, HEALTH name */
+	char *name;      /* NULL: a collection */
+	char *sub;       /* NULL, "status", "log", "scale", ... */
+	char *rest;      /* OPENAPI_DOC gvpath, ADMIN rest, HEALTH name */
 	bool watch_path; /* the deprecated /watch/ form */
 };
 

@@ -21,8 +21,8 @@ struct ksrv_log {
 	char *ns, *pod, *container, *text;
 };
 
-static const char *const initial_ns[] = {"default", "kube-system",
-        "kube-public", "kube-node-lease", "sympozium-system", NULL};
+static const char *const initial_ns[] = { "default", "kube-system",
+	"kube-public", "kube-node-lease", "sympozium-system", NULL };
 
 static void
 make_namespaces(struct ksrv *ks)
@@ -33,12 +33,12 @@ make_namespaces(struct ksrv *ks)
 		json_object *o = json_object_new_object();
 		json_object *md = json_object_new_object();
 
-		json_object_object_add(o, "apiVersion",
-		        json_object_new_string("v1"));
-		json_object_object_add(o, "kind",
-		        json_object_new_string("Namespace"));
-		json_object_object_add(md, "name",
-		        json_object_new_string(initial_ns[i]));
+		json_object_object_add(
+		        o, "apiVersion", json_object_new_string("v1"));
+		json_object_object_add(
+		        o, "kind", json_object_new_string("Namespace"));
+		json_object_object_add(
+		        md, "name", json_object_new_string(initial_ns[i]));
 		json_object_object_add(o, "metadata", md);
 		kwrite_create(ks, res, NULL, o, NULL, NULL);
 		json_object_put(o);
@@ -174,8 +174,8 @@ ksrv_send_item(struct kresp *rs, int code, const struct kres *res,
 	}
 	json_object *copy = NULL;
 	json_object_deep_copy(it->obj, &copy, NULL);
-	json_object_object_add(copy, "apiVersion",
-	        json_object_new_string(res->api_version));
+	json_object_object_add(
+	        copy, "apiVersion", json_object_new_string(res->api_version));
 	kresp_json(rs, code, copy);
 	json_object_put(copy);
 }
@@ -205,9 +205,9 @@ ksrv_wait_rv(struct ksrv *ks, uint64_t rv, struct kresp *rs)
 	        ", current: %" PRIu64,
 	        rv, cur);
 	json_object *st = kstatus_new(504, "Timeout", msg);
-	struct kschema_cause c = {.field = NULL,
-	        .reason = (char *)(uintptr_t) "ResourceVersionTooLarge",
-	        .message = (char *)(uintptr_t) "Too large resource version"};
+	struct kschema_cause c = { .field = NULL,
+		.reason = (char *)(uintptr_t) "ResourceVersionTooLarge",
+		.message = (char *)(uintptr_t) "Too large resource version" };
 	kstatus_causes(st, &c, 1);
 	kstatus_retry(st, 1);
 	kresp_status(rs, st);
@@ -220,8 +220,8 @@ log_find(struct ksrv *ks, const char *ns, const char *pod, const char *c)
 	for (size_t i = 0; i < ks->nlogs; i++) {
 		struct ksrv_log *l = &ks->logs[i];
 
-		if (strcmp(l->ns, ns) == 0 && strcmp(l->pod, pod) == 0 &&
-		        strcmp(l->container, c) == 0) {
+		if (strcmp(l->ns, ns) == 0 && strcmp(l->pod, pod) == 0
+		        && strcmp(l->container, c) == 0) {
 			return (l);
 		}
 	}

@@ -25,17 +25,17 @@
 #include "kubesim/kstore.h"
 
 struct ksrv_opts {
-	size_t watch_history;       /* events kept (--watch-history) */
-	int64_t bookmark_ms;        /* --bookmark-interval */
-	int64_t watch_timeout_ms;   /* 0: random in [30 min, 60 min) */
-	int64_t too_large_wait_ms;  /* --too-large-wait */
-	bool gc;                    /* finalizers foregroundDeletion/orphan */
+	size_t watch_history;      /* events kept (--watch-history) */
+	int64_t bookmark_ms;       /* --bookmark-interval */
+	int64_t watch_timeout_ms;  /* 0: random in [30 min, 60 min) */
+	int64_t too_large_wait_ms; /* --too-large-wait */
+	bool gc;                   /* finalizers foregroundDeletion/orphan */
 };
 
 struct ksrv_log; /* pod logs, keyed by namespace/pod/container */
 
 struct ksrv {
-	struct kstore *st;     /* the store; its lock guards reg and logs */
+	struct kstore *st; /* the store; its lock guards reg and logs */
 	struct kres_reg *reg;
 	struct ksrv_opts opts;
 	volatile int stopping; /* set at shutdown: watches end */
@@ -43,7 +43,7 @@ struct ksrv {
 	uint64_t rnd;          /* PRNG state (names, uids), under the lock */
 	struct ksrv_log *logs;
 	size_t nlogs;
-	char *addr;            /* "127.0.0.1:PORT" for /api */
+	char *addr; /* "127.0.0.1:PORT" for /api */
 };
 
 /* One query parameter. */
@@ -69,12 +69,12 @@ struct kwatch;
 /* A response to send.  kresp_fini frees what it owns. */
 struct kresp {
 	int code;
-	const char *ctype;  /* static string */
+	const char *ctype; /* static string */
 	struct buf body;
-	int retry_after;    /* > 0: Retry-After header */
-	char *warning;      /* Warning header value, or NULL */
-	uint64_t rv;        /* resourceVersion produced (request log) */
-	const char *verb;   /* static: "get", "list", "watch", "create", ... */
+	int retry_after;  /* > 0: Retry-After header */
+	char *warning;    /* Warning header value, or NULL */
+	uint64_t rv;      /* resourceVersion produced (request log) */
+	const char *verb; /* static: "get", "list", "watch", "create", ... */
 	struct kwatch *watch; /* non-NULL: stream it (kwatch.c) */
 };
 
@@ -86,8 +86,8 @@ int kresp_error(struct kresp *rs, int code, const char *reason,
 /* 404 NotFound for the object name of res, worded as the real server
  * ("configmaps \"x\" not found", "widgets.example.com \"x\" not found").
  * Returns 404. */
-int kresp_not_found(struct kresp *rs, const struct kres *res,
-        const char *name);
+int kresp_not_found(
+        struct kresp *rs, const struct kres *res, const char *name);
 /* Sends st (taken) as the body with its code (and Retry-After). */
 void kresp_status(struct kresp *rs, json_object *st);
 /* Sends obj (borrowed) as JSON. */
@@ -98,8 +98,7 @@ json_object *kstatus_new(int code, const char *reason, const char *message);
 /* details.name/group/kind (kind = the resource plural)/uid; NULLs skipped */
 void kstatus_details(json_object *st, const char *name, const char *group,
         const char *kind, const char *uid);
-void kstatus_causes(
-        json_object *st, const struct kschema_cause *c, size_t n);
+void kstatus_causes(json_object *st, const struct kschema_cause *c, size_t n);
 void kstatus_retry(json_object *st, int seconds);
 json_object *kstatus_success(const char *name, const char *group,
         const char *kind, const char *uid);
@@ -139,8 +138,8 @@ struct kwatch_spec {
 
 /*
  * Watch streams (kwatch.c).  kwatch_new is called under the store lock
- * (it takes the initial snapshot).  kwatch_read fills out with the next bytes of
- * the stream, blocking until there are some; returns the count, 0 at the
+ * (it takes the initial snapshot).  kwatch_read fills out with the next bytes
+ * of the stream, blocking until there are some; returns the count, 0 at the
  * end of the stream.  kwatch_free releases it.
  */
 struct kwatch *kwatch_new(struct ksrv *ks, struct kwatch_spec *spec);
@@ -155,8 +154,8 @@ void kwatch_free(struct kwatch *w);
 int kwrite_create(struct ksrv *ks, const struct kres *res, const char *ns,
         json_object *obj, const struct kreq *rq, struct kresp *rs);
 int kwrite_update(struct ksrv *ks, const struct kres *res, const char *ns,
-        const char *name, json_object *obj, bool status,
-        const struct kreq *rq, struct kresp *rs);
+        const char *name, json_object *obj, bool status, const struct kreq *rq,
+        struct kresp *rs);
 int kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
         const char *name, bool status, const struct kreq *rq,
         struct kresp *rs);

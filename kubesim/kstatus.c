@@ -115,8 +115,8 @@ kstatus_retry(json_object *st, int seconds)
 }
 
 json_object *
-kstatus_success(const char *name, const char *group, const char *kind,
-        const char *uid)
+kstatus_success(
+        const char *name, const char *group, const char *kind, const char *uid)
 {
 	json_object *st = kstatus_new(200, NULL, NULL);
 
@@ -138,15 +138,16 @@ kresp_status(struct kresp *rs, json_object *st)
 	rs->retry_after = (int)retry;
 	rs->ctype = CT_JSON;
 	buf_reset(&rs->body);
-	buf_puts(&rs->body, json_object_to_json_string_ext(st,
-	                            JSON_C_TO_STRING_PLAIN |
-	                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+	buf_puts(&rs->body,
+	        json_object_to_json_string_ext(st,
+	                JSON_C_TO_STRING_PLAIN
+	                        | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(st);
 }
 
 int
-kresp_error(struct kresp *rs, int code, const char *reason, const char *fmt,
-        ...)
+kresp_error(
+        struct kresp *rs, int code, const char *reason, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
@@ -186,7 +187,8 @@ kresp_json(struct kresp *rs, int code, json_object *obj)
 	rs->code = code;
 	rs->ctype = CT_JSON;
 	buf_reset(&rs->body);
-	buf_puts(&rs->body, json_object_to_json_string_ext(obj,
-	                            JSON_C_TO_STRING_PLAIN |
-	                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+	buf_puts(&rs->body,
+	        json_object_to_json_string_ext(obj,
+	                JSON_C_TO_STRING_PLAIN
+	                        | JSON_C_TO_STRING_NOSLASHESCAPE));
 }

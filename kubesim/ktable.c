@@ -25,10 +25,10 @@ static bool
 is_table(const char *e, size_t n)
 {
 	char *s = xstrndup(e, n);
-	bool t = strstr(s, "application/json") != NULL &&
-	        strstr(s, "as=Table") != NULL && strstr(s, "v=v1") != NULL &&
-	        strstr(s, "v=v1beta1") == NULL &&
-	        strstr(s, "g=meta.k8s.io") != NULL;
+	bool t = strstr(s, "application/json") != NULL
+	        && strstr(s, "as=Table") != NULL && strstr(s, "v=v1") != NULL
+	        && strstr(s, "v=v1beta1") == NULL
+	        && strstr(s, "g=meta.k8s.io") != NULL;
 
 	free(s);
 	return (t);
@@ -158,10 +158,11 @@ definitions(const struct kres *res)
 	        ? json_object_array_length(res->columns)
 	        : 0;
 
-	json_object_array_add(defs, column("Name", "string", "name",
-	                                    "Name must be unique within a "
-	                                    "namespace.",
-	                                    0));
+	json_object_array_add(defs,
+	        column("Name", "string", "name",
+	                "Name must be unique within a "
+	                "namespace.",
+	                0));
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(res->columns, i);
 		int64_t prio = 0;
@@ -175,8 +176,8 @@ definitions(const struct kres *res)
 		                jx_get_str(c, "description"), (int)prio));
 	}
 	if (n == 0) {
-		json_object_array_add(defs, column("Age", "date", "",
-		                                    "Creation timestamp", 0));
+		json_object_array_add(defs,
+		        column("Age", "date", "", "Creation timestamp", 0));
 	}
 	return (defs);
 }
@@ -191,14 +192,14 @@ cell(json_object *obj, const char *path, const char *type, int64_t now)
 	if (v == NULL) {
 		return (NULL);
 	}
-	if (type != NULL && strcmp(type, "date") == 0 &&
-	        json_object_is_type(v, json_type_string) &&
-	        timefmt_parse(json_object_get_string(v), &us) == 0) {
+	if (type != NULL && strcmp(type, "date") == 0
+	        && json_object_is_type(v, json_type_string)
+	        && timefmt_parse(json_object_get_string(v), &us) == 0) {
 		ktable_human(now - us / 1000000, h, sizeof(h));
 		return (json_object_new_string(h));
 	}
-	if (json_object_is_type(v, json_type_object) ||
-	        json_object_is_type(v, json_type_array)) {
+	if (json_object_is_type(v, json_type_object)
+	        || json_object_is_type(v, json_type_array)) {
 		return (json_object_new_string(json_object_to_json_string_ext(
 		        v, JSON_C_TO_STRING_PLAIN)));
 	}
@@ -215,13 +216,13 @@ row_object(json_object *obj, enum ktable_include inc)
 		return (o);
 	}
 	o = json_object_new_object();
-	json_object_object_add(o, "kind",
-	        json_object_new_string("PartialObjectMetadata"));
-	json_object_object_add(o, "apiVersion",
-	        json_object_new_string("meta.k8s.io/v1"));
+	json_object_object_add(
+	        o, "kind", json_object_new_string("PartialObjectMetadata"));
+	json_object_object_add(
+	        o, "apiVersion", json_object_new_string("meta.k8s.io/v1"));
 	json_object *md = NULL;
-	json_object_deep_copy(json_object_object_get(obj, "metadata"), &md,
-	        NULL);
+	json_object_deep_copy(
+	        json_object_object_get(obj, "metadata"), &md, NULL);
 	json_object_object_add(o, "metadata", md);
 	return (o);
 }
@@ -236,9 +237,9 @@ row(const struct kres *res, json_object *obj, enum ktable_include inc,
 	        ? json_object_array_length(res->columns)
 	        : 0;
 
-	json_object_array_add(cells, json_object_new_string(
-	                                     jx_get_str(obj, "metadata.name")
-	                                             ?: ""));
+	json_object_array_add(cells,
+	        json_object_new_string(
+	                jx_get_str(obj, "metadata.name") ?: ""));
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(res->columns, i);
 		json_object_array_add(cells,
@@ -246,9 +247,8 @@ row(const struct kres *res, json_object *obj, enum ktable_include inc,
 		                jx_get_str(c, "type"), now));
 	}
 	if (n == 0) {
-		json_object_array_add(cells, cell(obj,
-		                                     ".metadata.creationTimestamp",
-		                                     "date", now));
+		json_object_array_add(cells,
+		        cell(obj, ".metadata.creationTimestamp", "date", now));
 	}
 	json_object_object_add(r, "cells", cells);
 	if (inc != KTABLE_NONE) {
@@ -265,15 +265,15 @@ ktable_new(const struct kres *res, bool with_defs, const char *rv,
 	json_object *md = json_object_new_object();
 
 	json_object_object_add(t, "kind", json_object_new_string("Table"));
-	json_object_object_add(t, "apiVersion",
-	        json_object_new_string("meta.k8s.io/v1"));
+	json_object_object_add(
+	        t, "apiVersion", json_object_new_string("meta.k8s.io/v1"));
 	if (rv != NULL) {
-		json_object_object_add(md, "resourceVersion",
-		        json_object_new_string(rv));
+		json_object_object_add(
+		        md, "resourceVersion", json_object_new_string(rv));
 	}
 	if (cont != NULL) {
-		json_object_object_add(md, "continue",
-		        json_object_new_string(cont));
+		json_object_object_add(
+		        md, "continue", json_object_new_string(cont));
 	}
 	json_object_object_add(t, "metadata", md);
 	json_object_object_add(t, "columnDefinitions",

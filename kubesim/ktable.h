@@ -25,8 +25,8 @@ enum ktable_include ktable_include(const char *v);
 
 /* An empty Table (caller puts it); with_defs adds columnDefinitions; rv
  * and cont (may be NULL) go into its metadata. */
-json_object *ktable_new(const struct kres *res, bool with_defs,
-        const char *rv, const char *cont);
+json_object *ktable_new(const struct kres *res, bool with_defs, const char *rv,
+        const char *cont);
 /* Appends obj's row (obj borrowed). */
 void ktable_add(json_object *table, const struct kres *res, json_object *obj,
         enum ktable_include inc);

@@ -41,8 +41,8 @@ accept_entry(const char *e, size_t n)
 	while (tlen > 0 && e[tlen - 1] == ' ') {
 		tlen--;
 	}
-	if ((tlen == 3 && strncmp(e, "*/*", 3) == 0) ||
-	        (tlen == 13 && strncasecmp(e, "application/*", 13) == 0)) {
+	if ((tlen == 3 && strncmp(e, "*/*", 3) == 0)
+	        || (tlen == 13 && strncasecmp(e, "application/*", 13) == 0)) {
 		return (true);
 	}
 	if (tlen != 16 || strncasecmp(e, "application/json", 16) != 0) {
@@ -92,10 +92,11 @@ body_object(const struct kreq *rq, struct kresp *rs)
 	char err[256];
 	json_object *o = NULL;
 
-	if (ct != NULL && n == 16 && strncasecmp(ct, "application/json", n) == 0) {
+	if (ct != NULL && n == 16
+	        && strncasecmp(ct, "application/json", n) == 0) {
 		o = jx_parse(rq->body, rq->body_len, 0, err, sizeof(err));
-	} else if (ct != NULL && n == 16 &&
-	           strncasecmp(ct, "application/yaml", n) == 0) {
+	} else if (ct != NULL && n == 16
+	        && strncasecmp(ct, "application/yaml", n) == 0) {
 		o = yamlj_parse(rq->body, rq->body_len, err, sizeof(err));
 	} else {
 		kresp_error(rs, 415, "UnsupportedMediaType",
@@ -182,8 +183,8 @@ selectors(const struct kres *res, const struct kreq *rq, const char *name,
 		fstr = xasprintf("%s%smetadata.name=%s", fsq ? fsq : "",
 		        fsq && fsq[0] ? "," : "", name);
 		*fs = ksel_parse_fields(fstr,
-		        (const char *const *)res->selectable, res->plural,
-		        err, sizeof(err));
+		        (const char *const *)res->selectable, res->plural, err,
+		        sizeof(err));
 	}
 	if (*fs == NULL) {
 		kresp_error(rs, 400, "BadRequest", "%s", err);
@@ -203,8 +204,8 @@ fail:
 static bool
 matches(struct ksel *ls, struct ksel_fields *fs, json_object *obj)
 {
-	return (ksel_match_labels(ls, jx_get(obj, "metadata.labels")) &&
-	        ksel_match_fields(fs, obj));
+	return (ksel_match_labels(ls, jx_get(obj, "metadata.labels"))
+	        && ksel_match_fields(fs, obj));
 }
 
 /* Continue tokens: base64url of {"v":"meta.k8s.io/v1","rv":N,"start":K}
@@ -217,7 +218,8 @@ token_encode(uint64_t rv, const char *last)
 	unsigned char *out;
 	int n;
 
-	json_object_object_add(o, "v", json_object_new_string("meta.k8s.io/v1"));
+	json_object_object_add(
+	        o, "v", json_object_new_string("meta.k8s.io/v1"));
 	json_object_object_add(o, "rv", json_object_new_int64((int64_t)rv));
 	json_object_object_add(o, "start", json_object_new_string(last));
 	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
@@ -263,8 +265,8 @@ token_decode(const char *tok, uint64_t *rv, char **last)
 	}
 	o = len > 0 ? jx_parse((char *)out, (size_t)len, 4, NULL, 0) : NULL;
 	free(out);
-	if (o == NULL || jx_get_int(o, "rv", &r) != 0 || r <= 0 ||
-	        jx_get_str(o, "start") == NULL) {
+	if (o == NULL || jx_get_int(o, "rv", &r) != 0 || r <= 0
+	        || jx_get_str(o, "start") == NULL) {
 		json_object_put(o);
 		return (-1);
 	}
@@ -309,28 +311,32 @@ list_validate(const struct kreq *rq, struct listq *q, struct kresp *rs)
 	}
 	q->limit = lim != NULL ? strtoll(lim, NULL, 10) : 0;
 	if (kreq_q(rq, "sendInitialEvents") != NULL) {
-		return (list_invalid(rs, "sendInitialEvents: Forbidden: "
-		                         "sendInitialEvents is forbidden for "
-		                         "list"));
+		return (list_invalid(rs,
+		        "sendInitialEvents: Forbidden: "
+		        "sendInitialEvents is forbidden for "
+		        "list"));
 	}
-	if (q->match != NULL && strcmp(q->match, "Exact") != 0 &&
-	        strcmp(q->match, "NotOlderThan") != 0) {
+	if (q->match != NULL && strcmp(q->match, "Exact") != 0
+	        && strcmp(q->match, "NotOlderThan") != 0) {
 		kresp_error(rs, 422, "Invalid",
-		        LIST_INVALID "resourceVersionMatch: Unsupported value: "
-		                     "\"%s\": supported values: \"Exact\", "
-		                     "\"NotOlderThan\", \"\"",
+		        LIST_INVALID
+		        "resourceVersionMatch: Unsupported value: "
+		        "\"%s\": supported values: \"Exact\", "
+		        "\"NotOlderThan\", \"\"",
 		        q->match);
 		return (-1);
 	}
 	if (q->match != NULL && q->rvs == NULL) {
-		return (list_invalid(rs, "resourceVersionMatch: Forbidden: "
-		                         "resourceVersionMatch is forbidden "
-		                         "unless resourceVersion is provided"));
+		return (list_invalid(rs,
+		        "resourceVersionMatch: Forbidden: "
+		        "resourceVersionMatch is forbidden "
+		        "unless resourceVersion is provided"));
 	}
 	if (q->match != NULL && q->cont != NULL) {
-		return (list_invalid(rs, "resourceVersionMatch: Forbidden: "
-		                         "resourceVersionMatch is forbidden "
-		                         "when continue is provided"));
+		return (list_invalid(rs,
+		        "resourceVersionMatch: Forbidden: "
+		        "resourceVersionMatch is forbidden "
+		        "when continue is provided"));
 	}
 	if (q->rvs != NULL && ksrv_parse_rv(q->rvs, &q->rv) != 0) {
 		kresp_error(rs, 400, "BadRequest",
@@ -339,12 +345,14 @@ list_validate(const struct kreq *rq, struct listq *q, struct kresp *rs)
 	}
 	if (q->match != NULL && strcmp(q->match, "Exact") == 0 && q->rv == 0) {
 		return (list_invalid(rs,
-		        "resourceVersionMatch: Forbidden: resourceVersionMatch "
+		        "resourceVersionMatch: Forbidden: "
+		        "resourceVersionMatch "
 		        "\"exact\" is forbidden for resourceVersion \"0\""));
 	}
 	if (q->cont != NULL && q->rv != 0) {
 		kresp_error(rs, 400, "BadRequest",
-		        "specifying resource version is not allowed when using "
+		        "specifying resource version is not allowed when "
+		        "using "
 		        "continue");
 		return (-1);
 	}
@@ -369,10 +377,11 @@ list_snapshot(struct ksrv *ks, struct listq *q, struct kresp *rs)
 			        "valid");
 			return (-1);
 		}
-		if (q->snap < kstore_oldest_rv(ks->st) ||
-		        q->snap > kstore_rv(ks->st)) {
+		if (q->snap < kstore_oldest_rv(ks->st)
+		        || q->snap > kstore_rv(ks->st)) {
 			json_object *st = kstatus_new(410, "Expired",
-			        "The provided continue parameter is too old to "
+			        "The provided continue parameter is too old "
+			        "to "
 			        "display a consistent list result. You can "
 			        "start a new list without the continue "
 			        "parameter, or use the continue token in this "
@@ -380,7 +389,8 @@ list_snapshot(struct ksrv *ks, struct listq *q, struct kresp *rs)
 			        "results. Continuing with the provided token "
 			        "results in an inconsistent list - objects "
 			        "that were created, modified, or deleted "
-			        "between the time the first chunk was returned "
+			        "between the time the first chunk was "
+			        "returned "
 			        "and now may show up in the list.");
 			char *t = token_encode(kstore_rv(ks->st), q->after);
 			jx_set_path(st, "metadata.continue",
@@ -397,8 +407,8 @@ list_snapshot(struct ksrv *ks, struct listq *q, struct kresp *rs)
 	if (q->rv > kstore_rv(ks->st) && ksrv_wait_rv(ks, q->rv, rs) != 0) {
 		return (-1);
 	}
-	bool exact = (q->match != NULL && strcmp(q->match, "Exact") == 0) ||
-	        (q->match == NULL && q->limit > 0);
+	bool exact = (q->match != NULL && strcmp(q->match, "Exact") == 0)
+	        || (q->match == NULL && q->limit > 0);
 	if (exact) {
 		if (q->rv < kstore_oldest_rv(ks->st)) {
 			gone_list(rs);
@@ -461,8 +471,8 @@ list_render(struct ksrv *ks, const struct kres *res, const struct kreq *rq,
 	size_t *sel = xreallocarray(NULL, n + 1, sizeof(*sel));
 	bool more;
 	size_t count = list_select(q, items, n, ls, fs, sel, &more);
-	char *cont = more ? token_encode(snap, items[sel[count - 1]]->key)
-	                  : NULL;
+	char *cont
+	        = more ? token_encode(snap, items[sel[count - 1]]->key) : NULL;
 	struct buf *b = &rs->body;
 
 	if (ktable_wanted(res, rq->accept)) {
@@ -477,8 +487,9 @@ list_render(struct ksrv *ks, const struct kres *res, const struct kreq *rq,
 		buf_puts(b, k > 0 ? "," : "");
 		buf_append(b, items[sel[k]]->json, items[sel[k]]->len);
 	}
-	buf_printf(b, "],\"kind\":\"%s\",\"apiVersion\":\"%s\","
-	              "\"metadata\":{\"resourceVersion\":\"%" PRIu64 "\"",
+	buf_printf(b,
+	        "],\"kind\":\"%s\",\"apiVersion\":\"%s\","
+	        "\"metadata\":{\"resourceVersion\":\"%" PRIu64 "\"",
 	        res->list_kind, res->api_version, snap);
 	if (cont != NULL) {
 		buf_printf(b, ",\"continue\":\"%s\"", cont);
@@ -494,7 +505,7 @@ static void
 list(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
         const struct kreq *rq, struct kresp *rs)
 {
-	struct listq q = {0};
+	struct listq q = { 0 };
 	struct ksel *ls = NULL;
 	struct ksel_fields *fs = NULL;
 	struct kitem **items = NULL;
@@ -502,11 +513,12 @@ list(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	char *prefix = rt->ns != NULL ? xasprintf("%s/", rt->ns) : NULL;
 
 	rs->verb = "list";
-	if (list_validate(rq, &q, rs) == 0 &&
-	        selectors(res, rq, NULL, &ls, &fs, rs) == 0 &&
-	        list_snapshot(ks, &q, rs) == 0) {
+	if (list_validate(rq, &q, rs) == 0
+	        && selectors(res, rq, NULL, &ls, &fs, rs) == 0
+	        && list_snapshot(ks, &q, rs) == 0) {
 		if (kstore_list(ks->st, ksrv_coll(ks, res), prefix, q.snap,
-		            &items, &n) != 0) {
+		            &items, &n)
+		        != 0) {
 			gone_list(rs);
 		} else {
 			list_render(ks, res, rq, &q, items, n, ls, fs, rs);
@@ -554,15 +566,17 @@ watch_start(struct ksrv *ks, const struct kreq *rq, struct kwatch_spec *sp,
 		match = NULL;
 	}
 	if (match != NULL && sie == NULL) {
-		return (list_invalid(rs, "resourceVersionMatch: Forbidden: "
-		                         "resourceVersionMatch is forbidden for "
-		                         "watch unless sendInitialEvents is "
-		                         "provided"));
+		return (list_invalid(rs,
+		        "resourceVersionMatch: Forbidden: "
+		        "resourceVersionMatch is forbidden for "
+		        "watch unless sendInitialEvents is "
+		        "provided"));
 	}
 	if (si && (match == NULL || strcmp(match, "NotOlderThan") != 0)) {
-		return (list_invalid(rs, "sendInitialEvents: Forbidden: "
-		                         "sendInitialEvents requires setting "
-		                         "resourceVersionMatch to NotOlderThan"));
+		return (list_invalid(rs,
+		        "sendInitialEvents: Forbidden: "
+		        "sendInitialEvents requires setting "
+		        "resourceVersionMatch to NotOlderThan"));
 	}
 	if (rvs != NULL && rvs[0] != '\0' && ksrv_parse_rv(rvs, &rv) != 0) {
 		kresp_error(rs, 422, "Invalid",
@@ -590,12 +604,13 @@ static void
 watch(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
         const struct kreq *rq, struct kresp *rs)
 {
-	struct kwatch_spec sp = {0};
+	struct kwatch_spec sp = { 0 };
 
 	rs->verb = "watch";
 	sp.res = res;
-	if (watch_start(ks, rq, &sp, rs) != 0 ||
-	        selectors(res, rq, rt->name, &sp.labels, &sp.fields, rs) != 0) {
+	if (watch_start(ks, rq, &sp, rs) != 0
+	        || selectors(res, rq, rt->name, &sp.labels, &sp.fields, rs)
+	                != 0) {
 		return;
 	}
 	sp.ns_prefix = rt->ns != NULL ? xasprintf("%s/", rt->ns) : NULL;
@@ -620,8 +635,8 @@ log_container(json_object *pod, const char *want, struct kresp *rs)
 	struct buf names = BUF_INIT;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *name = jx_get_str(
-		        json_object_array_get_idx(cs, i), "name");
+		const char *name
+		        = jx_get_str(json_object_array_get_idx(cs, i), "name");
 		if (name != NULL && want != NULL && strcmp(name, want) == 0) {
 			buf_fini(&names);
 			return (name);
@@ -634,7 +649,8 @@ log_container(json_object *pod, const char *want, struct kresp *rs)
 	}
 	if (want == NULL) {
 		kresp_error(rs, 400, "BadRequest",
-		        "a container name must be specified for pod %s, choose "
+		        "a container name must be specified for pod %s, "
+		        "choose "
 		        "one of: [%s]",
 		        jx_get_str(pod, "metadata.name"), buf_str(&names));
 	} else {
@@ -701,8 +717,9 @@ pod_log(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 	rs->code = 200;
 	rs->ctype = "text/plain";
 	buf_reset(&rs->body);
-	buf_puts(&rs->body, tail(text != NULL ? text : "",
-	                            tl != NULL ? strtoll(tl, NULL, 10) : -1));
+	buf_puts(&rs->body,
+	        tail(text != NULL ? text : "",
+	                tl != NULL ? strtoll(tl, NULL, 10) : -1));
 	/* limitBytes: the first N bytes of what would be sent */
 	lb = kreq_q(rq, "limitBytes") != NULL
 	        ? strtoll(kreq_q(rq, "limitBytes"), NULL, 10)
@@ -716,17 +733,17 @@ pod_log(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 static bool
 is_get(const struct kreq *rq)
 {
-	return (strcmp(rq->method, "GET") == 0 ||
-	        strcmp(rq->method, "HEAD") == 0);
+	return (strcmp(rq->method, "GET") == 0
+	        || strcmp(rq->method, "HEAD") == 0);
 }
 
 static void
-method_not_allowed(struct kresp *rs, const struct kreq *rq,
-        const struct kres *res)
+method_not_allowed(
+        struct kresp *rs, const struct kreq *rq, const struct kres *res)
 {
 	kresp_error(rs, 405, "MethodNotAllowed",
-	        "%s is not supported on resources of kind \"%s\"",
-	        rq->method, res->kind);
+	        "%s is not supported on resources of kind \"%s\"", rq->method,
+	        res->kind);
 }
 
 /* POST, PUT, PATCH, DELETE. */
@@ -744,8 +761,8 @@ write_verb(struct ksrv *ks, const struct kres *res, const struct kroute *rt,
 		kwrite_delete(ks, res, rt->ns, rt->name, NULL, rq, rs);
 	} else if (strcmp(m, "DELETE") == 0 && rt->name == NULL) {
 		kwrite_delete_collection(ks, res, rt->ns, rq, rs);
-	} else if ((strcmp(m, "POST") == 0 && rt->name == NULL) ||
-	           (strcmp(m, "PUT") == 0 && rt->name != NULL)) {
+	} else if ((strcmp(m, "POST") == 0 && rt->name == NULL)
+	        || (strcmp(m, "PUT") == 0 && rt->name != NULL)) {
 		rs->verb = m[1] == 'O' ? "create" : "update";
 		body = body_object(rq, rs);
 		if (body == NULL) {
@@ -769,21 +786,21 @@ static const struct kres *
 resolve(struct ksrv *ks, const struct kroute *rt, const struct kreq *rq,
         struct kresp *rs)
 {
-	const struct kres *res =
-	        kres_find(ks->reg, rt->group, rt->version, rt->plural);
+	const struct kres *res
+	        = kres_find(ks->reg, rt->group, rt->version, rt->plural);
 	bool ns = res != NULL && (res->flags & KRES_NAMESPACED);
 
-	if (res == NULL || (!ns && rt->ns != NULL) ||
-	        (ns && rt->name != NULL && rt->ns == NULL)) {
+	if (res == NULL || (!ns && rt->ns != NULL)
+	        || (ns && rt->name != NULL && rt->ns == NULL)) {
 		not_found_page(rs);
 		return (NULL);
 	}
 	if (rt->sub == NULL) {
 		return (res);
 	}
-	if ((strcmp(rt->sub, "status") == 0 && res->flags & KRES_STATUS) ||
-	        (strcmp(rt->sub, "log") == 0 && res->flags & KRES_LOG &&
-	                is_get(rq))) {
+	if ((strcmp(rt->sub, "status") == 0 && res->flags & KRES_STATUS)
+	        || (strcmp(rt->sub, "log") == 0 && res->flags & KRES_LOG
+	                && is_get(rq))) {
 		return (res);
 	}
 	not_found_page(rs);
@@ -825,9 +842,11 @@ kverb_classify(const struct kreq *rq, char **plural)
 		*plural = rt.plural;
 		rt.plural = NULL;
 		if (is_get(rq)) {
-			verb = rt.watch_path || kroute_qbool(kreq_q(rq, "watch"))
+			verb = rt.watch_path
+			                || kroute_qbool(kreq_q(rq, "watch"))
 			        ? "watch"
-			        : rt.name != NULL ? "get" : "list";
+			        : rt.name != NULL ? "get"
+			                          : "list";
 		} else if (strcmp(m, "POST") == 0) {
 			verb = "create";
 		} else if (strcmp(m, "PUT") == 0) {

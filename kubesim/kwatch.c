@@ -19,9 +19,9 @@
 #include "kubesim/ksrv.h"
 #include "kubesim/ktable.h"
 
-#define BATCH         256
-#define PRE_DEADLINE  2000
-#define MAX_WAIT_MS   1000
+#define BATCH        256
+#define PRE_DEADLINE 2000
+#define MAX_WAIT_MS  1000
 
 struct kwatch {
 	struct ksrv *ks;
@@ -51,9 +51,9 @@ matches(const struct kwatch *w, const struct kitem *it)
 	if (p != NULL && strncmp(it->key, p, strlen(p)) != 0) {
 		return (false);
 	}
-	return (ksel_match_labels(w->sp.labels,
-	                jx_get(it->obj, "metadata.labels")) &&
-	        ksel_match_fields(w->sp.fields, it->obj));
+	return (ksel_match_labels(
+	                w->sp.labels, jx_get(it->obj, "metadata.labels"))
+	        && ksel_match_fields(w->sp.fields, it->obj));
 }
 
 /* Appends one event line; the item's JSON as the served version. */
@@ -67,12 +67,14 @@ emit(struct kwatch *w, const char *type, const struct kitem *it)
 	if (w->sp.table >= 0) {
 		char rv[24];
 		snprintf(rv, sizeof(rv), "%" PRIu64, it->rv);
-		json_object *t = ktable_new(res, !w->table_defs_sent, rv, NULL);
+		json_object *t
+		        = ktable_new(res, !w->table_defs_sent, rv, NULL);
 		ktable_add(t, res, it->obj, (enum ktable_include)w->sp.table);
 		w->table_defs_sent = true;
-		buf_puts(&w->out, json_object_to_json_string_ext(t,
-		                          JSON_C_TO_STRING_PLAIN |
-		                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+		buf_puts(&w->out,
+		        json_object_to_json_string_ext(t,
+		                JSON_C_TO_STRING_PLAIN
+		                        | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(t);
 	} else if (av == NULL || strcmp(av, res->api_version) == 0) {
 		buf_append(&w->out, it->json, it->len);
@@ -81,9 +83,10 @@ emit(struct kwatch *w, const char *type, const struct kitem *it)
 		json_object_deep_copy(it->obj, &c, NULL);
 		json_object_object_add(c, "apiVersion",
 		        json_object_new_string(res->api_version));
-		buf_puts(&w->out, json_object_to_json_string_ext(c,
-		                          JSON_C_TO_STRING_PLAIN |
-		                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+		buf_puts(&w->out,
+		        json_object_to_json_string_ext(c,
+		                JSON_C_TO_STRING_PLAIN
+		                        | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(c);
 	}
 	buf_puts(&w->out, "}\n");
@@ -94,12 +97,13 @@ emit_bookmark(struct kwatch *w, bool initial_end)
 {
 	buf_printf(&w->out,
 	        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
-	        "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%"
-	        PRIu64 "\"%s}}}\n",
+	        "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":"
+	        "\"%" PRIu64 "\"%s}}}\n",
 	        w->sp.res->kind, w->sp.res->api_version, w->cursor,
-	        initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":"
-	                      "\"true\"}"
-	                    : "");
+	        initial_end
+	                ? ",\"annotations\":{\"k8s.io/initial-events-end\":"
+	                  "\"true\"}"
+	                : "");
 }
 
 static void
@@ -130,9 +134,9 @@ kwatch_new(struct ksrv *ks, struct kwatch_spec *sp)
 	w->next_bookmark = timefmt_now_ms_mono() + ks->opts.bookmark_ms;
 	w->init_bookmark = w->sp.initial_bookmark;
 	buf_init(&w->out);
-	if (w->sp.initial &&
-	        kstore_list(ks->st, w->coll, w->sp.ns_prefix, 0, &items, &n) ==
-	                0) {
+	if (w->sp.initial
+	        && kstore_list(ks->st, w->coll, w->sp.ns_prefix, 0, &items, &n)
+	                == 0) {
 		w->init = xreallocarray(NULL, n + 1, sizeof(*w->init));
 		for (size_t i = 0; i < n; i++) {
 			if (matches(w, items[i])) {
@@ -250,11 +254,11 @@ advance(struct kwatch *w)
 	} else if (drain(w) == 0 && !w->done && w->out.len == 0) {
 		if (now >= w->sp.deadline_ms || w->sp.res->gone) {
 			w->done = true;
-		} else if (w->sp.bookmarks &&
-		           (now >= w->next_bookmark ||
-		                   (!w->pre_deadline_sent &&
-		                           now >= w->sp.deadline_ms -
-		                                           PRE_DEADLINE))) {
+		} else if (w->sp.bookmarks
+		        && (now >= w->next_bookmark
+		                || (!w->pre_deadline_sent
+		                        && now >= w->sp.deadline_ms
+		                                        - PRE_DEADLINE))) {
 			if (now >= w->sp.deadline_ms - PRE_DEADLINE) {
 				w->pre_deadline_sent = true;
 			}
@@ -267,8 +271,8 @@ advance(struct kwatch *w)
 		return;
 	}
 	until = w->sp.deadline_ms;
-	if (w->sp.bookmarks && !w->pre_deadline_sent &&
-	        until - PRE_DEADLINE > now) {
+	if (w->sp.bookmarks && !w->pre_deadline_sent
+	        && until - PRE_DEADLINE > now) {
 		until = until - PRE_DEADLINE;
 	}
 	if (w->sp.bookmarks && w->next_bookmark < until) {

@@ -33,8 +33,7 @@ struct causes {
 static void after_remove(struct ksrv *ks, const struct kres *res,
         const char *ns, const char *name);
 
-static void
-cause_add(struct causes *cs, const char *field, const char *reason,
+static void cause_add(struct causes *cs, const char *field, const char *reason,
         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void
@@ -60,8 +59,8 @@ cause_add(struct causes *cs, const char *field, const char *reason,
 static bool
 is(const struct kres *res, const char *group, const char *plural)
 {
-	return (strcmp(res->group, group) == 0 &&
-	        strcmp(res->plural, plural) == 0);
+	return (strcmp(res->group, group) == 0
+	        && strcmp(res->plural, plural) == 0);
 }
 
 /* 422 Invalid for the object named name, with causes (freed). */
@@ -100,8 +99,8 @@ conflict(struct kresp *rs, const struct kres *res, const char *name,
         const char *why)
 {
 	char *q = qualified(res);
-	char *msg = xasprintf(
-	        "Operation cannot be fulfilled on %s \"%s\": %s", q, name, why);
+	char *msg = xasprintf("Operation cannot be fulfilled on %s \"%s\": %s",
+	        q, name, why);
 	json_object *st = kstatus_new(409, "Conflict", msg);
 
 	kstatus_details(st, name, res->group, res->plural, NULL);
@@ -241,12 +240,13 @@ check_envelope(json_object *obj, const struct kres *res, struct kresp *rs)
 	}
 	av = jx_get_str(obj, "apiVersion");
 	kind = jx_get_str(obj, "kind");
-	if (av != NULL && strcmp(av, res->api_version) != 0 &&
-	        !(res->flags & KRES_CUSTOM && strcmp(res->kind, "x") == 0)) {
+	if (av != NULL && strcmp(av, res->api_version) != 0
+	        && !(res->flags & KRES_CUSTOM
+	                && strcmp(res->kind, "x") == 0)) {
 		const char *sl = strchr(av, '/');
-		bool same_group = sl != NULL &&
-		        strncmp(av, res->group, (size_t)(sl - av)) == 0 &&
-		        res->group[sl - av] == '\0';
+		bool same_group = sl != NULL
+		        && strncmp(av, res->group, (size_t)(sl - av)) == 0
+		        && res->group[sl - av] == '\0';
 		if (!same_group) {
 			return (kresp_error(rs, 400, "BadRequest",
 			        "the API version in the data (%s) does not "
@@ -282,8 +282,9 @@ dns_label_ok(const char *s, size_t max, bool dots)
 		if (!alnum && !(inner && i > 0 && i + 1 < n)) {
 			return (false);
 		}
-		if (c == '.' && (s[i - 1] == '.' || s[i - 1] == '-' ||
-		                        s[i + 1] == '-')) {
+		if (c == '.'
+		        && (s[i - 1] == '.' || s[i - 1] == '-'
+		                || s[i + 1] == '-')) {
 			return (false);
 		}
 	}
@@ -301,8 +302,8 @@ label_part_ok(const char *s, size_t n, bool empty_ok)
 	}
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		        (c >= '0' && c <= '9');
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9');
 		bool inner = c == '-' || c == '_' || c == '.';
 
 		if (!alnum && !(inner && i > 0 && i + 1 < n)) {
@@ -334,14 +335,15 @@ check_labels(json_object *obj, struct causes *cs)
 		}
 		if (!ok) {
 			cause_add(cs, "metadata.labels", "FieldValueInvalid",
-			        "Invalid value: \"%s\": name part must consist "
+			        "Invalid value: \"%s\": name part must "
+			        "consist "
 			        "of alphanumeric characters, '-', '_' or '.', "
 			        "and must start and end with an alphanumeric "
 			        "character",
 			        k);
 		}
-		if (!json_object_is_type(v, json_type_string) ||
-		        !label_part_ok(val, strlen(val), true)) {
+		if (!json_object_is_type(v, json_type_string)
+		        || !label_part_ok(val, strlen(val), true)) {
 			cause_add(cs, "metadata.labels", "FieldValueInvalid",
 			        "Invalid value: \"%s\": a valid label must be "
 			        "an empty string or consist of alphanumeric "
@@ -365,8 +367,8 @@ check_owners(json_object *obj, struct causes *cs)
 	for (size_t i = 0; i < json_object_array_length(refs); i++) {
 		json_object *r = json_object_array_get_idx(refs, i);
 		bool c = false;
-		static const char *const req[] = {
-		        "apiVersion", "kind", "name", "uid", NULL};
+		static const char *const req[]
+		        = { "apiVersion", "kind", "name", "uid", NULL };
 
 		for (size_t j = 0; req[j] != NULL; j++) {
 			const char *v = jx_get_str(r, req[j]);
@@ -417,31 +419,31 @@ struct topkeys {
 	const char *const *keys;
 };
 
-static const char *const k_cm[] = {"data", "binaryData", "immutable", NULL};
-static const char *const k_secret[] = {
-        "data", "stringData", "type", "immutable", NULL};
-static const char *const k_sa[] = {"secrets", "imagePullSecrets",
-        "automountServiceAccountToken", NULL};
-static const char *const k_event[] = {"involvedObject", "reason", "message",
-        "source", "firstTimestamp", "lastTimestamp", "count", "type",
-        "eventTime", "series", "action", "related", "reportingComponent",
-        "reportingInstance", "regarding", "note", "reportingController",
-        "deprecatedSource", "deprecatedFirstTimestamp",
-        "deprecatedLastTimestamp", "deprecatedCount", NULL};
-static const char *const k_role[] = {"rules", "aggregationRule", NULL};
-static const char *const k_binding[] = {"subjects", "roleRef", NULL};
-static const char *const k_spec[] = {"spec", "status", NULL};
+static const char *const k_cm[] = { "data", "binaryData", "immutable", NULL };
+static const char *const k_secret[]
+        = { "data", "stringData", "type", "immutable", NULL };
+static const char *const k_sa[] = { "secrets", "imagePullSecrets",
+	"automountServiceAccountToken", NULL };
+static const char *const k_event[] = { "involvedObject", "reason", "message",
+	"source", "firstTimestamp", "lastTimestamp", "count", "type",
+	"eventTime", "series", "action", "related", "reportingComponent",
+	"reportingInstance", "regarding", "note", "reportingController",
+	"deprecatedSource", "deprecatedFirstTimestamp",
+	"deprecatedLastTimestamp", "deprecatedCount", NULL };
+static const char *const k_role[] = { "rules", "aggregationRule", NULL };
+static const char *const k_binding[] = { "subjects", "roleRef", NULL };
+static const char *const k_spec[] = { "spec", "status", NULL };
 
 static const struct topkeys topkeys[] = {
-        {"configmaps", k_cm},
-        {"secrets", k_secret},
-        {"serviceaccounts", k_sa},
-        {"events", k_event},
-        {"roles", k_role},
-        {"clusterroles", k_role},
-        {"rolebindings", k_binding},
-        {"clusterrolebindings", k_binding},
-        {NULL, k_spec},
+	{ "configmaps", k_cm },
+	{ "secrets", k_secret },
+	{ "serviceaccounts", k_sa },
+	{ "events", k_event },
+	{ "roles", k_role },
+	{ "clusterroles", k_role },
+	{ "rolebindings", k_binding },
+	{ "clusterrolebindings", k_binding },
+	{ NULL, k_spec },
 };
 
 static bool
@@ -460,8 +462,8 @@ in_list(const char *const *l, const char *k)
 static void
 builtin_prune(const struct kres *res, json_object *obj, struct buf *pruned)
 {
-	static const char *const always[] = {
-	        "apiVersion", "kind", "metadata", NULL};
+	static const char *const always[]
+	        = { "apiVersion", "kind", "metadata", NULL };
 	const struct topkeys *t = topkeys;
 	struct buf drop = BUF_INIT;
 
@@ -510,8 +512,8 @@ unknown_fields(const struct kreq *rq, struct buf *pruned, struct kresp *rs)
 	}
 	free(p);
 	if (fv != NULL && strcasecmp(fv, "Strict") == 0) {
-		code = kresp_error(rs, 400, "BadRequest", "strict decoding error: %s",
-		        buf_str(&msg));
+		code = kresp_error(rs, 400, "BadRequest",
+		        "strict decoding error: %s", buf_str(&msg));
 	} else if (fv == NULL || strcasecmp(fv, "Ignore") != 0) {
 		free(rs->warning);
 		rs->warning = xasprintf("299 - \"%s\"", buf_str(&msg));
@@ -524,8 +526,8 @@ unknown_fields(const struct kreq *rq, struct buf *pruned, struct kresp *rs)
  * resources) or the known top-level fields (built-ins).  Returns 0 or an
  * error code; validation failures become causes. */
 static int
-custom_schema(const struct kres *res, json_object *obj,
-        const struct kreq *rq, struct causes *cs, struct kresp *rs)
+custom_schema(const struct kres *res, json_object *obj, const struct kreq *rq,
+        struct causes *cs, struct kresp *rs)
 {
 	struct buf pruned = BUF_INIT;
 	struct kschema_cause *c = NULL;
@@ -564,18 +566,20 @@ check_lease(const struct kres *res, json_object *obj, struct causes *cs)
 	if (!is(res, "coordination.k8s.io", "leases")) {
 		return;
 	}
-	if (jx_get(obj, "spec.leaseDurationSeconds") != NULL &&
-	        (jx_get_int(obj, "spec.leaseDurationSeconds", &v) != 0 ||
-	                v <= 0)) {
+	if (jx_get(obj, "spec.leaseDurationSeconds") != NULL
+	        && (jx_get_int(obj, "spec.leaseDurationSeconds", &v) != 0
+	                || v <= 0)) {
 		cause_add(cs, "spec.leaseDurationSeconds", "FieldValueInvalid",
 		        "Invalid value: %s: must be greater than 0",
 		        json_object_to_json_string(
 		                jx_get(obj, "spec.leaseDurationSeconds")));
 	}
-	if (jx_get(obj, "spec.leaseTransitions") != NULL &&
-	        (jx_get_int(obj, "spec.leaseTransitions", &v) != 0 || v < 0)) {
+	if (jx_get(obj, "spec.leaseTransitions") != NULL
+	        && (jx_get_int(obj, "spec.leaseTransitions", &v) != 0
+	                || v < 0)) {
 		cause_add(cs, "spec.leaseTransitions", "FieldValueInvalid",
-		        "Invalid value: %s: must be greater than or equal to 0",
+		        "Invalid value: %s: must be greater than or equal to "
+		        "0",
 		        json_object_to_json_string(
 		                jx_get(obj, "spec.leaseTransitions")));
 	}
@@ -586,7 +590,7 @@ static int
 validate(struct ksrv *ks, const struct kres *res, json_object *obj,
         const struct kreq *rq, struct kresp *rs)
 {
-	struct causes cs = {0};
+	struct causes cs = { 0 };
 	int code;
 
 	(void)ks;
@@ -595,15 +599,15 @@ validate(struct ksrv *ks, const struct kres *res, json_object *obj,
 	check_owners(obj, &cs);
 	check_lease(res, obj, &cs);
 	code = custom_schema(res, obj, rq, &cs, rs);
-	if (code == 0 && is(res, "apiextensions.k8s.io",
-	                         "customresourcedefinitions")) {
+	if (code == 0
+	        && is(res, "apiextensions.k8s.io",
+	                "customresourcedefinitions")) {
 		struct kschema_cause *c = NULL;
 		size_t n = 0;
 
 		if (kres_crd_validate(obj, &c, &n) == 1) {
 			for (size_t i = 0; i < n; i++) {
-				cause_add(&cs,
-				        c[i].field, c[i].reason, "%s",
+				cause_add(&cs, c[i].field, c[i].reason, "%s",
 				        c[i].message);
 			}
 			kschema_causes_free(c, n);
@@ -651,8 +655,8 @@ builtin_defaults(struct ksrv *ks, const struct kres *res, json_object *obj)
 		json_object *f = json_object_new_array();
 		json_object_array_add(f, json_object_new_string("kubernetes"));
 		jx_set_path(obj, "spec.finalizers", f);
-		jx_set_path(obj, "status.phase",
-		        json_object_new_string("Active"));
+		jx_set_path(
+		        obj, "status.phase", json_object_new_string("Active"));
 	} else if (is(res, "", "pods")) {
 		jx_set_path(obj, "status.phase",
 		        json_object_new_string("Pending"));
@@ -671,8 +675,8 @@ builtin_defaults(struct ksrv *ks, const struct kres *res, json_object *obj)
 		        "batch.kubernetes.io/job-name", NULL);
 	} else if (is(res, "apps", "deployments")) {
 		default_int(obj, "spec.replicas", 1);
-	} else if (is(res, "", "services") &&
-	           jx_get(obj, "spec.clusterIP") == NULL) {
+	} else if (is(res, "", "services")
+	        && jx_get(obj, "spec.clusterIP") == NULL) {
 		uint64_t r = ks->rnd++;
 		char ip[32];
 		snprintf(ip, sizeof(ip), "10.96.%u.%u",
@@ -718,8 +722,10 @@ generate_name(struct ksrv *ks, const char *prefix)
 	size_t n = strlen(prefix);
 
 	for (size_t i = 0; i < 5; i++) {
-		ks->rnd = ks->rnd * 6364136223846793005ULL + 1442695040888963407ULL;
-		sfx[i] = NAME_CHARS[(ks->rnd >> 33) % (sizeof(NAME_CHARS) - 1)];
+		ks->rnd = ks->rnd * 6364136223846793005ULL
+		        + 1442695040888963407ULL;
+		sfx[i] = NAME_CHARS[(ks->rnd >> 33)
+		        % (sizeof(NAME_CHARS) - 1)];
 	}
 	sfx[5] = '\0';
 	return (xasprintf("%.*s%s", (int)(n > 58 ? 58 : n), prefix, sfx));
@@ -738,7 +744,7 @@ choose_name(struct ksrv *ks, const struct kres *res, const char *ns,
 		return (0);
 	}
 	if (gen == NULL || gen[0] == '\0') {
-		struct causes cs = {0};
+		struct causes cs = { 0 };
 		cause_add(&cs, "metadata.name", "FieldValueRequired",
 		        "Required value: name or generateName is required");
 		return (invalid(rs, res, "", &cs));
@@ -778,7 +784,7 @@ crd_install(struct ksrv *ks, const struct kres *res, json_object *crd,
 		return (0);
 	}
 	log_warnx("CRD %s not served: %s", name, err);
-	struct causes cs = {0};
+	struct causes cs = { 0 };
 	cause_add(&cs, "spec", "FieldValueInvalid", "Invalid value: %s", err);
 	invalid(rs, res, name, &cs);
 	return (-1);
@@ -800,10 +806,11 @@ create_meta(struct ksrv *ks, const struct kres *res, const char *ns,
 	char uid[37], now[32];
 
 	if (res->flags & KRES_NAMESPACED) {
-		if (bns != NULL && bns[0] != '\0' && ns != NULL &&
-		        strcmp(bns, ns) != 0) {
+		if (bns != NULL && bns[0] != '\0' && ns != NULL
+		        && strcmp(bns, ns) != 0) {
 			return (kresp_error(rs, 400, "BadRequest",
-			        "the namespace of the provided object does not "
+			        "the namespace of the provided object does "
+			        "not "
 			        "match the namespace sent on the request"));
 		}
 		mset(obj, "namespace", ns);
@@ -852,10 +859,10 @@ store_new(struct ksrv *ks, const struct kres *res, const char *ns,
 		char *q = qualified(res);
 		int code = kresp_error(rs, 409, "AlreadyExists",
 		        "%s \"%s\" already exists", q, mstr(obj, "name"));
-		json_object *st = jx_parse(rs->body.data, rs->body.len, 0,
-		        NULL, 0);
-		kstatus_details(st, mstr(obj, "name"), res->group,
-		        res->plural, NULL);
+		json_object *st
+		        = jx_parse(rs->body.data, rs->body.len, 0, NULL, 0);
+		kstatus_details(
+		        st, mstr(obj, "name"), res->group, res->plural, NULL);
 		kresp_status(rs, st);
 		free(q);
 		free(key);
@@ -928,8 +935,8 @@ content_differs(json_object *a, json_object *b, bool skip_status)
 {
 	json_object_object_foreach(a, k, va)
 	{
-		if (strcmp(k, "metadata") == 0 ||
-		        (skip_status && strcmp(k, "status") == 0)) {
+		if (strcmp(k, "metadata") == 0
+		        || (skip_status && strcmp(k, "status") == 0)) {
 			continue;
 		}
 		if (!jx_equal(va, json_object_object_get(b, k))) {
@@ -938,8 +945,8 @@ content_differs(json_object *a, json_object *b, bool skip_status)
 	}
 	json_object_object_foreach(b, k2, vb)
 	{
-		if (strcmp(k2, "metadata") == 0 ||
-		        (skip_status && strcmp(k2, "status") == 0)) {
+		if (strcmp(k2, "metadata") == 0
+		        || (skip_status && strcmp(k2, "status") == 0)) {
 			continue;
 		}
 		if (json_object_object_get(a, k2) == NULL && vb != NULL) {
@@ -956,7 +963,7 @@ check_new_finalizers(const struct kres *res, json_object *cur,
 {
 	json_object *f = jx_get(new, "metadata.finalizers");
 	struct buf added = BUF_INIT;
-	struct causes cs = {0};
+	struct causes cs = { 0 };
 
 	if (!deleting(cur)) {
 		return (0);
@@ -965,8 +972,8 @@ check_new_finalizers(const struct kres *res, json_object *cur,
 		const char *s = json_object_get_string(
 		        json_object_array_get_idx(f, i));
 		if (s != NULL && !has_finalizer(cur, s)) {
-			buf_printf(&added, "%s\"%s\"", added.len ? ", " : "",
-			        s);
+			buf_printf(
+			        &added, "%s\"%s\"", added.len ? ", " : "", s);
 		}
 	}
 	if (added.len == 0) {
@@ -1009,9 +1016,9 @@ merge_submitted(const struct kres *res, json_object *cur, json_object *sub,
 			json_object_object_del(new, "status");
 		}
 	}
-	static const char *const keep[] = {"uid", "creationTimestamp",
-	        "deletionTimestamp", "deletionGracePeriodSeconds",
-	        "generation", "namespace", "name", NULL};
+	static const char *const keep[] = { "uid", "creationTimestamp",
+		"deletionTimestamp", "deletionGracePeriodSeconds",
+		"generation", "namespace", "name", NULL };
 	for (size_t i = 0; keep[i] != NULL; i++) {
 		mcopy(new, cur, keep[i]);
 	}
@@ -1065,8 +1072,7 @@ finish_deletion(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 /* The common tail of update and patch: sub (taken) replaces cur. */
 static int
 commit(struct ksrv *ks, const struct kres *res, struct kitem *cur,
-        json_object *sub, bool status, const struct kreq *rq,
-        struct kresp *rs)
+        json_object *sub, bool status, const struct kreq *rq, struct kresp *rs)
 {
 	json_object *new = merge_submitted(res, cur->obj, sub, status);
 	char rv[24];
@@ -1100,13 +1106,13 @@ commit(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 	if (deleting(new) && nfinalizers(new) == 0) {
 		return (finish_deletion(ks, res, cur, new, rs));
 	}
-	if (is_crd(res) && !status && !deleting(new) &&
-	        crd_install(ks, res, new, rs) != 0) {
+	if (is_crd(res) && !status && !deleting(new)
+	        && crd_install(ks, res, new, rs) != 0) {
 		json_object_put(new);
 		return (422);
 	}
-	struct kitem *it = kstore_put(
-	        ks->st, ksrv_coll(ks, res), cur->key, new);
+	struct kitem *it
+	        = kstore_put(ks->st, ksrv_coll(ks, res), cur->key, new);
 	ksrv_send_item(rs, 200, res, it);
 	rs->rv = it->rv;
 	return (200);
@@ -1126,8 +1132,8 @@ check_identity(const struct kres *res, const char *ns, const char *name,
 		        "on the URL (%s)",
 		        bn, name));
 	}
-	if (res->flags & KRES_NAMESPACED && bns != NULL && bns[0] != '\0' &&
-	        strcmp(bns, ns) != 0) {
+	if (res->flags & KRES_NAMESPACED && bns != NULL && bns[0] != '\0'
+	        && strcmp(bns, ns) != 0) {
 		return (kresp_error(rs, 400, "BadRequest",
 		        "the namespace of the provided object does not match "
 		        "the namespace sent on the request"));
@@ -1146,7 +1152,7 @@ check_rv(const struct kres *res, struct kitem *cur, json_object *obj,
 	snprintf(want, sizeof(want), "%" PRIu64, cur->rv);
 	if (rv == NULL || rv[0] == '\0') {
 		if (required) {
-			struct causes cs = {0};
+			struct causes cs = { 0 };
 			cause_add(&cs, "metadata.resourceVersion",
 			        "FieldValueInvalid",
 			        "Invalid value: 0x0: must be specified for an "
@@ -1166,8 +1172,8 @@ check_rv(const struct kres *res, struct kitem *cur, json_object *obj,
 
 int
 kwrite_update(struct ksrv *ks, const struct kres *res, const char *ns,
-        const char *name, json_object *in, bool status,
-        const struct kreq *rq, struct kresp *rs)
+        const char *name, json_object *in, bool status, const struct kreq *rq,
+        struct kresp *rs)
 {
 	json_object *obj = copy(in);
 	char *key = ksrv_key(res, ns, name);
@@ -1193,8 +1199,8 @@ kwrite_update(struct ksrv *ks, const struct kres *res, const char *ns,
 		return (code);
 	}
 	if (code == 0) {
-		code = check_rv(res, cur, obj,
-		        !(res->flags & KRES_UNCOND_UPDATE), rs);
+		code = check_rv(
+		        res, cur, obj, !(res->flags & KRES_UNCOND_UPDATE), rs);
 	}
 	if (code != 0) {
 		json_object_put(obj);
@@ -1214,21 +1220,21 @@ patch_type(const char *ctype)
 		return (P_BAD);
 	}
 	n = strcspn(ctype, "; ");
-	if (strncasecmp(ctype, "application/json-patch+json", n) == 0 &&
-	        n == strlen("application/json-patch+json")) {
+	if (strncasecmp(ctype, "application/json-patch+json", n) == 0
+	        && n == strlen("application/json-patch+json")) {
 		return (P_JSON);
 	}
-	if (strncasecmp(ctype, "application/merge-patch+json", n) == 0 &&
-	        n == strlen("application/merge-patch+json")) {
+	if (strncasecmp(ctype, "application/merge-patch+json", n) == 0
+	        && n == strlen("application/merge-patch+json")) {
 		return (P_MERGE);
 	}
-	if (strncasecmp(ctype, "application/strategic-merge-patch+json",
-	            n) == 0 &&
-	        n == strlen("application/strategic-merge-patch+json")) {
+	if (strncasecmp(ctype, "application/strategic-merge-patch+json", n)
+	                == 0
+	        && n == strlen("application/strategic-merge-patch+json")) {
 		return (P_STRATEGIC);
 	}
-	if (strncasecmp(ctype, "application/apply-patch+yaml", n) == 0 &&
-	        n == strlen("application/apply-patch+yaml")) {
+	if (strncasecmp(ctype, "application/apply-patch+yaml", n) == 0
+	        && n == strlen("application/apply-patch+yaml")) {
 		return (P_APPLY);
 	}
 	return (P_BAD);
@@ -1236,14 +1242,14 @@ patch_type(const char *ctype)
 
 /* Patch options: type, force, fieldManager.  0 or an error code. */
 static int
-patch_options(const struct kres *res, const struct kreq *rq,
-        enum ptype *pt, struct kresp *rs)
+patch_options(const struct kres *res, const struct kreq *rq, enum ptype *pt,
+        struct kresp *rs)
 {
 	const char *fm = kreq_q(rq, "fieldManager");
 
 	*pt = patch_type(rq->ctype);
-	if (*pt == P_BAD || (*pt == P_STRATEGIC &&
-	                            !(res->flags & KRES_STRATEGIC))) {
+	if (*pt == P_BAD
+	        || (*pt == P_STRATEGIC && !(res->flags & KRES_STRATEGIC))) {
 		return (kresp_error(rs, 415, "UnsupportedMediaType",
 		        "the body of the request was in an unknown format - "
 		        "accepted media types include: "
@@ -1257,7 +1263,8 @@ patch_options(const struct kres *res, const struct kreq *rq,
 	if (*pt != P_APPLY && kreq_q(rq, "force") != NULL) {
 		return (kresp_error(rs, 422, "Invalid",
 		        "PatchOptions.meta.k8s.io \"\" is invalid: force: "
-		        "Forbidden: may not be specified for non-apply patch"));
+		        "Forbidden: may not be specified for non-apply "
+		        "patch"));
 	}
 	if (*pt == P_APPLY && (fm == NULL || fm[0] == '\0')) {
 		return (kresp_error(rs, 422, "Invalid",
@@ -1293,8 +1300,7 @@ apply_patch(json_object *cur, json_object *p, enum ptype pt, char *err,
 
 int
 kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
-        const char *name, bool status, const struct kreq *rq,
-        struct kresp *rs)
+        const char *name, bool status, const struct kreq *rq, struct kresp *rs)
 {
 	char *key = ksrv_key(res, ns, name);
 	struct kitem *cur = kstore_get(ksrv_coll(ks, res), key);
@@ -1316,8 +1322,8 @@ kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
 	}
 	if (cur == NULL) {
 		code = kresp_not_found(rs, res, name);
-		if (pt == P_APPLY && !status &&
-		        json_object_is_type(p, json_type_object)) {
+		if (pt == P_APPLY && !status
+		        && json_object_is_type(p, json_type_object)) {
 			mset(p, "name", name);
 			code = kwrite_create(ks, res, ns, p, rq, rs);
 			rs->verb = "patch";
@@ -1329,7 +1335,8 @@ kwrite_patch(struct ksrv *ks, const struct kres *res, const char *ns,
 	json_object_put(p);
 	if (obj == NULL) {
 		return (kresp_error(rs, 422, "Invalid",
-		        "the server rejected our request due to an error in our "
+		        "the server rejected our request due to an error in "
+		        "our "
 		        "request: %s",
 		        err));
 	}
@@ -1374,15 +1381,15 @@ delete_options(const struct kreq *rq, struct delopts *o, struct kresp *rs)
 		return (0);
 	}
 	o->body = jx_parse(rq->body, rq->body_len, 0, err, sizeof(err));
-	if (o->body == NULL ||
-	        !json_object_is_type(o->body, json_type_object)) {
+	if (o->body == NULL
+	        || !json_object_is_type(o->body, json_type_object)) {
 		return (kresp_error(rs, 400, "BadRequest",
 		        "error decoding DeleteOptions: %s",
 		        o->body == NULL ? err : "not an object"));
 	}
 	o->policy = jx_get_str(o->body, "propagationPolicy");
-	o->orphan_set = jx_get_bool(o->body, "orphanDependents",
-	                        &o->orphan) == 0;
+	o->orphan_set
+	        = jx_get_bool(o->body, "orphanDependents", &o->orphan) == 0;
 	o->pre_uid = jx_get_str(o->body, "preconditions.uid");
 	o->pre_rv = jx_get_str(o->body, "preconditions.resourceVersion");
 	json_object *dr = json_object_object_get(o->body, "dryRun");
@@ -1401,9 +1408,9 @@ check_delopts(struct delopts *o, struct kresp *rs)
 		        "both set",
 		        o->policy));
 	}
-	if (o->policy != NULL && strcmp(o->policy, "Orphan") != 0 &&
-	        strcmp(o->policy, "Background") != 0 &&
-	        strcmp(o->policy, "Foreground") != 0) {
+	if (o->policy != NULL && strcmp(o->policy, "Orphan") != 0
+	        && strcmp(o->policy, "Background") != 0
+	        && strcmp(o->policy, "Foreground") != 0) {
 		return (kresp_error(rs, 422, "Invalid",
 		        "DeleteOptions.meta.k8s.io \"\" is invalid: "
 		        "propagationPolicy: Unsupported value: \"%s\": "
@@ -1456,9 +1463,9 @@ remove_now(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 	if (is(res, "", "pods")) {
 		ksrv_send_item(rs, 200, res, cur);
 	} else {
-		kresp_status(rs, kstatus_success(mstr(cur->obj, "name"),
-		                         res->group, res->plural,
-		                         mstr(cur->obj, "uid")));
+		kresp_status(rs,
+		        kstatus_success(mstr(cur->obj, "name"), res->group,
+		                res->plural, mstr(cur->obj, "uid")));
 	}
 	rs->rv = remove_item(ks, res, cur);
 	return (200);
@@ -1515,8 +1522,8 @@ delete_item(struct ksrv *ks, const struct kres *res, struct kitem *cur,
 		json_object_put(new);
 		return (200);
 	}
-	if (nfinalizers(new) == 0 && !is(res, "", "namespaces") &&
-	        !is_crd(res)) {
+	if (nfinalizers(new) == 0 && !is(res, "", "namespaces")
+	        && !is_crd(res)) {
 		json_object_put(new);
 		return (remove_now(ks, res, cur, rs));
 	}
@@ -1581,20 +1588,22 @@ kwrite_delete_collection(struct ksrv *ks, const struct kres *res,
 		return (kresp_error(rs, 400, "BadRequest", "%s", err));
 	}
 	kstore_list(ks->st, ksrv_coll(ks, res), prefix, 0, &items, &n);
-	buf_printf(&out, "{\"kind\":\"%s\",\"apiVersion\":\"%s\","
-	                 "\"metadata\":{},\"items\":[",
+	buf_printf(&out,
+	        "{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+	        "\"metadata\":{},\"items\":[",
 	        res->list_kind, res->api_version);
 	for (size_t i = 0, k = 0; i < n; i++) {
 		struct kresp one;
-		if (ksel_match_labels(sel, jx_get(items[i]->obj,
-		                                   "metadata.labels"))) {
+		if (ksel_match_labels(
+		            sel, jx_get(items[i]->obj, "metadata.labels"))) {
 			kresp_init(&one);
-			kwrite_delete(ks, res, mstr(items[i]->obj, "namespace"),
+			kwrite_delete(ks, res,
+			        mstr(items[i]->obj, "namespace"),
 			        mstr(items[i]->obj, "name"), NULL, rq, &one);
 			if (one.code == 200) {
 				buf_puts(&out, k++ > 0 ? "," : "");
-				buf_append(&out, items[i]->json,
-				        items[i]->len);
+				buf_append(
+				        &out, items[i]->json, items[i]->len);
 			}
 			kresp_fini(&one);
 		}
@@ -1643,8 +1652,8 @@ ns_reap(struct ksrv *ks, const char *ns)
 	const struct kres *nsr = kres_find(ks->reg, "", "v1", "namespaces");
 	struct kitem *it = kstore_get(ksrv_coll(ks, nsr), ns);
 
-	if (it == NULL || !deleting(it->obj) || nfinalizers(it->obj) > 0 ||
-	        !ns_empty(ks, ns)) {
+	if (it == NULL || !deleting(it->obj) || nfinalizers(it->obj) > 0
+	        || !ns_empty(ks, ns)) {
 		return;
 	}
 	remove_item(ks, nsr, it);
@@ -1686,8 +1695,8 @@ ns_purge(struct ksrv *ks, const char *ns)
 static void
 crd_reap(struct ksrv *ks, const char *crd)
 {
-	const struct kres *crdr = kres_find(
-	        ks->reg, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+	const struct kres *crdr = kres_find(ks->reg, "apiextensions.k8s.io",
+	        "v1", "customresourcedefinitions");
 	struct kitem *it = kstore_get(ksrv_coll(ks, crdr), crd);
 	const char *group, *plural;
 	struct kitem **items = NULL;

@@ -30,7 +30,7 @@ struct args {
 	enum log_format fmt;
 	int verbose;
 	struct kfault *faults; /* --fault, --fault-seed */
-	unsigned loops; /* enum kctrl_loop */
+	unsigned loops;        /* enum kctrl_loop */
 };
 
 static void
@@ -38,7 +38,8 @@ usage(void)
 {
 	fprintf(stderr,
 	        "usage: kubesim [--listen ADDR:PORT] [--tls] [--token TOKEN]\n"
-	        "               [--write-kubeconfig PATH] [--request-log PATH]\n"
+	        "               [--write-kubeconfig PATH] [--request-log "
+	        "PATH]\n"
 	        "               [--watch-history N] [--bookmark-interval D]\n"
 	        "               [--watch-timeout D] [--too-large-wait D]\n"
 	        "               [--controllers LIST] [--log-format text|json] "
@@ -64,8 +65,8 @@ static void
 controllers_arg(struct args *a, const char *v)
 {
 	if (kctrl_parse(v, &a->loops) != 0) {
-		fprintf(stderr, "kubesim: --controllers: invalid list \"%s\"\n",
-		        v);
+		fprintf(stderr,
+		        "kubesim: --controllers: invalid list \"%s\"\n", v);
 		exit(2);
 	}
 	a->so.gc = (a->loops & KCTRL_GC) != 0;
@@ -87,7 +88,7 @@ fault_arg(struct args *a, const char *flag, const char *spec)
 static void
 faults_release(struct kfault *f)
 {
-	struct kreq rq = {.method = "DELETE", .path = "/_kubesim/faults"};
+	struct kreq rq = { .method = "DELETE", .path = "/_kubesim/faults" };
 	struct kresp rs;
 
 	kresp_init(&rs);
@@ -99,21 +100,21 @@ static void
 parse(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-	        {"listen", required_argument, NULL, 'l'},
-	        {"tls", no_argument, NULL, 's'},
-	        {"token", required_argument, NULL, 't'},
-	        {"write-kubeconfig", required_argument, NULL, 'k'},
-	        {"request-log", required_argument, NULL, 'r'},
-	        {"watch-history", required_argument, NULL, 'H'},
-	        {"bookmark-interval", required_argument, NULL, 'b'},
-	        {"watch-timeout", required_argument, NULL, 'w'},
-	        {"too-large-wait", required_argument, NULL, 'W'},
-	        {"controllers", required_argument, NULL, 'c'},
-	        {"log-format", required_argument, NULL, 'f'},
-	        {"verbose", no_argument, NULL, 'v'},
-	        {"fault", required_argument, NULL, 'F'},
-	        {"fault-seed", required_argument, NULL, 'S'},
-	        {NULL, 0, NULL, 0},
+		{ "listen", required_argument, NULL, 'l' },
+		{ "tls", no_argument, NULL, 's' },
+		{ "token", required_argument, NULL, 't' },
+		{ "write-kubeconfig", required_argument, NULL, 'k' },
+		{ "request-log", required_argument, NULL, 'r' },
+		{ "watch-history", required_argument, NULL, 'H' },
+		{ "bookmark-interval", required_argument, NULL, 'b' },
+		{ "watch-timeout", required_argument, NULL, 'w' },
+		{ "too-large-wait", required_argument, NULL, 'W' },
+		{ "controllers", required_argument, NULL, 'c' },
+		{ "log-format", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "fault", required_argument, NULL, 'F' },
+		{ "fault-seed", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 	long long n;
@@ -121,37 +122,64 @@ parse(int argc, char **argv, struct args *a)
 
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'l': a->ho.listen = optarg; break;
-		case 's': a->tls = true; break;
-		case 't': a->ho.token = optarg; break;
-		case 'k': a->kubeconfig = optarg; break;
-		case 'r': a->ho.request_log = optarg; break;
+		case 'l':
+			a->ho.listen = optarg;
+			break;
+		case 's':
+			a->tls = true;
+			break;
+		case 't':
+			a->ho.token = optarg;
+			break;
+		case 'k':
+			a->kubeconfig = optarg;
+			break;
+		case 'r':
+			a->ho.request_log = optarg;
+			break;
 		case 'H':
 			n = strtoll(optarg, NULL, 10);
 			if (n < 1 || n > 10000000) {
-				fprintf(stderr, "kubesim: --watch-history: "
-				                "want 1..10000000\n");
+				fprintf(stderr,
+				        "kubesim: --watch-history: "
+				        "want 1..10000000\n");
 				exit(2);
 			}
 			a->so.watch_history = (size_t)n;
 			break;
-		case 'b': a->so.bookmark_ms = ms_arg("--bookmark-interval", optarg); break;
-		case 'w': a->so.watch_timeout_ms = ms_arg("--watch-timeout", optarg); break;
-		case 'W': a->so.too_large_wait_ms = ms_arg("--too-large-wait", optarg); break;
-		case 'c': controllers_arg(a, optarg); break;
+		case 'b':
+			a->so.bookmark_ms
+			        = ms_arg("--bookmark-interval", optarg);
+			break;
+		case 'w':
+			a->so.watch_timeout_ms
+			        = ms_arg("--watch-timeout", optarg);
+			break;
+		case 'W':
+			a->so.too_large_wait_ms
+			        = ms_arg("--too-large-wait", optarg);
+			break;
+		case 'c':
+			controllers_arg(a, optarg);
+			break;
 		case 'f':
 			if (log_parse_format(optarg, &a->fmt) != 0) {
 				usage();
 			}
 			break;
-		case 'v': a->verbose++; break;
-		case 'F': fault_arg(a, "--fault", optarg); break;
+		case 'v':
+			a->verbose++;
+			break;
+		case 'F':
+			fault_arg(a, "--fault", optarg);
+			break;
 		case 'S':
 			seed = xasprintf("seed=%s", optarg);
 			fault_arg(a, "--fault-seed", seed);
 			free(seed);
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (optind != argc) {
@@ -170,8 +198,8 @@ b64(const char *s)
 }
 
 static int
-write_kubeconfig(const char *path, const char *url, const char *ca,
-        const char *token)
+write_kubeconfig(
+        const char *path, const char *url, const char *ca, const char *token)
 {
 	FILE *f = fopen(path, "we");
 	char *ca64 = ca != NULL ? b64(ca) : NULL;
@@ -181,8 +209,9 @@ write_kubeconfig(const char *path, const char *url, const char *ca,
 		free(ca64);
 		return (-1);
 	}
-	fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: kubesim\n"
-	           "  cluster:\n    server: %s\n",
+	fprintf(f,
+	        "apiVersion: v1\nkind: Config\nclusters:\n- name: kubesim\n"
+	        "  cluster:\n    server: %s\n",
 	        url);
 	if (ca64 != NULL) {
 		fprintf(f, "    certificate-authority-data: %s\n", ca64);
@@ -192,9 +221,10 @@ write_kubeconfig(const char *path, const char *url, const char *ca,
 	if (token != NULL) {
 		fprintf(f, "    token: %s\n", token);
 	}
-	fprintf(f, "contexts:\n- name: kubesim\n  context:\n    cluster: "
-	           "kubesim\n    user: kubesim\n    namespace: default\n"
-	           "current-context: kubesim\n");
+	fprintf(f,
+	        "contexts:\n- name: kubesim\n  context:\n    cluster: "
+	        "kubesim\n    user: kubesim\n    namespace: default\n"
+	        "current-context: kubesim\n");
 	free(ca64);
 	return (fclose(f) == 0 ? 0 : -1);
 }
@@ -212,13 +242,13 @@ block_signals(sigset_t *set)
 int
 main(int argc, char **argv)
 {
-	struct args a = {.so = {.watch_history = 10000,
-	                         .bookmark_ms = 60000,
-	                         .too_large_wait_ms = 3000,
-	                         .gc = true},
-	        .ho = {.listen = "127.0.0.1:0"},
-	        .loops = KCTRL_ALL};
-	struct kcert tc = {0};
+	struct args a = { .so = { .watch_history = 10000,
+		                  .bookmark_ms = 60000,
+		                  .too_large_wait_ms = 3000,
+		                  .gc = true },
+		.ho = { .listen = "127.0.0.1:0" },
+		.loops = KCTRL_ALL };
+	struct kcert tc = { 0 };
 	char url[256];
 	sigset_t set;
 	int sig = 0;
@@ -249,9 +279,10 @@ main(int argc, char **argv)
 	khttp_set_accept(h, kfault_accept, a.faults);
 	khttp_admin_register(h, "faults", kfault_admin, a.faults);
 	khttp_admin_register(h, "kubelet", kctrl_admin, ctl);
-	if (a.kubeconfig != NULL && write_kubeconfig(a.kubeconfig, url,
-	                                    a.tls ? tc.ca_cert : NULL,
-	                                    a.ho.token) != 0) {
+	if (a.kubeconfig != NULL
+	        && write_kubeconfig(a.kubeconfig, url,
+	                   a.tls ? tc.ca_cert : NULL, a.ho.token)
+	                != 0) {
 		fatalx("cannot write the kubeconfig");
 	}
 	printf("listening on %s\n", url);

@@ -51,7 +51,7 @@ struct entry {
 	uint32_t json_len;
 	uint32_t nlabels;
 	uint32_t name, ns, uid, rv;
-	uint32_t owner; /* "uid\0kind\0name\0", or NO_OWNER */
+	uint32_t owner;  /* "uid\0kind\0name\0", or NO_OWNER */
 	uint32_t labels; /* nlabels "key\0value\0" pairs */
 	uint32_t json;
 	char mem[];
@@ -95,7 +95,6 @@ struct group {
 	struct entry *head;
 	size_t n;
 };
-
 
 /* A label index (created on the first selected listing that names the
  * key with one value): (namespace, value) -> entries, through nodes. */
@@ -551,8 +550,8 @@ entry_new(const struct fields *f)
 	char *key = make_key(f->ns, f->name), *p;
 	size_t nl, lsz = labels_size(f->labels, &nl), off = 0;
 	size_t owner = f->owner_uid == NULL ? 0
-	        : slen(f->owner_uid) + slen(f->owner_kind)
-	                + slen(f->owner_name);
+	                                    : slen(f->owner_uid)
+	                + slen(f->owner_kind) + slen(f->owner_name);
 	size_t sz = sizeof(struct entry) + slen(key) + slen(f->ns)
 	        + slen(f->uid) + slen(f->rv) + owner + lsz + f->json_len + 1;
 	struct entry *e;
@@ -565,7 +564,8 @@ entry_new(const struct fields *f)
 	e->size = (uint32_t)sz;
 	pack_at(e, &off, key);
 	e->name = f->ns != NULL && f->ns[0] != '\0'
-	        ? (uint32_t)strlen(f->ns) + 1 : 0;
+	        ? (uint32_t)strlen(f->ns) + 1
+	        : 0;
 	e->ns = pack_at(e, &off, f->ns);
 	e->uid = pack_at(e, &off, f->uid);
 	e->rv = pack_at(e, &off, f->rv);
@@ -621,7 +621,8 @@ fill_item(const struct entry *e, struct cache_item *it, bool tombstone)
 	it->owner_uid = ou;
 	it->owner_kind = ou != NULL ? ou + strlen(ou) + 1 : NULL;
 	it->owner_name = ou != NULL
-	        ? it->owner_kind + strlen(it->owner_kind) + 1 : NULL;
+	        ? it->owner_kind + strlen(it->owner_kind) + 1
+	        : NULL;
 	it->json = e_json(e);
 	it->json_len = e->json_len;
 	it->labels = e_labels(e);
@@ -1036,8 +1037,8 @@ static int visit(struct entry **v, size_t n, const struct labelsel *sel,
         cache_each_fn *fn, void *arg);
 
 static struct entry **
-group_entries(
-        const struct cache *c, const struct strtab *t, const char *id, size_t *np)
+group_entries(const struct cache *c, const struct strtab *t, const char *id,
+        size_t *np)
 {
 	struct group *g = strtab_get(t, id);
 	struct entry **v, *e;
@@ -1264,8 +1265,7 @@ cache_bytes(const struct cache *c)
 		lx += strtab_bytes(&c->lx->v[i].groups);
 	}
 	return (lx + sizeof(*c) + strlen(c->name) + 1 + strlen(c->rv) + 1
-	        + c->bytes
-	        + strtab_bytes(&c->items) + strtab_bytes(&c->owners)
+	        + c->bytes + strtab_bytes(&c->items) + strtab_bytes(&c->owners)
 	        + strtab_bytes(&c->nss));
 }
 

@@ -13,9 +13,27 @@
 #include "supervisor/config.h"
 
 enum {
-	O_KUBECONFIG = 256, O_LE, O_LE_NS, O_LE_ID, O_LEASE, O_RENEW, O_RETRY,
-	O_METRICS, O_PROBE, O_HSOCK, O_RUNDIR, O_WBIN, O_CTRLS, O_WORKERS,
-	O_RTIMEOUT, O_GRACE, O_LOGFMT, O_HISTORY, O_NOSBX, O_HSHAKE, O_HELP,
+	O_KUBECONFIG = 256,
+	O_LE,
+	O_LE_NS,
+	O_LE_ID,
+	O_LEASE,
+	O_RENEW,
+	O_RETRY,
+	O_METRICS,
+	O_PROBE,
+	O_HSOCK,
+	O_RUNDIR,
+	O_WBIN,
+	O_CTRLS,
+	O_WORKERS,
+	O_RTIMEOUT,
+	O_GRACE,
+	O_LOGFMT,
+	O_HISTORY,
+	O_NOSBX,
+	O_HSHAKE,
+	O_HELP,
 	O_RECOVER,
 	O_STALE,
 	O_MAXRESP,
@@ -23,33 +41,33 @@ enum {
 };
 
 static const struct option opts[] = {
-        {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
-        {"leader-elect", optional_argument, NULL, O_LE},
-        {"leader-election-namespace", required_argument, NULL, O_LE_NS},
-        {"leader-election-id", required_argument, NULL, O_LE_ID},
-        {"leader-elect-lease-duration", required_argument, NULL, O_LEASE},
-        {"leader-elect-renew-deadline", required_argument, NULL, O_RENEW},
-        {"leader-elect-retry-period", required_argument, NULL, O_RETRY},
-        {"metrics-bind-address", required_argument, NULL, O_METRICS},
-        {"health-probe-bind-address", required_argument, NULL, O_PROBE},
-        {"health-socket", required_argument, NULL, O_HSOCK},
-        {"runtime-dir", required_argument, NULL, O_RUNDIR},
-        {"worker-binary", required_argument, NULL, O_WBIN},
-        {"controllers", required_argument, NULL, O_CTRLS},
-        {"workers", required_argument, NULL, O_WORKERS},
-        {"reconcile-timeout", required_argument, NULL, O_RTIMEOUT},
-        {"shutdown-grace", required_argument, NULL, O_GRACE},
-        {"log-format", required_argument, NULL, O_LOGFMT},
-        {"max-run-history", required_argument, NULL, O_HISTORY},
-        {"no-worker-sandbox", no_argument, NULL, O_NOSBX},
-        {"worker-handshake-timeout", required_argument, NULL, O_HSHAKE},
-        {"controller-recovery", required_argument, NULL, O_RECOVER},
-        {"cache-staleness-limit", required_argument, NULL, O_STALE},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, O_HELP},
-        {"max-response-bytes", required_argument, NULL, O_MAXRESP},
-        {"max-concurrent-writes", required_argument, NULL, O_MAXWRITES},
-        {NULL, 0, NULL, 0},
+	{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+	{ "leader-elect", optional_argument, NULL, O_LE },
+	{ "leader-election-namespace", required_argument, NULL, O_LE_NS },
+	{ "leader-election-id", required_argument, NULL, O_LE_ID },
+	{ "leader-elect-lease-duration", required_argument, NULL, O_LEASE },
+	{ "leader-elect-renew-deadline", required_argument, NULL, O_RENEW },
+	{ "leader-elect-retry-period", required_argument, NULL, O_RETRY },
+	{ "metrics-bind-address", required_argument, NULL, O_METRICS },
+	{ "health-probe-bind-address", required_argument, NULL, O_PROBE },
+	{ "health-socket", required_argument, NULL, O_HSOCK },
+	{ "runtime-dir", required_argument, NULL, O_RUNDIR },
+	{ "worker-binary", required_argument, NULL, O_WBIN },
+	{ "controllers", required_argument, NULL, O_CTRLS },
+	{ "workers", required_argument, NULL, O_WORKERS },
+	{ "reconcile-timeout", required_argument, NULL, O_RTIMEOUT },
+	{ "shutdown-grace", required_argument, NULL, O_GRACE },
+	{ "log-format", required_argument, NULL, O_LOGFMT },
+	{ "max-run-history", required_argument, NULL, O_HISTORY },
+	{ "no-worker-sandbox", no_argument, NULL, O_NOSBX },
+	{ "worker-handshake-timeout", required_argument, NULL, O_HSHAKE },
+	{ "controller-recovery", required_argument, NULL, O_RECOVER },
+	{ "cache-staleness-limit", required_argument, NULL, O_STALE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "max-response-bytes", required_argument, NULL, O_MAXRESP },
+	{ "max-concurrent-writes", required_argument, NULL, O_MAXWRITES },
+	{ NULL, 0, NULL, 0 },
 };
 
 const char *
@@ -62,7 +80,8 @@ cfg_usage(void)
 	        "Lease (default false)\n"
 	        "  --leader-election-namespace NS    the Lease's namespace "
 	        "(default sympozium-system)\n"
-	        "  --leader-election-id NAME         the Lease's name (default "
+	        "  --leader-election-id NAME         the Lease's name "
+	        "(default "
 	        "sympozium-controller-leader)\n"
 	        "  --leader-elect-lease-duration D   default 15s\n"
 	        "  --leader-elect-renew-deadline D   default 10s\n"
@@ -125,7 +144,8 @@ workers_arg(struct sup_config *c, const char *v, char *err, size_t len)
 	char *end = NULL;
 	long n;
 
-	if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof(c->workers[0].name)) {
+	if (eq == NULL || eq == v
+	        || (size_t)(eq - v) >= sizeof(c->workers[0].name)) {
 		errmsg(err, len, "--workers: want NAME=N, got \"%s\"", v);
 		return (-1);
 	}
@@ -217,32 +237,79 @@ static int
 one(struct sup_config *c, int ch, char *err, size_t len)
 {
 	switch (ch) {
-	case O_KUBECONFIG: c->kubeconfig = optarg; return (0);
-	case O_LE: return (bool_arg(optarg, &c->leader_elect, err, len));
-	case O_LE_NS: c->le_namespace = optarg; return (0);
-	case O_LE_ID: c->le_id = optarg; return (0);
-	case O_LEASE: return (ms("--leader-elect-lease-duration", optarg, &c->lease_ms, err, len));
-	case O_RENEW: return (ms("--leader-elect-renew-deadline", optarg, &c->renew_ms, err, len));
-	case O_RETRY: return (ms("--leader-elect-retry-period", optarg, &c->retry_ms, err, len));
-	case O_METRICS: c->metrics_addr = optarg; return (0);
-	case O_PROBE: c->probe_addr = optarg; return (0);
-	case O_HSOCK: c->health_socket = optarg; return (0);
-	case O_RUNDIR: c->runtime_dir = optarg; return (0);
-	case O_WBIN: c->worker_binary = optarg; return (0);
-	case O_CTRLS: c->controllers = optarg; return (0);
-	case O_WORKERS: return (workers_arg(c, optarg, err, len));
-	case O_RTIMEOUT: return (ms("--reconcile-timeout", optarg, &c->reconcile_ms, err, len));
-	case O_GRACE: return (ms("--shutdown-grace", optarg, &c->shutdown_ms, err, len));
-	case O_LOGFMT: c->log_format = optarg; return (0);
-	case O_HISTORY: return (history_arg(c, optarg, err, len));
-	case O_NOSBX: c->no_worker_sandbox = true; return (0);
-	case O_HSHAKE: return (ms("--worker-handshake-timeout", optarg, &c->handshake_ms, err, len));
-	case O_RECOVER: return (ms("--controller-recovery", optarg, &c->recover_ms, err, len));
-	case O_STALE: return (ms("--cache-staleness-limit", optarg, &c->cache_stale_ms, err, len));
-	case 'v': c->verbose++; return (0);
-	case O_HELP: c->help = true; return (0);
-	case O_MAXRESP: return (bytes_arg(c, optarg, err, len));
-	case O_MAXWRITES: return (writes_arg(c, optarg, err, len));
+	case O_KUBECONFIG:
+		c->kubeconfig = optarg;
+		return (0);
+	case O_LE:
+		return (bool_arg(optarg, &c->leader_elect, err, len));
+	case O_LE_NS:
+		c->le_namespace = optarg;
+		return (0);
+	case O_LE_ID:
+		c->le_id = optarg;
+		return (0);
+	case O_LEASE:
+		return (ms("--leader-elect-lease-duration", optarg,
+		        &c->lease_ms, err, len));
+	case O_RENEW:
+		return (ms("--leader-elect-renew-deadline", optarg,
+		        &c->renew_ms, err, len));
+	case O_RETRY:
+		return (ms("--leader-elect-retry-period", optarg, &c->retry_ms,
+		        err, len));
+	case O_METRICS:
+		c->metrics_addr = optarg;
+		return (0);
+	case O_PROBE:
+		c->probe_addr = optarg;
+		return (0);
+	case O_HSOCK:
+		c->health_socket = optarg;
+		return (0);
+	case O_RUNDIR:
+		c->runtime_dir = optarg;
+		return (0);
+	case O_WBIN:
+		c->worker_binary = optarg;
+		return (0);
+	case O_CTRLS:
+		c->controllers = optarg;
+		return (0);
+	case O_WORKERS:
+		return (workers_arg(c, optarg, err, len));
+	case O_RTIMEOUT:
+		return (ms("--reconcile-timeout", optarg, &c->reconcile_ms,
+		        err, len));
+	case O_GRACE:
+		return (ms("--shutdown-grace", optarg, &c->shutdown_ms, err,
+		        len));
+	case O_LOGFMT:
+		c->log_format = optarg;
+		return (0);
+	case O_HISTORY:
+		return (history_arg(c, optarg, err, len));
+	case O_NOSBX:
+		c->no_worker_sandbox = true;
+		return (0);
+	case O_HSHAKE:
+		return (ms("--worker-handshake-timeout", optarg,
+		        &c->handshake_ms, err, len));
+	case O_RECOVER:
+		return (ms("--controller-recovery", optarg, &c->recover_ms,
+		        err, len));
+	case O_STALE:
+		return (ms("--cache-staleness-limit", optarg,
+		        &c->cache_stale_ms, err, len));
+	case 'v':
+		c->verbose++;
+		return (0);
+	case O_HELP:
+		c->help = true;
+		return (0);
+	case O_MAXRESP:
+		return (bytes_arg(c, optarg, err, len));
+	case O_MAXWRITES:
+		return (writes_arg(c, optarg, err, len));
 	default:
 		errmsg(err, len, "unknown flag (see --help)");
 		return (-1);
@@ -250,18 +317,25 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 }
 
 int
-cfg_parse(int argc, char **argv, struct sup_config *c, char *err,
-        size_t errlen)
+cfg_parse(
+        int argc, char **argv, struct sup_config *c, char *err, size_t errlen)
 {
 	int ch;
 
-	*c = (struct sup_config){.le_namespace = "sympozium-system",
-	        .le_id = "sympozium-controller-leader", .lease_ms = 15000,
-	        .renew_ms = 10000, .retry_ms = 2000, .metrics_addr = ":8080",
-	        .probe_addr = ":8081", .reconcile_ms = 60000,
-	        .shutdown_ms = 10000, .handshake_ms = 5000,
-	        .recover_ms = 60000, .cache_stale_ms = 300000,
-	        .max_writes = 32, .log_format = "text"};
+	*c = (struct sup_config) { .le_namespace = "sympozium-system",
+		.le_id = "sympozium-controller-leader",
+		.lease_ms = 15000,
+		.renew_ms = 10000,
+		.retry_ms = 2000,
+		.metrics_addr = ":8080",
+		.probe_addr = ":8081",
+		.reconcile_ms = 60000,
+		.shutdown_ms = 10000,
+		.handshake_ms = 5000,
+		.recover_ms = 60000,
+		.cache_stale_ms = 300000,
+		.max_writes = 32,
+		.log_format = "text" };
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
@@ -270,17 +344,20 @@ cfg_parse(int argc, char **argv, struct sup_config *c, char *err,
 		}
 	}
 	if (optind != argc) {
-		errmsg(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		errmsg(err, errlen, "unexpected argument \"%s\"",
+		        argv[optind]);
 		return (-1);
 	}
-	if (strcmp(c->log_format, "text") != 0 &&
-	        strcmp(c->log_format, "json") != 0) {
+	if (strcmp(c->log_format, "text") != 0
+	        && strcmp(c->log_format, "json") != 0) {
 		errmsg(err, errlen, "--log-format: want text or json");
 		return (-1);
 	}
-	if (!(c->lease_ms > c->renew_ms && c->renew_ms * 10 > c->retry_ms * 12)) {
-		errmsg(err, errlen, "leader election: want lease-duration > "
-		                    "renew-deadline > 1.2 x retry-period");
+	if (!(c->lease_ms > c->renew_ms
+	            && c->renew_ms * 10 > c->retry_ms * 12)) {
+		errmsg(err, errlen,
+		        "leader election: want lease-duration > "
+		        "renew-deadline > 1.2 x retry-period");
 		return (-1);
 	}
 	return (0);

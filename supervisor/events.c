@@ -30,16 +30,16 @@
 #define LRU_SEED 0x84222325cbf29ce4ULL /* the second hash's offset basis */
 
 struct lrec {
-	uint64_t ha, hb;           /* the key's digest */
-	uint32_t hnext;            /* hash chain */
-	uint32_t prev, next;       /* recency: head is the most recent */
+	uint64_t ha, hb;     /* the key's digest */
+	uint32_t hnext;      /* hash chain */
+	uint32_t prev, next; /* recency: head is the most recent */
 	uint32_t pad;
-	max_align_t val[];         /* vsize bytes */
+	max_align_t val[]; /* vsize bytes */
 };
 
 struct lru {
-	unsigned char *recs;       /* cap records of rsize bytes */
-	uint32_t *b;               /* nb chain heads */
+	unsigned char *recs; /* cap records of rsize bytes */
+	uint32_t *b;         /* nb chain heads */
 	size_t nb, n, cap, rsize, vsize;
 	uint32_t head, tail;
 };

@@ -110,7 +110,7 @@ check_caches(const struct stats *st, struct http_check *out, size_t n)
 			continue;
 		}
 		*c = (struct http_check) { .ok = st->cache_stale_ms <= 0
-			|| age <= st->cache_stale_ms };
+			        || age <= st->cache_stale_ms };
 		snprintf(c->name, sizeof(c->name), "%s", st->kinds[i].check);
 		snprintf(c->detail, sizeof(c->detail), "age %llds",
 		        (long long)(age / 1000));

@@ -533,7 +533,8 @@ parse_list(struct src *s, struct kapi_resp *resp, json_object **doc)
 {
 	struct kapi_list_cb cb = { stage_item, skip_deep, s };
 
-	return (kapi_list_decode(resp->body.data, resp->body.len, doc, &cb) == 0
+	return (kapi_list_decode(resp->body.data, resp->body.len, doc, &cb)
+	                        == 0
 	                ? REFL_OK
 	                : REFL_ERROR);
 }

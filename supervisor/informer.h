@@ -15,9 +15,9 @@
  * pages and WATCHes are issued as refl_next() says; a LIST page is decoded
  * one item at a time into staged compact cache entries (never parsed
  * whole), watch events go to cache_apply() and refl_watch_event(), a
- * completed (re)list goes to cache_replace_staged(), and every change of a cached object is reported
- * to the owner with its key and its controller owner before and after, so
- * the supervisor can enqueue the object or its owner.
+ * completed (re)list goes to cache_replace_staged(), and every change of a
+ * cached object is reported to the owner with its key and its controller owner
+ * before and after, so the supervisor can enqueue the object or its owner.
  *
  * No threads, no blocking calls: the owner's poll loop calls
  * kapi_multi_poll() / kapi_multi_perform() (which run the informer's

@@ -68,8 +68,8 @@ struct queue {
 	struct queue_hist wait, work;
 };
 
-const double queue_buckets[QUEUE_NBUCKETS] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4,
-        1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
+const double queue_buckets[QUEUE_NBUCKETS]
+        = { 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000 };
 
 static void
 hist_add(struct queue_hist *h, int64_t ms)
@@ -724,7 +724,8 @@ queue_ages(const struct queue *q, int64_t now_ms, int64_t *sum_ms,
 		if (!(it->flags & QUEUE_F_PROCESSING)) {
 			continue;
 		}
-		int64_t age = now_ms > it->start_ms ? now_ms - it->start_ms : 0;
+		int64_t age
+		        = now_ms > it->start_ms ? now_ms - it->start_ms : 0;
 		*sum_ms += age;
 		if (age > *max_ms) {
 			*max_ms = age;

@@ -283,9 +283,9 @@ stats_result_label(enum stats_result r)
 const char *
 stats_wstate_name(enum stats_wstate s)
 {
-	static const char *const n[] = { "starting", "ready", "busy",
-		"restarting", "crash-loop", "standby", "stopping", "stopped",
-		"failed" };
+	static const char *const n[]
+	        = { "starting", "ready", "busy", "restarting", "crash-loop",
+		          "standby", "stopping", "stopped", "failed" };
 
 	return ((unsigned)s < STATS_W_NSTATES ? n[s] : "unknown");
 }

@@ -118,9 +118,9 @@ struct stats_ctl {
 	enum fault_state fault;           /* ok, degraded, failed */
 	char fault_reason[STATS_ERR_MAX]; /* "" when ok */
 	int64_t fault_since_ms;           /* -1: ok since the start */
-	uint64_t faults;   /* times Degraded (controller faults) */
-	uint64_t failures; /* times failed (permanent exits) */
-	int workers; /* slots */
+	uint64_t faults;              /* times Degraded (controller faults) */
+	uint64_t failures;            /* times failed (permanent exits) */
+	int workers;                  /* slots */
 	struct queue_hist wait, work; /* workqueue_{queue,work}_duration */
 	int64_t unfinished_ms;        /* summed age of keys in processing */
 	int64_t longest_ms;           /* the oldest one's */
@@ -165,10 +165,10 @@ struct stats {
 	struct stats_api api[STATS_API_SLOTS];
 	size_t napi;
 	uint64_t api_total;
-	uint64_t api_errors;   /* answers other than 2xx, and no answer */
-	uint64_t api_overflow; /* pairs beyond STATS_API_SLOTS */
+	uint64_t api_errors;    /* answers other than 2xx, and no answer */
+	uint64_t api_overflow;  /* pairs beyond STATS_API_SLOTS */
 	int64_t cache_stale_ms; /* --cache-staleness-limit: readiness bound */
-	uint64_t relists;      /* sums over the kinds, copied */
+	uint64_t relists;       /* sums over the kinds, copied */
 	uint64_t watch_restarts;
 	/* tables */
 	struct stats_worker *workers;

@@ -33,14 +33,15 @@ add_kinds(struct sup *s, size_t ci)
 	const struct ctrl_spec *sp = s->ctls[ci].spec;
 
 	s->ctls[ci].first_kind = s->nkinds;
-	s->kinds = xreallocarray(s->kinds, s->nkinds + sp->nwatches,
-	        sizeof(*s->kinds));
-	s->kind_ctl = xreallocarray(s->kind_ctl, s->nkinds + sp->nwatches,
-	        sizeof(*s->kind_ctl));
+	s->kinds = xreallocarray(
+	        s->kinds, s->nkinds + sp->nwatches, sizeof(*s->kinds));
+	s->kind_ctl = xreallocarray(
+	        s->kind_ctl, s->nkinds + sp->nwatches, sizeof(*s->kind_ctl));
 	for (size_t i = 0; i < sp->nwatches; i++) {
-		s->kinds[s->nkinds] = (struct inf_kind){.name = sp->watches[i].kind,
-		        .res = sp->watches[i].res,
-		        .selector = sp->watches[i].selector};
+		s->kinds[s->nkinds]
+		        = (struct inf_kind) { .name = sp->watches[i].kind,
+			          .res = sp->watches[i].res,
+			          .selector = sp->watches[i].selector };
 		s->kind_ctl[s->nkinds++] = ci;
 	}
 }
@@ -59,19 +60,22 @@ choose_controllers(struct sup *s, char *err, size_t errlen)
 		        n = strtok_r(NULL, ",", &save)) {
 			const struct ctrl_spec *sp = ctrl_find(n);
 			if (sp == NULL) {
-				snprintf(err, errlen, "--controllers: unknown "
-				                      "controller \"%s\"", n);
+				snprintf(err, errlen,
+				        "--controllers: unknown "
+				        "controller \"%s\"",
+				        n);
 				free(list);
 				return (-1);
 			}
-			s->ctls = xreallocarray(s->ctls, s->nctls + 1,
-			        sizeof(*s->ctls));
-			s->ctls[s->nctls++] = (struct sup_ctl){.spec = sp};
+			s->ctls = xreallocarray(
+			        s->ctls, s->nctls + 1, sizeof(*s->ctls));
+			s->ctls[s->nctls++] = (struct sup_ctl) { .spec = sp };
 		}
 		free(list);
 		return (0);
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' --list-controllers", s->cfg.worker_binary);
+	snprintf(cmd, sizeof(cmd), "'%s' --list-controllers",
+	        s->cfg.worker_binary);
 	if ((p = popen(cmd, "re")) == NULL) {
 		snprintf(err, errlen, "cannot run %s", s->cfg.worker_binary);
 		return (-1);
@@ -80,9 +84,9 @@ choose_controllers(struct sup *s, char *err, size_t errlen)
 		line[strcspn(line, "\n")] = '\0';
 		const struct ctrl_spec *sp = ctrl_find(line);
 		if (sp != NULL && !sp->test_only) {
-			s->ctls = xreallocarray(s->ctls, s->nctls + 1,
-			        sizeof(*s->ctls));
-			s->ctls[s->nctls++] = (struct sup_ctl){.spec = sp};
+			s->ctls = xreallocarray(
+			        s->ctls, s->nctls + 1, sizeof(*s->ctls));
+			s->ctls[s->nctls++] = (struct sup_ctl) { .spec = sp };
 		}
 	}
 	pclose(p);
@@ -103,9 +107,9 @@ claim_default_dir(struct sup *s, const char *tmp)
 	if (mkdir(s->runtime_dir, 0700) == 0) {
 		return (true);
 	}
-	if (errno != EEXIST || lstat(s->runtime_dir, &sb) != 0 ||
-	        !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
-	        (sb.st_mode & 077) != 0) {
+	if (errno != EEXIST || lstat(s->runtime_dir, &sb) != 0
+	        || !S_ISDIR(sb.st_mode) || sb.st_uid != geteuid()
+	        || (sb.st_mode & 077) != 0) {
 		return (false);
 	}
 	snprintf(sock, sizeof(sock), "%s/health.sock", s->runtime_dir);
@@ -135,7 +139,8 @@ runtime_dir(struct sup *s, char *err, size_t errlen)
 	snprintf(s->runtime_dir, sizeof(s->runtime_dir),
 	        "%s/sympoziumd.XXXXXX", tmp);
 	if (mkdtemp(s->runtime_dir) == NULL) {
-		snprintf(err, errlen, "runtime directory: %s", strerror(errno));
+		snprintf(
+		        err, errlen, "runtime directory: %s", strerror(errno));
 		return (-1);
 	}
 	s->own_runtime_dir = true;
@@ -187,8 +192,8 @@ on_synced(void *arg, size_t kind)
 	}
 	log_info("caches synced: %zu watches, %llu objects, %llu bytes "
 	         "(%zu shared caches)",
-	        s->nkinds, (unsigned long long)objs,
-	        (unsigned long long)bytes, inf_nsources(s->inf));
+	        s->nkinds, (unsigned long long)objs, (unsigned long long)bytes,
+	        inf_nsources(s->inf));
 }
 
 /* --max-response-bytes caps a LIST page; no other answer (nor one
@@ -211,12 +216,15 @@ set_caps(struct sup *s, struct inf_conf *ic)
 static int
 setup_api(struct sup *s, char *err, size_t errlen)
 {
-	struct inf_conf ic = {.on_change = sup_on_change,
-	        .on_synced = on_synced, .arg = s,
-	        .seed = (uint64_t)getpid()};
-	struct wr_conf wc = {.lookup = sup_lookup, .fence = sup_may_write,
-	        .on_done = sup_on_written, .arg = s,
-	        .max_inflight = s->cfg.max_writes};
+	struct inf_conf ic = { .on_change = sup_on_change,
+		.on_synced = on_synced,
+		.arg = s,
+		.seed = (uint64_t)getpid() };
+	struct wr_conf wc = { .lookup = sup_lookup,
+		.fence = sup_may_write,
+		.on_done = sup_on_written,
+		.arg = s,
+		.max_inflight = s->cfg.max_writes };
 	char e[512];
 
 	s->conf = load_conf(s, e, sizeof(e));
@@ -251,9 +259,9 @@ setup_api(struct sup *s, char *err, size_t errlen)
 static void
 worker_env(struct sup *s)
 {
-	static const char *const pass[] = {"SYMPOZIUM_IMAGE_REGISTRY",
-	        "SYMPOZIUM_IMAGE_TAG", "OTEL_EXPORTER_OTLP_ENDPOINT",
-	        "SYMPOZIUM_WORKER_SANDBOX", NULL};
+	static const char *const pass[] = { "SYMPOZIUM_IMAGE_REGISTRY",
+		"SYMPOZIUM_IMAGE_TAG", "OTEL_EXPORTER_OTLP_ENDPOINT",
+		"SYMPOZIUM_WORKER_SANDBOX", NULL };
 	size_t n = 0;
 
 	for (size_t i = 0; pass[i] != NULL; i++) {
@@ -277,8 +285,8 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 {
 	struct wk_config wc;
 	/* no on_idle: the loop dispatches to idle workers on every turn */
-	struct wk_callbacks cb = {sup_on_result, sup_on_view, sup_on_lost,
-	        NULL, sup_on_released};
+	struct wk_callbacks cb = { sup_on_result, sup_on_view, sup_on_lost,
+		NULL, sup_on_released };
 	char e[256];
 
 	wk_config_default(&wc);
@@ -302,7 +310,8 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 		s->ctls[i].q = queue_new(&qc);
 		if (wk_add_controller(s->pool, s->ctls[i].spec->name,
 		            cfg_workers_for(&s->cfg, s->ctls[i].spec->name), e,
-		            sizeof(e)) != 0) {
+		            sizeof(e))
+		        != 0) {
 			snprintf(err, errlen, "workers: %s", e);
 			return (-1);
 		}
@@ -414,14 +423,14 @@ sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 
 	s->cfg = *cfg;
 	s->sigfd = -1;
-	if (setup_signals(s, err, errlen) != 0 ||
-	        choose_controllers(s, err, errlen) != 0 ||
-	        runtime_dir(s, err, errlen) != 0 ||
-	        setup_lease(s, err, errlen) != 0 ||
-	        setup_api(s, err, errlen) != 0 ||
-	        setup_workers(s, err, errlen) != 0 ||
-	        setup_health(s, err, errlen) != 0 ||
-	        setup_http(s, err, errlen) != 0) {
+	if (setup_signals(s, err, errlen) != 0
+	        || choose_controllers(s, err, errlen) != 0
+	        || runtime_dir(s, err, errlen) != 0
+	        || setup_lease(s, err, errlen) != 0
+	        || setup_api(s, err, errlen) != 0
+	        || setup_workers(s, err, errlen) != 0
+	        || setup_health(s, err, errlen) != 0
+	        || setup_http(s, err, errlen) != 0) {
 		sup_free(s);
 		return (NULL);
 	}
@@ -534,8 +543,8 @@ next_timeout(struct sup *s, int64_t now)
 		if (d >= 0 && d < t) {
 			t = d;
 		}
-		if (queue_len(s->ctls[i].q) > 0 &&
-		        wk_idle(s->pool, s->ctls[i].spec->name) > 0) {
+		if (queue_len(s->ctls[i].q) > 0
+		        && wk_idle(s->pool, s->ctls[i].spec->name) > 0) {
 			t = now;
 		}
 	}
@@ -572,9 +581,10 @@ poll_once(struct sup *s, int64_t now)
 	n += http_fds(s->metrics, pf + n, MAX_FDS - 1 - n);
 	int timeout = (int)next_timeout(s, now);
 
-	fds[0] = (struct kapi_pollfd){s->sigfd, POLLIN, 0};
+	fds[0] = (struct kapi_pollfd) { s->sigfd, POLLIN, 0 };
 	for (size_t i = 0; i < n; i++) {
-		fds[i + 1] = (struct kapi_pollfd){pf[i].fd, pf[i].events, 0};
+		fds[i + 1]
+		        = (struct kapi_pollfd) { pf[i].fd, pf[i].events, 0 };
 	}
 	kapi_multi_poll(s->m, fds, (int)n + 1, timeout);
 	now = timefmt_now_ms_mono();
@@ -613,15 +623,17 @@ sup_run(struct sup *s)
 	log_info("starting %zu controller(s), %zu informer(s) for %zu "
 	         "watch(es), runtime %s",
 	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);
-	log_info("health socket %s%s", s->cfg.health_socket != NULL
-	                ? s->cfg.health_socket : s->runtime_dir,
+	log_info("health socket %s%s",
+	        s->cfg.health_socket != NULL ? s->cfg.health_socket
+	                                     : s->runtime_dir,
 	        s->cfg.health_socket != NULL ? "" : "/health.sock");
 	if (s->probe != NULL) {
 		log_info("health probes on http://%s (/healthz, /readyz)",
 		        http_addr(s->probe));
 	}
 	if (s->metrics != NULL) {
-		log_info("metrics on http://%s/metrics", http_addr(s->metrics));
+		log_info(
+		        "metrics on http://%s/metrics", http_addr(s->metrics));
 	}
 	if (wk_start(s->pool, now) != 0) {
 		log_warnx("some workers did not start; retrying with backoff");

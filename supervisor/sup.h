@@ -67,11 +67,11 @@ struct sup {
 	char runtime_dir[4096];
 	bool own_runtime_dir;
 	char *env[SUP_MAX_ENV]; /* workers' environment, NULL-ended */
-	struct stats *stats;     /* every figure (stats.h) */
-	struct health *health;   /* the health socket (health.h) */
-	struct http *probe;      /* /healthz, /readyz (http.h); NULL: off */
-	struct http *metrics;    /* /metrics (http.h); NULL: off */
-	struct mtune_trim trim;  /* freed heap given back when idle */
+	struct stats *stats;    /* every figure (stats.h) */
+	struct health *health;  /* the health socket (health.h) */
+	struct http *probe;     /* /healthz, /readyz (http.h); NULL: off */
+	struct http *metrics;   /* /metrics (http.h); NULL: off */
+	struct mtune_trim trim; /* freed heap given back when idle */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive

@@ -47,8 +47,12 @@ reply(struct wk_worker *w, uint64_t ticket, int64_t id,
         enum ipc_view_status st, json_object *obj, json_object *items,
         const char *text, const char *msg)
 {
-	struct ipc_view_reply r = {.id = id, .status = st, .object = obj,
-	        .items = items, .text = text, .message = msg};
+	struct ipc_view_reply r = { .id = id,
+		.status = st,
+		.object = obj,
+		.items = items,
+		.text = text,
+		.message = msg };
 
 	wk_view_reply(w, ticket, ipc_view_reply_new(&r));
 }
@@ -67,8 +71,10 @@ within(const char *csel, const char *req)
 	for (const char *p = req; (p = strstr(p, csel)) != NULL; p++) {
 		bool start = p == req || p[-1] == ',';
 		char next = p[klen];
-		if (start && (next == '=' || (csel[klen] == '=' &&
-		                                     (next == ',' || next == '\0')))) {
+		if (start
+		        && (next == '='
+		                || (csel[klen] == '='
+		                        && (next == ',' || next == '\0')))) {
 			return (true);
 		}
 	}
@@ -86,10 +92,10 @@ full_cache(struct sup *s, const struct ipc_res *res, const char *req_sel)
 	for (size_t i = 0; i < s->nkinds; i++) {
 		const struct kapi_res *r = &s->kinds[i].res;
 		const char *csel = s->kinds[i].selector;
-		if (strcmp(r->group, res->group) != 0 ||
-		        strcmp(r->version, res->version) != 0 ||
-		        strcmp(r->plural, res->plural) != 0 ||
-		        !inf_synced(s->inf, i)) {
+		if (strcmp(r->group, res->group) != 0
+		        || strcmp(r->version, res->version) != 0
+		        || strcmp(r->plural, res->plural) != 0
+		        || !inf_synced(s->inf, i)) {
 			continue;
 		}
 		if (csel == NULL) {
@@ -140,7 +146,8 @@ secret_meta(json_object *secret)
 	json_object_object_add(out, "metadata", md);
 	const char *type = jx_get_str(secret, "type");
 	if (type != NULL) {
-		json_object_object_add(out, "type", json_object_new_string(type));
+		json_object_object_add(
+		        out, "type", json_object_new_string(type));
 	}
 	json_object *data = json_object_object_get(secret, "data");
 	if (data != NULL && json_object_is_type(data, json_type_object)) {
@@ -188,8 +195,8 @@ live_done(void *arg, struct kapi_resp *resp)
 
 	stats_api(l->stats, l->verb, resp->code);
 	if (resp->err.rc == KAPI_ENOTFOUND) {
-		reply(l->w, l->ticket, l->id, IPC_VS_NOT_FOUND, NULL, NULL, NULL,
-		        NULL);
+		reply(l->w, l->ticket, l->id, IPC_VS_NOT_FOUND, NULL, NULL,
+		        NULL, NULL);
 	} else if (resp->err.rc != KAPI_OK) {
 		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
 		        resp->err.message != NULL ? resp->err.message
@@ -197,16 +204,17 @@ live_done(void *arg, struct kapi_resp *resp)
 	} else if (l->what == IPC_VIEW_POD_LOG) {
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, NULL, NULL,
 		        buf_str(&resp->body), NULL);
-	} else if ((obj = jx_parse(resp->body.data, resp->body.len, 0, NULL,
-	                    0)) == NULL) {
+	} else if ((obj = jx_parse(
+	                    resp->body.data, resp->body.len, 0, NULL, 0))
+	        == NULL) {
 		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
 		        "undecodable answer");
 	} else if (l->what == IPC_VIEW_LIST) {
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, NULL,
 		        live_items(l, obj), NULL, NULL);
 	} else if (l->what == IPC_VIEW_SECRET_META) {
-		reply(l->w, l->ticket, l->id, IPC_VS_OK, secret_meta(obj), NULL,
-		        NULL, NULL);
+		reply(l->w, l->ticket, l->id, IPC_VS_OK, secret_meta(obj),
+		        NULL, NULL, NULL);
 	} else {
 		reply(l->w, l->ticket, l->id, IPC_VS_OK, json_object_get(obj),
 		        NULL, NULL, NULL);
@@ -215,7 +223,7 @@ live_done(void *arg, struct kapi_resp *resp)
 	free(l);
 }
 
-static const struct kapi_res secrets = {"", "v1", "secrets", true};
+static const struct kapi_res secrets = { "", "v1", "secrets", true };
 
 /* Reads what the caches cannot answer from the API server. */
 static void
@@ -223,11 +231,12 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
         const struct ipc_view_req *req)
 {
 	struct live *l = xcalloc(1, sizeof(*l));
-	struct kapi_req kr = {.verb = KAPI_GET};
+	struct kapi_req kr = { .verb = KAPI_GET };
 
 	/* the engine copies what it keeps of kr: borrowing req is enough */
-	*l = (struct live){.w = w, .ticket = ticket, .id = req->id,
-	        .what = req->what};
+	*l = (struct live) {
+		.w = w, .ticket = ticket, .id = req->id, .what = req->what
+	};
 	kr.ns = req->namespace;
 	kr.name = req->name;
 	if (req->what == IPC_VIEW_LIST) {
@@ -239,8 +248,8 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 			        req->fields[i]);
 		}
 		l->nfields = req->nfields;
-		l->res = (struct kapi_res){req->res.group, req->res.version,
-		        req->res.plural, req->res.namespaced};
+		l->res = (struct kapi_res) { req->res.group, req->res.version,
+			req->res.plural, req->res.namespaced };
 		kr.res = &l->res;
 	} else if (req->what == IPC_VIEW_POD_LOG) {
 		kr.verb = KAPI_LOG;
@@ -250,8 +259,8 @@ live(struct sup *s, struct wk_worker *w, uint64_t ticket,
 	} else if (req->what == IPC_VIEW_SECRET_META) {
 		kr.res = &secrets;
 	} else {
-		l->res = (struct kapi_res){req->res.group, req->res.version,
-		        req->res.plural, req->res.namespaced};
+		l->res = (struct kapi_res) { req->res.group, req->res.version,
+			req->res.plural, req->res.namespaced };
 		kr.res = &l->res;
 	}
 	l->stats = s->stats;
@@ -271,8 +280,8 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 		return;
 	}
 	if (req.what == IPC_VIEW_ZONEINFO) {
-		wk_view_reply(w, ticket, zi_reply(zi_default(), req.id,
-		                                 req.name));
+		wk_view_reply(
+		        w, ticket, zi_reply(zi_default(), req.id, req.name));
 		return;
 	}
 	k = req.has_res ? full_cache(s, &req.res, req.label_selector) : -1;
@@ -283,17 +292,17 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 		            req.label_selector, add_item, &l)
 		        < 0) {
 			json_object_put(items);
-			reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
-			        "bad label selector");
+			reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL,
+			        NULL, "bad label selector");
 			return;
 		}
 		reply(w, ticket, req.id, IPC_VS_OK, NULL, items, NULL, NULL);
-	} else if (req.what == IPC_VIEW_GET && k >= 0 &&
-	           s->kinds[k].selector == NULL) {
+	} else if (req.what == IPC_VIEW_GET && k >= 0
+	        && s->kinds[k].selector == NULL) {
 		const char *t = cache_get(inf_cache(s->inf, (size_t)k),
 		        req.namespace != NULL ? req.namespace : "", req.name);
-		struct cache_item it = {.json = t,
-		        .json_len = t != NULL ? strlen(t) : 0};
+		struct cache_item it
+		        = { .json = t, .json_len = t != NULL ? strlen(t) : 0 };
 		if (t == NULL) {
 			/* a miss may be a watch that is down or behind, and a
 			 * reconciler acts on "not found" (a run fails for

@@ -74,7 +74,7 @@ struct wk_worker {
 	int64_t term_at, kill_at;
 	char *kill_cause; /* why the pool killed it */
 	uint64_t ok, lost;
-	bool asked; /* wk_restart(): restart at once when reaped */
+	bool asked;     /* wk_restart(): restart at once when reaped */
 	bool was_ready; /* has completed a handshake once */
 	char *reason;   /* the worker's ERROR message, NULL none */
 	int report_fd;  /* the sandbox kill report's read end, -1 none */
@@ -1298,8 +1298,8 @@ wk_restart(struct wk_pool *p, const char *controller, int index,
 	struct ctl *c = find_ctl(p, controller);
 	struct wk_worker *w;
 
-	if (c == NULL || index < 0 || index >= c->nprocs || p->shutting ||
-	        !p->started) {
+	if (c == NULL || index < 0 || index >= c->nprocs || p->shutting
+	        || !p->started) {
 		return (-1);
 	}
 	w = &c->w[index];

@@ -64,10 +64,10 @@
  * SYMPOZIUM_WORKER_REPORT_FD=3), every descriptor but 0, 1, 2 and 3 closed
  * (stdout/stderr inherited: worker logs go to the supervisor's stderr; 3:
  * the write end of the sandbox kill report's pipe, ipc/sbxrep.h, read when
- * a worker died by SIGSYS: the cause then names the system call), all signals unblocked and at their default action,
- * its own process group (a terminal's ^C reaches only the supervisor, which
- * stops the workers), RLIMIT_CORE 0, and PR_SET_PDEATHSIG(SIGKILL) so it
- * dies with the supervisor.
+ * a worker died by SIGSYS: the cause then names the system call), all signals
+ * unblocked and at their default action, its own process group (a terminal's
+ * ^C reaches only the supervisor, which stops the workers), RLIMIT_CORE 0, and
+ * PR_SET_PDEATHSIG(SIGKILL) so it dies with the supervisor.
  */
 #ifndef WORKERS_H
 #define WORKERS_H

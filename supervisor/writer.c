@@ -25,8 +25,8 @@ struct job {
 	struct wr *w;
 	char *key;
 	uint64_t token;
-	bool own;            /* wr_event()'s: no on_done */
-	json_object *keep;   /* one reference: what ops borrow from */
+	bool own;              /* wr_event()'s: no on_done */
+	json_object *keep;     /* one reference: what ops borrow from */
 	struct ipc_write *ops; /* n typed writes */
 	size_t n, i;
 	uint64_t req_id; /* != 0: waiting for its answer */
@@ -37,7 +37,7 @@ struct job {
 	struct wr_report rep;
 	struct ev_action act; /* the event write in progress */
 	bool ev_active;       /* act is set */
-	enum kapi_verb verb; /* of the request in flight (stats) */
+	enum kapi_verb verb;  /* of the request in flight (stats) */
 };
 
 struct wr {
@@ -128,7 +128,8 @@ job_new(struct wr *w, const char *key, const struct ipc_write *ops, size_t n,
 	j->key = xstrdup(key);
 	j->keep = json_object_get(keep);
 	if (n > 0) {
-		j->ops = xmemdup(ops, n * sizeof(*ops)); /* n <= IPC_WRITES_MAX */
+		j->ops = xmemdup(
+		        ops, n * sizeof(*ops)); /* n <= IPC_WRITES_MAX */
 		j->n = n;
 	}
 	return (j);
@@ -157,8 +158,11 @@ wr_event(struct wr *w, json_object *involved, const char *type,
 	json_object *ev = ev_event_new(involved, type, reason, message);
 	const char *ns = jx_get_str(involved, "metadata.namespace");
 	const char *name = jx_get_str(involved, "metadata.name");
-	struct ipc_write op = { .op = IPC_OP_EVENT, .res = events_res,
-		.namespace = "", .name = "", .object = ev };
+	struct ipc_write op = { .op = IPC_OP_EVENT,
+		.res = events_res,
+		.namespace = "",
+		.name = "",
+		.object = ev };
 	char *key;
 
 	/* its own key: an object's Event does not wait for its writes */
@@ -519,8 +523,8 @@ event_prepare(struct wr *w, struct job *j, const struct ipc_write *wr)
 	if (wr->op != IPC_OP_EVENT || w->ev == NULL || j->ev_active) {
 		return (true);
 	}
-	if (ev_correlate(w->ev, wr->object, timefmt_now_us_real() * 1000,
-	            &j->act)
+	if (ev_correlate(
+	            w->ev, wr->object, timefmt_now_us_real() * 1000, &j->act)
 	        == EV_DROP) {
 		const char *r = jx_get_str(wr->object, "reason");
 		const char *n = jx_get_str(wr->object, "involvedObject.name");
@@ -554,7 +558,8 @@ event_retry(struct job *j)
 static bool
 full(const struct wr *w)
 {
-	return (w->conf.max_inflight > 0 && w->inflight >= w->conf.max_inflight);
+	return (w->conf.max_inflight > 0
+	        && w->inflight >= w->conf.max_inflight);
 }
 
 /* Moves job j as far as it goes.  Returns true when it is finished. */

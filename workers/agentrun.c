@@ -1155,8 +1155,7 @@ timeout_ms(struct ctx *c, int64_t elapsed)
 	if (view_get(c->in->view, &kobj_instances, c->ns,
 	            spec_str(c, "instanceRef"), &inst, err, sizeof(err))
 	        == 0) {
-		ms = ms_of(
-		        jx_get_str(inst, "spec.agents.default.runTimeout"));
+		ms = ms_of(jx_get_str(inst, "spec.agents.default.runTimeout"));
 	}
 	json_object_put(inst);
 	return (ms > 0 ? ms : AGENTRUN_TIMEOUT_MS);

@@ -21,11 +21,11 @@
 #include "workers/kobj.h"
 #include "workers/view.h"
 
-#define MEMORY_MD   "# Agent Memory\n\nNo memories recorded yet.\n"
-#define TYPE_MAX    63
-#define LABEL_MAX   63  /* a label value */
-#define DNS_MAX     253 /* an object name */
-#define NAME_LEN    320
+#define MEMORY_MD "# Agent Memory\n\nNo memories recorded yet.\n"
+#define TYPE_MAX  63
+#define LABEL_MAX 63  /* a label value */
+#define DNS_MAX   253 /* an object name */
+#define NAME_LEN  320
 
 struct ictx {
 	const struct rec_in *in;

@@ -385,8 +385,8 @@ same_str(json_object *a, json_object *b, const char *path)
 }
 
 /* Ready=False reasons that say "in progress", not "wrong". */
-static const char *const progress[] = {"NotReady", "Progressing", "Pending",
-        "Reconciling", NULL};
+static const char *const progress[]
+        = { "NotReady", "Progressing", "Pending", "Reconciling", NULL };
 
 /* A Ready=False condition that is new or changed, and not progress. */
 static bool

@@ -24,8 +24,8 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
         kobj_mcpservers, kobj_policies, kobj_configs, kobj_events;
 
-#define KOBJ_SYSTEM_NS  "sympozium-system"
-#define KOBJ_REGISTRY   "ghcr.io/sympozium-ai/sympozium"
+#define KOBJ_SYSTEM_NS "sympozium-system"
+#define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
  * ns may be NULL (cluster-scoped).  Caller puts. */

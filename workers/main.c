@@ -32,9 +32,10 @@
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: sympozium-worker --controller NAME --socket "
-	                "PATH [--log-format text|json] [-v]\n"
-	                "       sympozium-worker --list-controllers\n");
+	fprintf(stderr,
+	        "usage: sympozium-worker --controller NAME --socket "
+	        "PATH [--log-format text|json] [-v]\n"
+	        "       sympozium-worker --list-controllers\n");
 	exit(IPC_EXIT_PERMANENT);
 }
 
@@ -73,12 +74,12 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	        {"controller", required_argument, NULL, 'c'},
-	        {"socket", required_argument, NULL, 's'},
-	        {"log-format", required_argument, NULL, 'f'},
-	        {"verbose", no_argument, NULL, 'v'},
-	        {"list-controllers", no_argument, NULL, 'L'},
-	        {NULL, 0, NULL, 0},
+		{ "controller", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "log-format", required_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "list-controllers", no_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *controller = NULL, *path = NULL;
 	enum log_format fmt = LOG_FORMAT_TEXT;
@@ -89,16 +90,25 @@ main(int argc, char **argv)
 
 	while ((ch = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'c': controller = optarg; break;
-		case 's': path = optarg; break;
+		case 'c':
+			controller = optarg;
+			break;
+		case 's':
+			path = optarg;
+			break;
 		case 'f':
 			if (log_parse_format(optarg, &fmt) != 0) {
 				usage();
 			}
 			break;
-		case 'v': verbose++; break;
-		case 'L': rec_list(stdout); return (0);
-		default: usage();
+		case 'v':
+			verbose++;
+			break;
+		case 'L':
+			rec_list(stdout);
+			return (0);
+		default:
+			usage();
 		}
 	}
 	if (controller == NULL || path == NULL || optind != argc) {
@@ -116,8 +126,8 @@ main(int argc, char **argv)
 	if (r == NULL) {
 		permanent(NULL, path, "unknown controller \"%s\"", controller);
 	}
-	struct ipc_sock *s = ipc_sock_dial(path, 0, DIAL_TIMEOUT_MS, err,
-	        sizeof(err));
+	struct ipc_sock *s
+	        = ipc_sock_dial(path, 0, DIAL_TIMEOUT_MS, err, sizeof(err));
 	if (s == NULL) {
 		fatalx("cannot reach the supervisor: %s", err);
 	}
@@ -129,7 +139,9 @@ main(int argc, char **argv)
 		permanent(s, NULL, "sandbox: %s", err);
 	}
 	log_debug("ready, epoch %lld, sandbox %s", (long long)epoch,
-	        mode == SBX_ON ? "on" : mode == SBX_LOG ? "log" : "off");
+	        mode == SBX_ON            ? "on"
+	                : mode == SBX_LOG ? "log"
+	                                  : "off");
 	int rc = wrt_serve(s, r, VIEW_TIMEOUT_MS);
 	ipc_sock_close(s);
 	return (rc == 0 ? 0 : 1);

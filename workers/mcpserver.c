@@ -162,7 +162,8 @@ read_spec(json_object *obj, struct mcp *m)
 		return ("spec.deployment.image is required");
 	}
 	if (jx_get_int(obj, "spec.replicas", &replicas) == 0 && replicas < 0) {
-		/* the schema takes any int32; the Deployment would be refused */
+		/* the schema takes any int32; the Deployment would be refused
+		 */
 		return ("spec.replicas must not be negative");
 	}
 	m->stdio = strcmp(tt, "stdio") == 0;

@@ -17,13 +17,13 @@
 #include "workers/skillpack.h"
 
 static const struct reconciler *const builtin[] = {
-        &agentrun_reconciler,
-        &instance_reconciler,
-        &skillpack_reconciler,
-        &mcpserver_reconciler,
-        &personapack_reconciler,
-        &schedule_reconciler,
-        NULL,
+	&agentrun_reconciler,
+	&instance_reconciler,
+	&skillpack_reconciler,
+	&mcpserver_reconciler,
+	&personapack_reconciler,
+	&schedule_reconciler,
+	NULL,
 };
 
 static const struct reconciler *

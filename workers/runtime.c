@@ -19,7 +19,7 @@ wrt_handshake(struct ipc_sock *s, const char *controller, int timeout_ms,
         int64_t *epoch)
 {
 	json_object *hello = ipc_hello_new(controller, getpid());
-	struct ipc_msg m = {0};
+	struct ipc_msg m = { 0 };
 	char err[256];
 	enum ipc_sock_rc rc;
 
@@ -56,10 +56,13 @@ wrt_reconcile(const struct reconciler *r, const struct ipc_msg *work,
 	if (ipc_work_read(work, &w) != 0) {
 		return (NULL);
 	}
-	in = (struct rec_in){.key = w.key, .object = w.object,
-	        .children = w.children, .now_ms = w.now_ms,
-	        .attempt = w.attempt, .view = view,
-	        .children_stale = w.children_stale};
+	in = (struct rec_in) { .key = w.key,
+		.object = w.object,
+		.children = w.children,
+		.now_ms = w.now_ms,
+		.attempt = w.attempt,
+		.view = view,
+		.children_stale = w.children_stale };
 	memset(&out, 0, sizeof(out));
 	out.result = ipc_result_new(w.key, w.epoch, IPC_V_DONE, 0, NULL);
 	out.verdict = IPC_V_DONE;
@@ -121,17 +124,16 @@ handle(struct ipc_sock *s, const struct reconciler *r, struct view *view,
 }
 
 int
-wrt_serve(struct ipc_sock *s, const struct reconciler *r,
-        int view_timeout_ms)
+wrt_serve(struct ipc_sock *s, const struct reconciler *r, int view_timeout_ms)
 {
 	struct view *view = view_new(s, view_timeout_ms);
 	char err[256];
 	int rc = 1;
 
 	while (rc == 1) {
-		struct ipc_msg m = {0};
-		enum ipc_sock_rc got =
-		        ipc_sock_recv_wait(s, 1000, &m, err, sizeof(err));
+		struct ipc_msg m = { 0 };
+		enum ipc_sock_rc got
+		        = ipc_sock_recv_wait(s, 1000, &m, err, sizeof(err));
 		sbx_log_refused(NULL); /* nng's threads, while idle */
 		if (got == IPC_SOCK_AGAIN) {
 			continue;

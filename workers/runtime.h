@@ -19,8 +19,8 @@ int wrt_handshake(struct ipc_sock *s, const char *controller, int timeout_ms,
 
 /* Serves WORK with r until QUIT (returns 0) or a broken session (-1,
  * logged).  view_timeout_ms bounds each view request. */
-int wrt_serve(struct ipc_sock *s, const struct reconciler *r,
-        int view_timeout_ms);
+int wrt_serve(
+        struct ipc_sock *s, const struct reconciler *r, int view_timeout_ms);
 
 /* Runs one reconcile of a decoded WORK message and returns the RESULT body
  * (caller puts).  NULL when the message is not a valid WORK. */

@@ -85,17 +85,18 @@ roundtrip(struct view *v, struct ipc_view_req *req, struct ipc_msg *msg,
 			        v->timeout_ms);
 			return (-1);
 		}
-		if (ipc_sock_recv_wait(v->s, (int)left, msg, err, errlen) !=
-		        IPC_SOCK_OK) {
+		if (ipc_sock_recv_wait(v->s, (int)left, msg, err, errlen)
+		        != IPC_SOCK_OK) {
 			continue;
 		}
-		if (msg->type == IPC_VIEW_REPLY &&
-		        ipc_view_reply_read(msg, rep) == 0 &&
-		        rep->id == req->id) {
+		if (msg->type == IPC_VIEW_REPLY
+		        && ipc_view_reply_read(msg, rep) == 0
+		        && rep->id == req->id) {
 			return (0);
 		}
-		int rc = msg->type == IPC_VIEW_REPLY ? 0 : other(v, msg, err,
-		                                                  errlen);
+		int rc = msg->type == IPC_VIEW_REPLY
+		        ? 0
+		        : other(v, msg, err, errlen);
 		ipc_msg_fini(msg);
 		if (rc != 0) {
 			return (-1);
@@ -109,7 +110,7 @@ ask(struct view *v, struct ipc_view_req *req,
         int (*take)(const struct ipc_view_reply *, void *), void *arg,
         char *err, size_t errlen)
 {
-	struct ipc_msg msg = {0};
+	struct ipc_msg msg = { 0 };
 	struct ipc_view_reply rep;
 	int rc;
 
@@ -163,9 +164,12 @@ int
 view_get(struct view *v, const struct ipc_res *res, const char *ns,
         const char *name, json_object **out, char *err, size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_GET, .res = *res,
-	        .has_res = true, .namespace = ns, .name = name,
-	        .tail_lines = -1};
+	struct ipc_view_req req = { .what = IPC_VIEW_GET,
+		.res = *res,
+		.has_res = true,
+		.namespace = ns,
+		.name = name,
+		.tail_lines = -1 };
 
 	*out = NULL;
 	return (ask(v, &req, take_object, out, err, errlen));
@@ -246,8 +250,10 @@ int
 view_secret_meta(struct view *v, const char *ns, const char *name,
         json_object **out, char *err, size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_SECRET_META,
-	        .namespace = ns, .name = name, .tail_lines = -1};
+	struct ipc_view_req req = { .what = IPC_VIEW_SECRET_META,
+		.namespace = ns,
+		.name = name,
+		.tail_lines = -1 };
 
 	*out = NULL;
 	return (ask(v, &req, take_object, out, err, errlen));
@@ -258,9 +264,11 @@ view_pod_log(struct view *v, const char *ns, const char *name,
         const char *container, int tail_lines, char **text, char *err,
         size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_POD_LOG, .namespace = ns,
-	        .name = name, .container = container,
-	        .tail_lines = tail_lines};
+	struct ipc_view_req req = { .what = IPC_VIEW_POD_LOG,
+		.namespace = ns,
+		.name = name,
+		.container = container,
+		.tail_lines = tail_lines };
 
 	*text = NULL;
 	return (ask(v, &req, take_text, text, err, errlen));
@@ -286,9 +294,10 @@ int
 view_zoneinfo(struct view *v, const char *name, unsigned char **data,
         size_t *len, char *err, size_t errlen)
 {
-	struct ipc_view_req req = {.what = IPC_VIEW_ZONEINFO, .name = name,
-	        .tail_lines = -1};
-	struct bytes b = {NULL, 0};
+	struct ipc_view_req req = {
+		.what = IPC_VIEW_ZONEINFO, .name = name, .tail_lines = -1
+	};
+	struct bytes b = { NULL, 0 };
 	int rc;
 
 	*data = NULL;

@@ -33,8 +33,7 @@ int view_get(struct view *v, const struct ipc_res *res, const char *ns,
         const char *name, json_object **out, char *err, size_t errlen);
 /* items: a new array of objects; selector may be NULL. */
 int view_list(struct view *v, const struct ipc_res *res, const char *ns,
-        const char *selector, json_object **items, char *err,
-        size_t errlen);
+        const char *selector, json_object **items, char *err, size_t errlen);
 /* view_list() projected: each item a row, the array of the values at
  * the n paths of fields (ipc_field_valid(), at most IPC_FIELDS_MAX) in
  * order, null where absent; n 0: whole objects.  A reply of another

@@ -112,7 +112,6 @@ find_rv(const char *s)
 	return (strtoull(p + strlen("\"resourceVersion\":\""), NULL, 10));
 }
 
-
 /* ---- the baseline server ---- */
 
 static char baseline_body[]

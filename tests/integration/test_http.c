@@ -497,8 +497,8 @@ test_controller_fault(void **state)
 	free(get_code(pport, "/healthz", 200));
 	free(get_code(pport, "/readyz", 200));
 	body = get_code(pport, "/readyz?verbose", 200);
-	assert_non_null(strstr(body,
-	        "[+]controller-testctl degraded: workers died on "));
+	assert_non_null(strstr(
+	        body, "[+]controller-testctl degraded: workers died on "));
 	assert_non_null(strstr(body, "[+]workers ok\n"));
 	free(body);
 	status_has(f, "testctl          degraded ", "testctl degraded for ");
@@ -508,8 +508,9 @@ test_controller_fault(void **state)
 	assert_int_equal(sdproc_log_count(f->sd[0].log, "quarantined:"), 0);
 	/* the fault goes away: it recovers by itself, every key converges */
 	cm_action(f, "testctl-switch", "ok", false);
-	l = log_wait(f, "controller testctl recovered: a worker completed a "
-	                "reconcile and stayed up 2 s",
+	l = log_wait(f,
+	        "controller testctl recovered: a worker completed a "
+	        "reconcile and stayed up 2 s",
 	        WAIT_MS);
 	assert_non_null(l);
 	free(l);
@@ -547,8 +548,8 @@ test_permanent_failure(void **state)
 	free(l);
 	free(get_code(pport, "/healthz", 200));
 	body = get_code(pport, "/readyz?verbose", 500);
-	assert_non_null(
-	        strstr(body, "[-]controller-testctl failed: reason withheld\n"));
+	assert_non_null(strstr(
+	        body, "[-]controller-testctl failed: reason withheld\n"));
 	free(body);
 	body = get_code(pport, "/readyz/controller-testctl", 500);
 	assert_non_null(strstr(body,
@@ -563,7 +564,8 @@ test_permanent_failure(void **state)
 	        == 1);
 	/* not respawned: no other start within a second and a half */
 	ksim_sleep_ms(1500);
-	assert_int_equal(sdproc_log_count(f->sd[0].log, "exited: exit 100"), 1);
+	assert_int_equal(
+	        sdproc_log_count(f->sd[0].log, "exited: exit 100"), 1);
 	assert_int_equal(sdproc_workers(&f->sd[0], NULL, 0), 0);
 	/* fixed, then restarted by the operator: it runs again */
 	cm_action(f, "perm", "ok", false);

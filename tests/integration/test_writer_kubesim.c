@@ -509,15 +509,15 @@ test_own_events(void **state)
 	assert_int_equal(st.event_errors, 0);
 	assert_int_equal(count_method("POST", "/namespaces/wr6/events"), 1);
 	assert_int_equal(count_method("PATCH", "/namespaces/wr6/events/"), 1);
-	assert_int_equal(kapi_list(A.c, &R_EV, "wr6", NULL, &list, &e), KAPI_OK);
+	assert_int_equal(
+	        kapi_list(A.c, &R_EV, "wr6", NULL, &list, &e), KAPI_OK);
 	json_object *items = json_object_object_get(list, "items");
 	assert_int_equal(json_object_array_length(items), 1);
 	json_object *ev = json_object_array_get_idx(items, 0);
 	assert_string_equal(jx_get_str(ev, "reason"), "Boom");
 	assert_string_equal(jx_get_str(ev, "type"), "Warning");
 	assert_string_equal(jx_get_str(ev, "involvedObject.name"), "o");
-	assert_string_equal(
-	        jx_get_str(ev, "source.component"), EV_COMPONENT);
+	assert_string_equal(jx_get_str(ev, "source.component"), EV_COMPONENT);
 	assert_int_equal(json_object_get_int(jx_get(ev, "count")), 2);
 	json_object_put(list);
 	kapi_err_fini(&e);
@@ -548,8 +548,9 @@ test_max_inflight(void **state)
 		json_object *w = json_object_new_array();
 		snprintf(key, sizeof(key), "wr-cap/k%d", i);
 		snprintf(name, sizeof(name), "cap-%d", i);
-		json_object_array_add(w, W(IPC_OP_CREATE, &I_CM, "wr-cap",
-		                                 NULL, cm("wr-cap", name, "v"), 0));
+		json_object_array_add(w,
+		        W(IPC_OP_CREATE, &I_CM, "wr-cap", NULL,
+		                cm("wr-cap", name, "v"), 0));
 		submit_as(&f, key, w, (uint64_t)i + 1);
 	}
 	end = timefmt_now_ms_mono() + WAIT_MS;
@@ -567,8 +568,8 @@ test_max_inflight(void **state)
 	assert_int_equal(wr_inflight(f.w), 0);
 	assert_string_equal(data_k("wr-cap", "cap-0"), "v");
 	assert_string_equal(data_k("wr-cap", "cap-23"), "v");
-	assert_int_equal(count_method("POST", "/namespaces/wr-cap/configmaps"),
-	        24);
+	assert_int_equal(
+	        count_method("POST", "/namespaces/wr-cap/configmaps"), 24);
 	fx_stop(&f);
 }
 

@@ -36,10 +36,10 @@
 #include "common/yamlj.h"
 #include "tests/lib/testutil.h"
 
-#define START_TIMEOUT_MS 10000
-#define STOP_TIMEOUT_MS  5000
-#define DEFAULT_REQ_MS   15000
-#define API_MAX_EXTRA    56
+#define START_TIMEOUT_MS   10000
+#define STOP_TIMEOUT_MS    5000
+#define DEFAULT_REQ_MS     15000
+#define API_MAX_EXTRA      56
 #define RESTART_TIMEOUT_MS 5000
 
 struct ksim {
@@ -1089,8 +1089,8 @@ ksim_apply_crds(struct kapi_client *c, const char *dir)
 
 /* ---- writes in the request log ---- */
 
-static const char *const write_methods[] = { "POST", "PUT", "PATCH",
-	"DELETE", NULL };
+static const char *const write_methods[]
+        = { "POST", "PUT", "PATCH", "DELETE", NULL };
 
 static bool
 is_write(const char *m)
@@ -1155,15 +1155,15 @@ ksim_wait_quiet(const char *request_log, const char *user_agent_fragment,
         int quiet_ms, int max_ms)
 {
 	int64_t end = ksim_now_ms() + max_ms;
-	int last = ksim_writes_after(request_log, user_agent_fragment, 0,
-	        false);
+	int last = ksim_writes_after(
+	        request_log, user_agent_fragment, 0, false);
 	int64_t since = ksim_now_ms();
 
 	while (ksim_now_ms() < end && ksim_now_ms() - since < quiet_ms) {
 		int n;
 		ksim_sleep_ms(100);
-		n = ksim_writes_after(request_log, user_agent_fragment, 0,
-		        false);
+		n = ksim_writes_after(
+		        request_log, user_agent_fragment, 0, false);
 		if (n != last) {
 			last = n;
 			since = ksim_now_ms();

@@ -194,9 +194,9 @@ raw_add(json_object *items, struct rawobjs *all, struct opload_raw *out)
 		        o, JSON_C_TO_STRING_PLAIN));
 		out->objs++;
 		out->bytes += len;
-		all->v[all->n++] = (struct rawobj){
-			xstrdup(uid != NULL ? uid : ""), len
-		};
+		all->v[all->n++]
+		        = (struct rawobj) { xstrdup(uid != NULL ? uid : ""),
+			          len };
 	}
 }
 
@@ -241,8 +241,8 @@ opload_raw_json(const char *base, struct opload_raw *out)
 			        r->code);
 			rc = -1;
 		} else {
-			raw_add(json_object_object_get(r->json, "items"),
-			        &all, out);
+			raw_add(json_object_object_get(r->json, "items"), &all,
+			        out);
 		}
 		ksim_resp_free(r);
 	}

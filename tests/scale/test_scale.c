@@ -27,10 +27,10 @@
  * (restarts in the health socket's status and worker pids in /proc), and
  * at convergence the supervisor's PSS must stay under 1.5 x the raw JSON
  * its watches select + 8 MiB and each worker's under 4 MiB
- * (docs/benchmarks.md, Targets).  One line per shape, "SCALE shape=... result=PASS|FAIL",
- * says the figures.  Quick mode (--quick or SCALE_QUICK=1) runs every
- * shape with smaller counts.  Exit 0 when every shape passed, 1 if not,
- * 2 on usage.  Everything started here is stopped by pid.
+ * (docs/benchmarks.md, Targets).  One line per shape, "SCALE shape=...
+ * result=PASS|FAIL", says the figures.  Quick mode (--quick or SCALE_QUICK=1)
+ * runs every shape with smaller counts.  Exit 0 when every shape passed, 1 if
+ * not, 2 on usage.  Everything started here is stopped by pid.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -16,7 +16,7 @@
 static int
 parse(struct sup_config *c, char *err, size_t len, ...)
 {
-	char *argv[32] = {"sympoziumd"};
+	char *argv[32] = { "sympoziumd" };
 	int argc = 1;
 	va_list ap;
 	char *a;
@@ -58,16 +58,15 @@ test_flags(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(parse(&c, err, sizeof(err), "--kubeconfig", "kc",
-	                         "--leader-elect",
-	                         "--leader-election-namespace=ns",
-	                         "--leader-elect-lease-duration", "3s",
-	                         "--leader-elect-renew-deadline", "2s",
-	                         "--leader-elect-retry-period", "500ms",
-	                         "--workers", "agentrun=4", "--workers",
-	                         "skillpack=2", "--reconcile-timeout", "1m30s",
-	                         "--log-format", "json", "-v", "--controllers",
-	                         "testctl", NULL),
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--kubeconfig", "kc",
+	                "--leader-elect", "--leader-election-namespace=ns",
+	                "--leader-elect-lease-duration", "3s",
+	                "--leader-elect-renew-deadline", "2s",
+	                "--leader-elect-retry-period", "500ms", "--workers",
+	                "agentrun=4", "--workers", "skillpack=2",
+	                "--reconcile-timeout", "1m30s", "--log-format", "json",
+	                "-v", "--controllers", "testctl", NULL),
 	        0);
 	assert_string_equal(c.kubeconfig, "kc");
 	assert_true(c.leader_elect);
@@ -80,9 +79,8 @@ test_flags(void **state)
 	assert_string_equal(c.log_format, "json");
 	assert_int_equal(c.verbose, 1);
 	assert_string_equal(c.controllers, "testctl");
-	assert_int_equal(parse(&c, err, sizeof(err), "--leader-elect=false",
-	                         NULL),
-	        0);
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--leader-elect=false", NULL), 0);
 	assert_false(c.leader_elect);
 	assert_int_equal(parse(&c, err, sizeof(err), "--help", NULL), 0);
 	assert_true(c.help);
@@ -101,22 +99,20 @@ test_bad(void **state)
 	                         "soon", NULL),
 	        -1);
 	assert_non_null(strstr(err, "invalid duration"));
-	assert_int_equal(parse(&c, err, sizeof(err), "--workers", "agentrun",
-	                         NULL),
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--workers", "agentrun", NULL),
 	        -1);
-	assert_int_equal(parse(&c, err, sizeof(err), "--workers", "a=0", NULL),
-	        -1);
-	assert_int_equal(parse(&c, err, sizeof(err), "--log-format", "xml",
-	                         NULL),
-	        -1);
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--workers", "a=0", NULL), -1);
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--log-format", "xml", NULL), -1);
 	assert_int_equal(parse(&c, err, sizeof(err),
 	                         "--leader-elect-renew-deadline", "20s", NULL),
 	        -1);
 	assert_non_null(strstr(err, "lease-duration > renew-deadline"));
 	assert_int_equal(parse(&c, err, sizeof(err), "extra", NULL), -1);
-	assert_int_equal(parse(&c, err, sizeof(err), "--leader-elect=maybe",
-	                         NULL),
-	        -1);
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--leader-elect=maybe", NULL), -1);
 }
 
 static void
@@ -139,8 +135,8 @@ test_ctrl_table(void **state)
 	}
 	assert_int_equal(n, 7);
 	assert_non_null(ctrl_find("agentrun"));
-	assert_string_equal(ctrl_find("skillpack")->watches[1].res.plural,
-	        "configmaps");
+	assert_string_equal(
+	        ctrl_find("skillpack")->watches[1].res.plural, "configmaps");
 	assert_null(ctrl_find("nope"));
 	assert_null(ctrl_find(NULL));
 }
@@ -195,8 +191,9 @@ test_max_concurrent_writes(void **state)
 	        0);
 	assert_int_equal(c.max_writes, 1024);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(parse(&c, err, sizeof(err),
-		                         "--max-concurrent-writes", bad[i], NULL),
+		assert_int_equal(
+		        parse(&c, err, sizeof(err), "--max-concurrent-writes",
+		                bad[i], NULL),
 		        -1);
 		assert_non_null(strstr(err, "--max-concurrent-writes"));
 	}
@@ -206,12 +203,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_max_concurrent_writes),
-	        cmocka_unit_test(test_defaults),
-	        cmocka_unit_test(test_flags),
-	        cmocka_unit_test(test_bad),
-	        cmocka_unit_test(test_max_response_bytes),
-	        cmocka_unit_test(test_ctrl_table),
+		cmocka_unit_test(test_max_concurrent_writes),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_max_response_bytes),
+		cmocka_unit_test(test_ctrl_table),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -196,9 +196,10 @@ test_status_screen(void **state)
 	assert_non_null(strstr(t, "lease       elected (holder host_1)"));
 	assert_non_null(strstr(t, "caches      1/2 kinds synced, 7 objects"));
 	/* the oldest cache, and a line for each stale or failing one */
-	assert_non_null(strstr(t, "; oldest 5m12s (secrets); 1 failing\n"
-	                          "  cache     secrets (b): age 5m12s, 4 "
-	                          "failure(s)\n"));
+	assert_non_null(strstr(t,
+	        "; oldest 5m12s (secrets); 1 failing\n"
+	        "  cache     secrets (b): age 5m12s, 4 "
+	        "failure(s)\n"));
 	assert_null(strstr(t, "cache     configmaps"));
 	assert_non_null(strstr(t,
 	        "api         9 requests, 1 errors; 0 "

@@ -41,8 +41,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_format_and_bounds),
-	        cmocka_unit_test(test_one_line),
+		cmocka_unit_test(test_format_and_bounds),
+		cmocka_unit_test(test_one_line),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

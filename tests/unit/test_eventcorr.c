@@ -319,15 +319,15 @@ test_lru_reuse(void **state)
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 40; i++) {
 			snprintf(name, sizeof(name), "c%d", i);
-			assert_int_equal(rec(e, T0, name, "R", "m", &a),
-			        EV_CREATE);
+			assert_int_equal(
+			        rec(e, T0, name, "R", "m", &a), EV_CREATE);
 			ev_action_fini(&a);
 		}
 		/* the last 8 are known, the one before is not */
 		for (int i = 39; i >= 32; i--) {
 			snprintf(name, sizeof(name), "c%d", i);
-			assert_int_equal(rec(e, T0, name, "R", "m", &a),
-			        EV_PATCH);
+			assert_int_equal(
+			        rec(e, T0, name, "R", "m", &a), EV_PATCH);
 			ev_action_fini(&a);
 		}
 		assert_int_equal(rec(e, T0, "c31", "R", "m", &a), EV_CREATE);
@@ -346,7 +346,8 @@ test_lru_reuse(void **state)
 	assert_int_equal(rec(e, T0 + 7 * SEC, "x", "B", "m", &a), EV_PATCH);
 	assert_string_equal(a.name, second);
 	assert_string_equal(s(a.event, "metadata.name"), second);
-	assert_string_equal(s(a.event, "firstTimestamp"), "2026-01-01T00:00:00Z");
+	assert_string_equal(
+	        s(a.event, "firstTimestamp"), "2026-01-01T00:00:00Z");
 	ev_action_fini(&a);
 	assert_int_equal(rec(e, T0 + 9 * SEC, "x", "A", "m", &a), EV_PATCH);
 	assert_string_equal(a.name, first);

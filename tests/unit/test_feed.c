@@ -132,9 +132,9 @@ setup(void **state)
 
 	memset(&x, 0, sizeof(x));
 	x.fk.leading = true;
-	struct feed_conf c = { { f_idle, f_dispatch },
-		{ f_object, f_children, f_fresh }, f_may_write, f_backlogged,
-		&x.fk };
+	struct feed_conf c
+	        = { { f_idle, f_dispatch }, { f_object, f_children, f_fresh },
+		          f_may_write, f_backlogged, &x.fk };
 	x.feed = feed_new(&c);
 	x.q = queue_new(NULL);
 	assert_int_equal(feed_add(x.feed, &foo, 0, x.q, &x.paused), 0);

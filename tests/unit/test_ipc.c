@@ -383,8 +383,8 @@ test_result_decode(void **state)
 		assert_int_equal(ipc_result_write(&r, i, &w), 0);
 		assert_memory_equal(&ops[i], &w, sizeof(w));
 	}
-	assert_string_equal(jx_get_str(ops[1].patch, "status.phase"),
-	        "Running");
+	assert_string_equal(
+	        jx_get_str(ops[1].patch, "status.phase"), "Running");
 	free(ops);
 	ipc_msg_fini(&m);
 
@@ -882,8 +882,7 @@ static const struct bad bad_shapes[] = {
 	{ IPC_VIEW_REPLY,
 	        "{\"id\":1,\"status\":\"ok\",\"items\":[[\"a\"],{}]}",
 	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
-	{ IPC_VIEW_REPLY,
-	        "{\"id\":1,\"status\":\"ok\",\"items\":[{},[]]}",
+	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"items\":[{},[]]}",
 	        "VIEW_REPLY: items[1] must be an object, or all arrays" },
 	{ IPC_VIEW_REPLY, "{\"id\":1,\"status\":\"ok\",\"object\":1}",
 	        "VIEW_REPLY: \"object\" must be an object" },

@@ -1164,7 +1164,6 @@ test_multi_retry_is_a_deadline(void **state)
 	kapi_multi_free(m);
 }
 
-
 /* An endless 200 answer to a LIST (issue 13): the client stops at the
  * cap with KAPI_ETOOBIG naming the method, the path and the cap, keeps
  * nothing of the body, and its memory stays bounded; the next request on

@@ -105,7 +105,8 @@ test_json_record_parses(void **state)
 	o = json_tokener_parse(s);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "msg", &v));
-	assert_string_equal(json_object_get_string(v), "say \"hi\"\\\t\x01 done");
+	assert_string_equal(
+	        json_object_get_string(v), "say \"hi\"\\\t\x01 done");
 	assert_true(json_object_object_get_ex(o, "proc", &v));
 	assert_string_equal(json_object_get_string(v), "sympoziumd");
 	assert_true(json_object_object_get_ex(o, "level", &v));

@@ -21,7 +21,7 @@
 #include "workers/runtime.h"
 #include "workers/view.h"
 
-static const struct ipc_res cms = {"", "v1", "configmaps", true};
+static const struct ipc_res cms = { "", "v1", "configmaps", true };
 
 /* The reconciler under test: reads "peer" through the view when the
  * object asks, writes one ConfigMap, requeues after 42 ms. */
@@ -33,19 +33,19 @@ rec(const struct rec_in *in, struct rec_out *out)
 	char err[128];
 
 	if (jx_get_str(in->object, "spec.peek") != NULL) {
-		int rc = view_get(in->view, &cms, "ns", "peer", &peer, err,
-		        sizeof(err));
-		json_object_object_add(cm, "peer",
-		        json_object_new_int(rc == 0 ? 1 : rc));
+		int rc = view_get(
+		        in->view, &cms, "ns", "peer", &peer, err, sizeof(err));
+		json_object_object_add(
+		        cm, "peer", json_object_new_int(rc == 0 ? 1 : rc));
 		json_object_put(peer);
 	}
-	json_object_object_add(cm, "attempt",
-	        json_object_new_int64(in->attempt));
+	json_object_object_add(
+	        cm, "attempt", json_object_new_int64(in->attempt));
 	rec_write(out, ipc_write_new(IPC_OP_CREATE, &cms, "ns", NULL, cm));
 	rec_verdict(out, IPC_V_REQUEUE_AFTER, 42, "again %s", in->key);
 }
 
-static const struct reconciler testrec = {"unit", rec};
+static const struct reconciler testrec = { "unit", rec };
 
 struct side {
 	char dir[64];
@@ -110,7 +110,7 @@ send_body(struct side *s, enum ipc_type type, json_object *body)
 static void
 handshake(struct side *s)
 {
-	struct ipc_msg m = {0};
+	struct ipc_msg m = { 0 };
 	struct ipc_hello h;
 
 	expect(s, IPC_HELLO, &m);
@@ -124,9 +124,12 @@ handshake(struct side *s)
 static void
 send_work(struct side *s, const char *obj)
 {
-	struct ipc_work w = {.key = "ns/a", .epoch = 7, .attempt = 2,
-	        .now_ms = 1000, .object = json_tokener_parse(obj),
-	        .deadline_ms = 5000};
+	struct ipc_work w = { .key = "ns/a",
+		.epoch = 7,
+		.attempt = 2,
+		.now_ms = 1000,
+		.object = json_tokener_parse(obj),
+		.deadline_ms = 5000 };
 
 	send_body(s, IPC_WORK, ipc_work_new(&w));
 }
@@ -135,7 +138,7 @@ static void
 test_work_result(void **state)
 {
 	struct side *s = *state;
-	struct ipc_msg m = {0};
+	struct ipc_msg m = { 0 };
 	struct ipc_result r;
 	struct ipc_write w;
 	int64_t seq;
@@ -173,21 +176,23 @@ static void
 test_view_roundtrip(void **state)
 {
 	struct side *s = *state;
-	struct ipc_msg m = {0};
+	struct ipc_msg m = { 0 };
 	struct ipc_view_req req;
 	struct ipc_result r;
 	struct ipc_write w;
 
 	handshake(s);
-	send_work(s, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"peek\":\"y\"}}");
+	send_work(s,
+	        "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"peek\":\"y\"}}");
 	expect(s, IPC_VIEW_REQ, &m);
 	assert_int_equal(ipc_view_req_read(&m, &req), 0);
 	assert_int_equal(req.what, IPC_VIEW_GET);
 	assert_string_equal(req.name, "peer");
 	/* a heartbeat while the worker waits is answered too */
 	send_body(s, IPC_HEARTBEAT, ipc_heartbeat_new(3));
-	struct ipc_view_reply rep = {.id = req.id, .status = IPC_VS_OK,
-	        .object = json_tokener_parse("{\"data\":{}}")};
+	struct ipc_view_reply rep = { .id = req.id,
+		.status = IPC_VS_OK,
+		.object = json_tokener_parse("{\"data\":{}}") };
 	ipc_msg_fini(&m);
 	send_body(s, IPC_VIEW_REPLY, ipc_view_reply_new(&rep));
 	expect(s, IPC_HEARTBEAT, &m);
@@ -236,12 +241,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test_setup_teardown(
-	                test_work_result, setup, teardown_joined),
-	        cmocka_unit_test_setup_teardown(
-	                test_view_roundtrip, setup, teardown_joined),
-	        cmocka_unit_test_setup_teardown(
-	                test_unexpected_message, setup, teardown_joined),
+		cmocka_unit_test_setup_teardown(
+		        test_work_result, setup, teardown_joined),
+		cmocka_unit_test_setup_teardown(
+		        test_view_roundtrip, setup, teardown_joined),
+		cmocka_unit_test_setup_teardown(
+		        test_unexpected_message, setup, teardown_joined),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -246,8 +246,8 @@ test_libc_calls(void **state)
 	assert_exit0(run_filtered(do_libc));
 }
 
-/* Calls on no list (getcwd: a path, but no file is opened; getpgid): ENOSYS, and
- * the worker goes on. */
+/* Calls on no list (getcwd: a path, but no file is opened; getpgid): ENOSYS,
+ * and the worker goes on. */
 static void
 do_unlisted(void)
 {

@@ -25,7 +25,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_vectors),
+		cmocka_unit_test(test_vectors),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -49,10 +49,9 @@ static const struct ipc_res configmaps = CONTRACT_RES_CONFIGMAPS;
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-	while (nanosleep(&ts, &ts) != 0) {
-	}
+	while (nanosleep(&ts, &ts) != 0) { }
 }
 
 static void
@@ -66,8 +65,8 @@ write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
 	jx_set_path(cm, "metadata.name", json_object_new_string(name));
 	jx_setv(cm, json_object_new_string("true"), "metadata", "labels",
 	        TESTCTL_LABEL_OUT, NULL);
-	json_object_object_add(cm, "data",
-	        data != NULL ? data : json_object_new_object());
+	json_object_object_add(
+	        cm, "data", data != NULL ? data : json_object_new_object());
 	json_object *w = ipc_write_new(IPC_OP_CREATE, &configmaps,
 	        jx_get_str(in->object, "metadata.namespace"), NULL, cm);
 	ipc_write_set_tolerate(w, IPC_TOL_ALREADY_EXISTS);
@@ -87,8 +86,8 @@ view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
 	}
 	memcpy(ns, arg, (size_t)(sl - arg));
 	ns[sl - arg] = '\0';
-	int rc = view_get(in->view, &configmaps, ns, sl + 1, &obj, err,
-	        sizeof(err));
+	int rc = view_get(
+	        in->view, &configmaps, ns, sl + 1, &obj, err, sizeof(err));
 	if (rc < 0) {
 		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
 		return;
@@ -114,8 +113,8 @@ switched(const struct rec_in *in, const char *arg, char *buf, size_t len)
 		return ("bad switch");
 	}
 	snprintf(ns, sizeof(ns), "%.*s", (int)(sl - arg), arg);
-	int rc = view_get(in->view, &configmaps, ns, sl + 1, &obj, err,
-	        sizeof(err));
+	int rc = view_get(
+	        in->view, &configmaps, ns, sl + 1, &obj, err, sizeof(err));
 	if (rc < 0) {
 		return ("error");
 	}
@@ -135,8 +134,8 @@ forbidden(const struct rec_in *in, struct rec_out *out, const char *a)
 
 	if (strncmp(a, "open:", 5) == 0) {
 		fd = open(a + 5, O_RDONLY | O_CLOEXEC);
-		json_object_object_add(data, "opened",
-		        json_object_new_string(a + 5));
+		json_object_object_add(
+		        data, "opened", json_object_new_string(a + 5));
 	} else {
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		json_object_object_add(
@@ -196,8 +195,8 @@ static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	long long recv_us = mono_us();
-	json_object *ann = jx_getv(
-	        in->object, "metadata", "annotations", TESTCTL_ANN_ACTION, NULL);
+	json_object *ann = jx_getv(in->object, "metadata", "annotations",
+	        TESTCTL_ANN_ACTION, NULL);
 	const char *a = ann != NULL ? json_object_get_string(ann) : "ok";
 	char sw[256];
 
@@ -245,6 +244,6 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	}
 }
 
-static const struct reconciler testctl = {"testctl", reconcile};
+static const struct reconciler testctl = { "testctl", reconcile };
 
-const struct reconciler *const rec_extra[] = {&testctl, NULL};
+const struct reconciler *const rec_extra[] = { &testctl, NULL };

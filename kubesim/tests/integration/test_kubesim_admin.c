@@ -23,7 +23,7 @@
 
 #define UA "admin-test/1.0"
 
-static const char *const ua_hdr[] = {"User-Agent: " UA, NULL};
+static const char *const ua_hdr[] = { "User-Agent: " UA, NULL };
 
 static struct ksim_resp *
 req(struct ksim *k, const char *method, const char *path, const char *body)
@@ -57,8 +57,8 @@ find_line(json_object *lines, const char *verb, const char *method)
 		const char *v = jx_get_str(l, "verb");
 		const char *m = jx_get_str(l, "method");
 
-		if (v != NULL && m != NULL && strcmp(v, verb) == 0 &&
-		        strcmp(m, method) == 0) {
+		if (v != NULL && m != NULL && strcmp(v, verb) == 0
+		        && strcmp(m, method) == 0) {
 			return (l);
 		}
 	}
@@ -89,7 +89,7 @@ test_request_log(void **state)
 {
 	char path[] = "/tmp/kubesim-reqlog.XXXXXX";
 	int fd = mkstemp(path);
-	const char *args[] = {"--request-log", path, NULL};
+	const char *args[] = { "--request-log", path, NULL };
 	struct ksim *k;
 	regex_t ts;
 	char *rv;
@@ -100,12 +100,14 @@ test_request_log(void **state)
 	k = ksim_start(args);
 	assert_non_null(k);
 	rv = create_cm(k, "default", "logged");
-	ksim_resp_free(req(k, "GET", "/api/v1/namespaces/default/configmaps/"
-	                             "logged",
+	ksim_resp_free(req(k, "GET",
+	        "/api/v1/namespaces/default/configmaps/"
+	        "logged",
 	        NULL));
 	ksim_resp_free(req(k, "GET", "/api/v1/configmaps?limit=5", NULL));
-	ksim_resp_free(req(k, "GET", "/api/v1/namespaces/default/configmaps/"
-	                             "missing",
+	ksim_resp_free(req(k, "GET",
+	        "/api/v1/namespaces/default/configmaps/"
+	        "missing",
 	        NULL));
 	struct ksim_watch *w = ksim_watch_open(ksim_url(k),
 	        "/api/v1/configmaps?watch=true&timeoutSeconds=1", ua_hdr);
@@ -114,15 +116,16 @@ test_request_log(void **state)
 	assert_int_equal(ksim_stop(k), 0);
 
 	json_object *lines = read_log(path);
-	assert_int_equal(regcomp(&ts,
-	                         "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
-	                         "[0-9]{2}\\.[0-9]{6}Z$",
-	                         REG_EXTENDED | REG_NOSUB),
+	assert_int_equal(
+	        regcomp(&ts,
+	                "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:"
+	                "[0-9]{2}\\.[0-9]{6}Z$",
+	                REG_EXTENDED | REG_NOSUB),
 	        0);
 	for (size_t i = 0; i < json_object_array_length(lines); i++) {
 		json_object *l = json_object_array_get_idx(lines, i);
-		assert_int_equal(regexec(&ts, jx_get_str(l, "ts"), 0, NULL, 0),
-		        0);
+		assert_int_equal(
+		        regexec(&ts, jx_get_str(l, "ts"), 0, NULL, 0), 0);
 		assert_non_null(jx_get_str(l, "path"));
 		assert_non_null(jx_get_str(l, "query"));
 		assert_string_equal(jx_get_str(l, "userAgent"), UA);
@@ -163,11 +166,13 @@ test_close_watches(void **state)
 
 	(void)state;
 	assert_non_null(k);
-	w1 = ksim_watch_open(ksim_url(k), "/api/v1/configmaps?watch=true&"
-	                                  "resourceVersion=100",
+	w1 = ksim_watch_open(ksim_url(k),
+	        "/api/v1/configmaps?watch=true&"
+	        "resourceVersion=100",
 	        NULL);
-	w2 = ksim_watch_open(ksim_url(k), "/api/v1/namespaces?watch=true&"
-	                                  "allowWatchBookmarks=true",
+	w2 = ksim_watch_open(ksim_url(k),
+	        "/api/v1/namespaces?watch=true&"
+	        "allowWatchBookmarks=true",
 	        NULL);
 	assert_int_equal(ksim_watch_status(w1, 5000), 200);
 	assert_int_equal(ksim_watch_status(w2, 5000), 200);
@@ -186,7 +191,8 @@ test_close_watches(void **state)
 	ksim_watch_close(w1);
 	ksim_watch_close(w2);
 	/* new watches are served again */
-	w1 = ksim_watch_open(ksim_url(k), "/api/v1/configmaps?watch=true", NULL);
+	w1 = ksim_watch_open(
+	        ksim_url(k), "/api/v1/configmaps?watch=true", NULL);
 	assert_int_equal(ksim_watch_status(w1, 5000), 200);
 	ksim_sleep_ms(200);
 	assert_false(ksim_watch_ended(w1));
@@ -222,8 +228,8 @@ test_compact(void **state)
 	/* the list's snapshot must be older than the compaction point */
 	free(create_cm(k, "default", "c5"));
 
-	r = ksim_request(ksim_url(k), "POST", "/_kubesim/compact", NULL, NULL,
-	        NULL, 0);
+	r = ksim_request(
+	        ksim_url(k), "POST", "/_kubesim/compact", NULL, NULL, NULL, 0);
 	assert_int_equal(r->code, 200);
 	ksim_resp_free(r);
 
@@ -273,9 +279,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_request_log),
-	        cmocka_unit_test(test_close_watches),
-	        cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_request_log),
+		cmocka_unit_test(test_close_watches),
+		cmocka_unit_test(test_compact),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

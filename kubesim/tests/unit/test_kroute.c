@@ -14,8 +14,8 @@
 
 static void
 check(const char *path, enum kroute_kind kind, const char *group,
-        const char *ns, const char *plural, const char *name,
-        const char *sub, bool watch)
+        const char *ns, const char *plural, const char *name, const char *sub,
+        bool watch)
 {
 	struct kroute r;
 
@@ -90,8 +90,8 @@ test_other(void **state)
 	check("/version", KROUTE_VERSION, NULL, NULL, NULL, NULL, NULL, false);
 	check("/openapi/v2", KROUTE_OPENAPI_V2, NULL, NULL, NULL, NULL, NULL,
 	        false);
-	check("/openapi/v3", KROUTE_OPENAPI_ROOT, NULL, NULL, NULL, NULL,
-	        NULL, false);
+	check("/openapi/v3", KROUTE_OPENAPI_ROOT, NULL, NULL, NULL, NULL, NULL,
+	        false);
 	kroute_parse("/openapi/v3/apis/apps/v1", &r);
 	assert_int_equal(r.kind, KROUTE_OPENAPI_DOC);
 	assert_string_equal(r.rest, "apis/apps/v1");
@@ -105,8 +105,8 @@ test_other(void **state)
 	kroute_fini(&r);
 	check("/nope", KROUTE_NONE, NULL, NULL, NULL, NULL, NULL, false);
 	check("", KROUTE_NONE, NULL, NULL, NULL, NULL, NULL, false);
-	check("/api/v1/namespaces/a/pods/p/log/extra", KROUTE_NONE, NULL,
-	        NULL, NULL, NULL, NULL, false);
+	check("/api/v1/namespaces/a/pods/p/log/extra", KROUTE_NONE, NULL, NULL,
+	        NULL, NULL, NULL, false);
 	check("/a/b/c/d/e/f/g/h/i/j/k/l/m/n", KROUTE_NONE, NULL, NULL, NULL,
 	        NULL, NULL, false);
 }
@@ -129,9 +129,9 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_resources),
-	        cmocka_unit_test(test_other),
-	        cmocka_unit_test(test_qbool),
+		cmocka_unit_test(test_resources),
+		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_qbool),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -16,15 +16,15 @@
 #include "kubesim/ktable.h"
 #include "tests/lib/testutil.h"
 
-#define KUBECTL_ACCEPT                                                     \
-	"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;"   \
+#define KUBECTL_ACCEPT                                                        \
+	"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;"      \
 	"as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 
 static void
 test_wanted(void **state)
 {
-	struct kres cr = {.flags = KRES_CUSTOM};
-	struct kres builtin = {.flags = 0};
+	struct kres cr = { .flags = KRES_CUSTOM };
+	struct kres builtin = { .flags = 0 };
 
 	(void)state;
 	assert_true(ktable_wanted(&cr, KUBECTL_ACCEPT));
@@ -48,11 +48,20 @@ test_human(void **state)
 		int64_t s;
 		const char *want;
 	} cases[] = {
-	        {-5, "0s"}, {0, "0s"}, {119, "119s"}, {130, "2m10s"},
-	        {599, "9m59s"}, {600, "10m"}, {3 * 3600 - 1, "179m"},
-	        {3 * 3600 + 120, "3h2m"}, {8 * 3600, "8h"}, {47 * 3600, "47h"},
-	        {3 * 86400 + 4 * 3600, "3d4h"}, {10 * 86400, "10d"},
-	        {3 * 365 * 86400 + 86400, "3y1d"}, {9 * 365 * 86400, "9y"},
+		{ -5, "0s" },
+		{ 0, "0s" },
+		{ 119, "119s" },
+		{ 130, "2m10s" },
+		{ 599, "9m59s" },
+		{ 600, "10m" },
+		{ 3 * 3600 - 1, "179m" },
+		{ 3 * 3600 + 120, "3h2m" },
+		{ 8 * 3600, "8h" },
+		{ 47 * 3600, "47h" },
+		{ 3 * 86400 + 4 * 3600, "3d4h" },
+		{ 10 * 86400, "10d" },
+		{ 3 * 365 * 86400 + 86400, "3y1d" },
+		{ 9 * 365 * 86400, "9y" },
 	};
 	char out[32];
 
@@ -71,7 +80,7 @@ test_columns(void **state)
 	        "\".status.phase\"},{\"name\":\"N\",\"type\":\"integer\","
 	        "\"jsonPath\":\".spec.items[1].n\",\"priority\":1}]",
 	        0);
-	struct kres cr = {.flags = KRES_CUSTOM, .columns = cols};
+	struct kres cr = { .flags = KRES_CUSTOM, .columns = cols };
 	json_object *obj = testutil_json(
 	        "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\"},\"status\":"
 	        "{\"phase\":\"Running\"},\"spec\":{\"items\":[{\"n\":1},"
@@ -87,23 +96,22 @@ test_columns(void **state)
 	assert_string_equal(jx_get_str(t, "metadata.continue"), "tok");
 	json_object *defs = json_object_object_get(t, "columnDefinitions");
 	assert_int_equal(json_object_array_length(defs), 3);
-	assert_string_equal(jx_get_str(json_object_array_get_idx(defs, 0),
-	                            "format"),
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(defs, 0), "format"),
 	        "name");
 	json_object *row = json_object_array_get_idx(
 	        json_object_object_get(t, "rows"), 0);
 	json_object *cells = json_object_object_get(row, "cells");
-	assert_string_equal(json_object_get_string(
-	                            json_object_array_get_idx(cells, 0)),
+	assert_string_equal(
+	        json_object_get_string(json_object_array_get_idx(cells, 0)),
 	        "a");
-	assert_string_equal(json_object_get_string(
-	                            json_object_array_get_idx(cells, 1)),
+	assert_string_equal(
+	        json_object_get_string(json_object_array_get_idx(cells, 1)),
 	        "Running");
-	assert_int_equal(json_object_get_int(
-	                         json_object_array_get_idx(cells, 2)),
-	        2);
-	assert_string_equal(jx_get_str(json_object_object_get(row, "object"),
-	                            "kind"),
+	assert_int_equal(
+	        json_object_get_int(json_object_array_get_idx(cells, 2)), 2);
+	assert_string_equal(
+	        jx_get_str(json_object_object_get(row, "object"), "kind"),
 	        "PartialObjectMetadata");
 	assert_string_equal(jx_get_str(json_object_object_get(row, "object"),
 	                            "metadata.uid"),
@@ -116,7 +124,7 @@ test_columns(void **state)
 static void
 test_default_age(void **state)
 {
-	struct kres cr = {.flags = KRES_CUSTOM};
+	struct kres cr = { .flags = KRES_CUSTOM };
 	json_object *obj = testutil_json(
 	        "{\"metadata\":{\"name\":\"b\",\"creationTimestamp\":"
 	        "\"2000-01-01T00:00:00Z\"}}",
@@ -125,8 +133,8 @@ test_default_age(void **state)
 
 	(void)state;
 	ktable_add(t, &cr, obj, KTABLE_NONE);
-	assert_int_equal(json_object_array_length(
-	                         json_object_object_get(t, "columnDefinitions")),
+	assert_int_equal(json_object_array_length(json_object_object_get(
+	                         t, "columnDefinitions")),
 	        0);
 	json_object *row = json_object_array_get_idx(
 	        json_object_object_get(t, "rows"), 0);
@@ -142,10 +150,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_wanted),
-	        cmocka_unit_test(test_human),
-	        cmocka_unit_test(test_columns),
-	        cmocka_unit_test(test_default_age),
+		cmocka_unit_test(test_wanted),
+		cmocka_unit_test(test_human),
+		cmocka_unit_test(test_columns),
+		cmocka_unit_test(test_default_age),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
