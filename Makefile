@@ -126,6 +126,8 @@ endif
 	format format-check \
 	crd-digest
 .DEFAULT_GOAL := all
+# Test programs link by static pattern rules (each from its own directory),
+# so a stale dependency file of a test that moved never stops the build.
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
 
@@ -140,22 +142,26 @@ $(LIBCOMMON): $(COMMON_OBJS) $(IPC_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BIN)/tests/%: $(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+$(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
+		$(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
 
-$(BIN)/tests/%: $(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+$(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
+		$(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
 
-$(BIN)/tests/%: $(BUILD)/kubesim/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
+$(KSIM_UNIT_SRCS:kubesim/tests/unit/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
+		$(BUILD)/kubesim/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
 		-lmicrohttpd $(LDLIBS_ALL)
 
-$(BIN)/tests/%: $(BUILD)/kubesim/tests/integration/%.o $(TESTLIB_OBJS) \
+$(KSIM_INTEG_SRCS:kubesim/tests/integration/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
+		$(BUILD)/kubesim/tests/integration/%.o $(TESTLIB_OBJS) \
 		$(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
