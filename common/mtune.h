@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* Free heap worth a trim, and the least time between two trims. */
-#define MTUNE_TRIM_MIN_FREE  (4u << 20)
+#define MTUNE_TRIM_MIN_FREE  (1u << 20)
 #define MTUNE_TRIM_PERIOD_MS 10000
 
 struct mtune_trim {
