@@ -11,39 +11,8 @@
 set -u
 
 REPORT=${REPORT:-$PWD/tests/bench/report.py}
-dir=$(mktemp -d /tmp/bench-report.XXXXXX)
-npass=0
-nfail=0
-results=()
-
-ok() {
-	results+=("[       OK ] $1")
-	npass=$((npass + 1))
-}
-fail() {
-	results+=("[  FAILED  ] $1")
-	nfail=$((nfail + 1))
-	echo "FAILED $1: $2" >&2
-}
-check() { # NAME CMD...
-	local name=$1
-	shift
-	if "$@" >"$dir/check.out" 2>&1; then
-		ok "$name"
-	else
-		fail "$name" "$(head -c 3000 "$dir/check.out")"
-	fi
-}
-summary() {
-	echo "[==========] Running $((npass + nfail)) test(s)."
-	printf '%s\n' "${results[@]}"
-	echo "[==========] $((npass + nfail)) test(s) run."
-	echo "[  PASSED  ] $npass test(s)."
-	[ "$nfail" -eq 0 ] || echo "[  FAILED  ] $nfail test(s)."
-	rm -rf "$dir"
-}
-trap 'summary; [ "$nfail" -eq 0 ] || exit 1' EXIT
-trap 'exit 1' INT TERM
+# ok, fail, check, the summary at exit and $dir (a temporary directory)
+. "$(dirname "$0")/../lib/shtest.sh"
 
 T=$(printf '\t')
 
