@@ -487,6 +487,63 @@ only_space(const char *s, size_t len)
 	return (true);
 }
 
+/* Whether o holds a number that is not finite (NaN, an infinity). */
+static bool
+nonfinite(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return (!isfinite(json_object_get_double(o)));
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			if (nonfinite(json_object_array_get_idx(o, i))) {
+				return (true);
+			}
+		}
+		return (false);
+	case json_type_object: {
+		json_object_object_foreach(o, k, v)
+		{
+			(void)k;
+			if (nonfinite(v)) {
+				return (true);
+			}
+		}
+		return (false);
+	}
+	default:
+		return (false);
+	}
+}
+
+/* Whether [s, s+len) has the letter e (either case) after a digit: an
+ * exponent, or text that looks like one. */
+static bool
+has_exponent(const char *s, size_t len, int e)
+{
+	const char *end = s + len;
+
+	for (const char *p = s; (p = memchr(p, e, (size_t)(end - p))) != NULL;
+	        p++) {
+		if (p > s && p[-1] >= '0' && p[-1] <= '9') {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* json-c reads NaN and [-]Infinity even in strict mode, and an exponent
+ * too large as an infinity: none is JSON (RFC 8259), the API server never
+ * sends one, and NaN is not equal to itself.  The tree is walked only when
+ * the text may hold one: a token NaN or Infinity, or an exponent. */
+static bool
+maybe_nonfinite(const char *s, size_t len)
+{
+	return (memmem(s, len, "NaN", 3) != NULL
+	        || memmem(s, len, "Infinity", 8) != NULL
+	        || has_exponent(s, len, 'e') || has_exponent(s, len, 'E'));
+}
+
 json_object *
 jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 {
@@ -526,6 +583,10 @@ jx_parse(const char *s, size_t len, int max_depth, char *err, size_t errlen)
 		        end);
 	} else if (!only_space(s + end, len - end)) {
 		errmsg(err, errlen, "trailing data at offset %zu", end);
+		json_object_put(obj);
+		obj = NULL;
+	} else if (maybe_nonfinite(s, len) && nonfinite(obj)) {
+		errmsg(err, errlen, "a number is not finite (NaN, Infinity)");
 		json_object_put(obj);
 		obj = NULL;
 	}

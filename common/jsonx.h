@@ -107,8 +107,10 @@ char *jx_to_string(json_object *obj);
  * 0: JX_DEFAULT_DEPTH) and a document that is just "null" (NULL is the error
  * value).  Depth counts every value on the way down, as json-c does: "1" is
  * depth 1, "[]" is 1, "{\"a\":1}" and "[[]]" are 2.
- * json-c's strict mode is used, though json-c 0.16 still accepts
- * NaN/Infinity and single-quoted strings.
+ * json-c's strict mode is used; a number that is not finite (NaN,
+ * [-]Infinity, an exponent beyond a double's range), which json-c 0.16
+ * accepts there, is an error too.  json-c still accepts single-quoted
+ * strings.
  * Returns an owned object (caller frees with json_object_put()), or NULL
  * with a one-line message in err (when err != NULL and errlen > 0). */
 json_object *jx_parse(

@@ -343,6 +343,12 @@ test_parse_errors(void **state)
 	expect_parse_error("[[[[1]]]]", 9, 4, "too deep");
 	expect_parse_error("{\"a\":{\"b\":{\"c\":{}}}}", 20, 3, "too deep");
 	expect_parse_error(NULL, 0, 0, "");
+	/* json-c reads these as doubles; none is JSON */
+	expect_parse_error("{\"a\":NaN}", 9, 0, "not finite");
+	expect_parse_error("[1,-Infinity]", 13, 0, "not finite");
+	expect_parse_error("{\"a\":[Infinity]}", 16, 0, "not finite");
+	expect_parse_error("[1e999]", 7, 0, "not finite");
+	expect_parse_error("[-2E+400]", 9, 0, "not finite");
 	/* No error buffer is fine. */
 	assert_null(jx_parse("[", 1, 0, NULL, 0));
 }
@@ -357,6 +363,11 @@ test_parse_ok(void **state)
 	size_t i;
 
 	(void)state;
+	/* the words and exponents that only look like those */
+	o = jx_parse("{\"NaN\":\"Infinity 1e999\",\"x\":1.5e3}", 34, 0, err,
+	        sizeof(err));
+	assert_non_null(o);
+	json_object_put(o);
 	o = jx_parse("[[[1]]]", 7, 4, err, sizeof(err));
 	assert_non_null(o);
 	json_object_put(o);
