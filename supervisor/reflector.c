@@ -334,8 +334,11 @@ refl_watch_end(struct refl *r, enum refl_result res, int64_t now_ms)
 	case REFL_OK:
 		if (r->watch_events == 0
 		        && now_ms - r->watch_start_ms < REFL_SHORT_WATCH_MS) {
-			log_debug("reflector: very short watch");
-			delay(r, ST_WATCH_DUE, now_ms);
+			/* a server going away ends new watches at once: the
+			 * next one may reach a restored server, which a
+			 * watch from this RV would never report */
+			log_debug("reflector: very short watch: relisting");
+			delay(r, ST_LIST_DUE, now_ms);
 		} else if (r->watch_events == 0
 		        && now_ms - r->watch_start_ms
 		                >= (int64_t)REFL_WATCH_MIN_S * 1000) {

@@ -32,19 +32,19 @@
  *    the last RV seen, with no list.  ERROR 410 / HTTP 410 relists after
  *    one backoff delay (client-go's outer loop waits a delay whenever
  *    ListAndWatch returns; with a rested backoff that is 0.8 to 1.6 s).
- *    REFL_RETRY (429, 5xx, a broken stream) and a "very short watch"
- *    (clean end within 1 s of the start with zero events) back off, then
- *    re-watch from the last RV (a stale RV then earns a 410 and a
- *    relist).  REFL_LOST (the connection failed or broke: the server may
- *    have restarted) backs off, then relists from the last RV (client-go
- *    re-watches): a server restored from a backup holds objects below
- *    that RV, which a watch from it never reports, and a watch from an RV
- *    the server has not reached yet waits silently (kube-api.md B.5);
- *    the list finds them, or is answered TooLarge.  For the same reason
- *    a watch that ends cleanly after REFL_WATCH_MIN_S or more without a
- *    single event (not even the bookmark real servers send about 2 s
- *    before the deadline) relists from the last RV instead of
- *    re-watching.  REFL_ERROR (any other failure, e.g.
+ *    REFL_RETRY (429, 5xx, a broken stream) backs off, then re-watches
+ *    from the last RV (a stale RV then earns a 410 and a relist).  A
+ *    "very short watch" (clean end within 1 s of the start with zero
+ *    events: what a server shutting down answers) backs off, then
+ *    relists from the last RV, as client-go does.  REFL_LOST (the connection
+ * failed or broke: the server may have restarted) backs off, then relists from
+ * the last RV (client-go re-watches): a server restored from a backup holds
+ * objects below that RV, which a watch from it never reports, and a watch from
+ * an RV the server has not reached yet waits silently (kube-api.md B.5); the
+ * list finds them, or is answered TooLarge.  For the same reason a watch that
+ * ends cleanly after REFL_WATCH_MIN_S or more without a single event (not even
+ * the bookmark real servers send about 2 s before the deadline) relists from
+ * the last RV instead of re-watching.  REFL_ERROR (any other failure, e.g.
  *    403) backs off, then relists (client-go: "watch ended with error").
  *  - A failed list (not 410/TooLarge) backs off, then retries the list.
  *  - Backoff: common/backoff.h with the reflector's values (0.8 s doubling
