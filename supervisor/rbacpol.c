@@ -44,6 +44,7 @@ struct slot {
 	const char *pack;
 	json_object *rules; /* declared; borrowed from run or own[] */
 	json_object *own[2];
+	bool uncached; /* the instance or SkillPack it needs is not cached */
 };
 
 static int
@@ -151,7 +152,7 @@ cached(struct pol *p, const struct ipc_res *res, const char *ns,
  * its instance's (kept in *inst, owned) unless the run came from the web
  * proxy. */
 static json_object *
-skill_refs(struct pol *p, json_object **inst)
+skill_refs(struct pol *p, json_object **inst, bool *uncached)
 {
 	json_object *own = jx_get(p->c->run, "spec.skills");
 	const char *src = label(p->c->run, CONTRACT_LABEL_SOURCE);
@@ -162,6 +163,7 @@ skill_refs(struct pol *p, json_object **inst)
 	}
 	*inst = cached(p, &res_instances, p->ns,
 	        nz(jx_get_str(p->c->run, "spec.instanceRef")));
+	*uncached = *inst == NULL;
 	return (jx_get(*inst, "spec.skills"));
 }
 
@@ -204,6 +206,7 @@ pack_rules(struct pol *p, struct slot *s, enum kind k)
 		pack = cached(p, &res_skillpacks, SYSTEM_NS, s->pack);
 	}
 	s->own[1] = pack;
+	s->uncached = pack == NULL;
 	s->rules = jx_get(pack,
 	        is_cluster(k) ? "spec.sidecar.clusterRBAC"
 	                      : "spec.sidecar.rbac");
@@ -222,7 +225,7 @@ find_slot(struct pol *p, enum kind k, const char *name, struct slot *s)
 		s->rules = jx_get(p->c->run, "spec.lifecycle.rbac");
 		return (0);
 	}
-	refs = skill_refs(p, &s->own[0]);
+	refs = skill_refs(p, &s->own[0], &s->uncached);
 	for (size_t i = 0; i < jx_array_len(refs); i++) {
 		const char *pack
 		        = pack_of_ref(json_object_array_get_idx(refs, i));
@@ -234,7 +237,7 @@ find_slot(struct pol *p, enum kind k, const char *name, struct slot *s)
 		}
 	}
 	slot_fini(s);
-	*s = (struct slot) { 0 };
+	*s = (struct slot) { .uncached = s->uncached };
 	return (-1);
 }
 
@@ -353,6 +356,11 @@ check_rules(struct pol *p, json_object *obj, const struct slot *s)
 			}
 		}
 	}
+	if (s->uncached) {
+		return (fail(p, "rbac-pending",
+		        "SkillPack %s is not cached: its rules are unknown",
+		        s->pack));
+	}
 	if (jx_array_len(s->rules) == 0
 	        || !json_object_equal(rules, s->rules)) {
 		return (fail(p, "rbac-rules",
@@ -443,9 +451,10 @@ check_roleref(struct pol *p, enum kind k, json_object *obj, const char *ns)
 		        rk == K_CROLE ? "ClusterRole" : "Role", RBAC_GROUP));
 	}
 	if (find_slot(p, rk, name, &s) != 0) {
-		return (fail(p, "rbac-roleref",
-		        "roleRef %s is no skill role of run %s", name,
-		        p->run));
+		return (fail(p, s.uncached ? "rbac-pending" : "rbac-roleref",
+		        "roleRef %s is no skill role of run %s%s", name,
+		        p->run,
+		        s.uncached ? " (its instance is not cached)" : ""));
 	}
 	slot_fini(&s);
 	ok = created_here(p, rk, ns, name);
@@ -524,9 +533,10 @@ check_create(struct pol *p, enum kind k, const struct ipc_write *w,
 	int rc;
 
 	if (find_slot(p, k, name, &s) != 0) {
-		return (fail(p, "rbac-name",
-		        "%s is no skill or lifecycle RBAC name of run %s",
-		        name, p->run));
+		return (fail(p, s.uncached ? "rbac-pending" : "rbac-name",
+		        "%s is no skill or lifecycle RBAC name of run %s%s",
+		        name, p->run,
+		        s.uncached ? " (its instance is not cached)" : ""));
 	}
 	rc = check_fields(p, k, w->object);
 	if (rc == 0) {

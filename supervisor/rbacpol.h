@@ -60,7 +60,12 @@ struct rbacpol_ctx {
  * within the bounds above.  Returns 0, or -1 with *rule set to a static
  * rule name ("rbac-op", "rbac-namespace", "rbac-name", "rbac-label",
  * "rbac-fields", "rbac-wildcard", "rbac-rules", "rbac-subject",
- * "rbac-roleref") and a one-line reason in detail[0..len).
+ * "rbac-roleref") and a one-line reason in detail[0..len).  One rule is
+ * not a verdict on the worker: "rbac-pending" says the SkillPack or the
+ * instance the write depends on is not in the cache (the worker may have
+ * read it live just after it was created), so the write cannot be judged
+ * yet; it must not be sent either, but the caller may requeue the key
+ * rather than count a violation.
  */
 int rbacpol_check(const struct rbacpol_ctx *c, const struct ipc_write *w,
         const char **rule, char *detail, size_t len);

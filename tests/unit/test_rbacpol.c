@@ -95,12 +95,16 @@ static struct ent cache[] = {
 };
 
 static size_t nlookups;
+static const char *hidden; /* a name the cache does not hold now */
 
 static const char *
 lookup(void *arg, const struct ipc_res *res, const char *ns, const char *name)
 {
 	(void)arg;
 	nlookups++;
+	if (hidden != NULL && strcmp(name, hidden) == 0) {
+		return (NULL);
+	}
 	for (size_t i = 0; i < sizeof(cache) / sizeof(cache[0]); i++) {
 		if (strcmp(cache[i].plural, res->plural) == 0
 		        && strcmp(cache[i].ns, ns) == 0
@@ -140,6 +144,7 @@ teardown(void **state)
 	}
 	json_object_put(f->run);
 	free(f);
+	hidden = NULL;
 	return (0);
 }
 
@@ -578,6 +583,43 @@ test_serviceaccount_and_deletes(void **state)
 	        NULL);
 }
 
+/* Which SkillPacks count: the run's own skills, else its instance's
+ * (not for a web-proxy run); one not in the cache (nor the instance) is
+ * "rbac-pending", not a verdict. */
+static void
+test_which_skillpacks(void **state)
+{
+	struct fx *f = *state;
+	const char *other = "\"labels\":{\"sympozium.ai/agent-run\":\"r\","
+	                    "\"sympozium.ai/managed-by\":\"sympozium\","
+	                    "\"sympozium.ai/skill\":\"other\"}";
+
+	hidden = "web";
+	expect_role(f, "Role", "ns", "sympozium-skill-web-r", OURS, PACK_RULES,
+	        "rbac-pending");
+	hidden = "alice";
+	expect_role(f, "Role", "ns", "sympozium-skill-web-r", OURS, PACK_RULES,
+	        "rbac-pending");
+	hidden = NULL;
+	json_object_object_add(json_object_object_get(f->run, "spec"),
+	        "skills",
+	        json_tokener_parse(
+	                "[{\"skillPackRef\":\"skillpack-other\"}]"));
+	expect_role(f, "Role", "ns", "sympozium-skill-web-r", OURS, PACK_RULES,
+	        "rbac-name");
+	f->c.allow_wildcard = true;
+	expect_role(f, "Role", "ns", "sympozium-skill-other-r", other,
+	        STAR_RULES, NULL);
+	/* A web-proxy run does not inherit the instance's skills. */
+	json_object_object_del(
+	        json_object_object_get(f->run, "spec"), "skills");
+	json_object_object_add(jx_get(f->run, "metadata.labels"),
+	        "sympozium.ai/source", json_object_new_string("web-proxy"));
+	hidden = "alice";
+	expect_role(f, "Role", "ns", "sympozium-skill-web-r", OURS, PACK_RULES,
+	        "rbac-name");
+}
+
 /* A run without a name bounds nothing: every RBAC write is refused. */
 static void
 test_run_without_name(void **state)
@@ -614,6 +656,8 @@ main(void)
 		        test_roleref_same_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_serviceaccount_and_deletes, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_which_skillpacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_run_without_name, setup, teardown),
 	};
