@@ -278,7 +278,8 @@ setup_server_name(struct xfer *x, const char *name)
 	CURLU *u = curl_url();
 	char *host = NULL, *port = NULL, *url = NULL, *line;
 
-	if (curl_url_set(u, CURLUPART_URL, x->url, 0) != CURLUE_OK
+	if (curl_url_set(u, CURLUPART_URL, x->url, CURLU_PATH_AS_IS)
+	                != CURLUE_OK
 	        || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK
 	        || curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT)
 	                != CURLUE_OK
@@ -326,6 +327,10 @@ setup_easy(struct xfer *x, const struct kapi_req *req)
 	long ts = req->list.timeout_seconds;
 
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	/* The path goes out as built: libcurl never folds "/../" or "/./"
+	 * (kapi_url refuses such segments; this holds for the server's
+	 * own path prefix too). */
+	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->ua);

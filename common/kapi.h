@@ -181,7 +181,10 @@ void kapi_resp_fini(struct kapi_resp *r);
 /*
  * Builds the URL of req against conf->server into out (appended).
  * Returns 0, or -1 with *why set to a static reason (bad combination,
- * e.g. a namespaced GET without namespace).
+ * e.g. a namespaced GET without namespace, or a group, version, plural,
+ * namespace, name or subresource that is not a valid path segment: ".",
+ * "..", or containing '/', '%' or a control byte).  A request whose URL
+ * is refused is never sent: it completes with KAPI_EBADREQUEST, code 0.
  */
 int kapi_url(const struct kapi_conf *conf, const struct kapi_req *req,
         struct buf *out, const char **why);

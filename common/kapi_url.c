@@ -221,6 +221,51 @@ query(struct buf *out, const struct kapi_req *req)
 	}
 }
 
+/*
+ * Whether s can stand as one path segment the API server reads back as s
+ * (apimachinery's path-segment rule): not ".", "..", no '/' or '%' (which
+ * would change the path or decode to something else), no control byte.
+ * Empty strings are judged by the caller (the "required" checks).
+ */
+static bool
+segment_ok(const char *s)
+{
+	if (s == NULL || *s == '\0') {
+		return (true);
+	}
+	if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0) {
+		return (false);
+	}
+	for (; *s != '\0'; s++) {
+		if (*s == '/' || *s == '%' || (unsigned char)*s < 0x20
+		        || *s == 0x7f) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+/* Checks every part that becomes a path segment. */
+static const char *
+check_segments(const struct kapi_req *req, const struct kapi_res *res)
+{
+	if (!segment_ok(res->group) || !segment_ok(res->version)
+	        || !segment_ok(res->plural)) {
+		return ("resource is not a valid path segment");
+	}
+	if (!segment_ok(req->ns)) {
+		return ("namespace is not a valid path segment");
+	}
+	if (!segment_ok(req->name)) {
+		return ("name is not a valid path segment");
+	}
+	if (!segment_ok(req->subresource)
+	        || (req->subresource != NULL && *req->subresource == '\0')) {
+		return ("subresource is not a valid path segment");
+	}
+	return (NULL);
+}
+
 /* Checks the combination of verb, scope, namespace and name. */
 static const char *
 check(const struct kapi_req *req, const struct kapi_res *res)
@@ -253,7 +298,7 @@ check(const struct kapi_req *req, const struct kapi_res *res)
 	if (req->verb == KAPI_PATCH && (unsigned)req->patch_type > 3) {
 		return ("unknown patch type");
 	}
-	return (NULL);
+	return (check_segments(req, res));
 }
 
 int

@@ -38,6 +38,7 @@ enum {
 	O_STALE,
 	O_MAXRESP,
 	O_MAXWRITES,
+	O_WILDCARD,
 };
 
 static const struct option opts[] = {
@@ -67,6 +68,7 @@ static const struct option opts[] = {
 	{ "help", no_argument, NULL, O_HELP },
 	{ "max-response-bytes", required_argument, NULL, O_MAXRESP },
 	{ "max-concurrent-writes", required_argument, NULL, O_MAXWRITES },
+	{ "allow-skill-wildcard", no_argument, NULL, O_WILDCARD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -109,6 +111,8 @@ cfg_usage(void)
 	        "kept per instance (default 50; <= 0: 50)\n"
 	        "  --no-worker-sandbox               run workers without "
 	        "their seccomp sandbox (debugging)\n"
+	        "  --allow-skill-wildcard            let skill RBAC carry "
+	        "'*' where its SkillPack does (default off)\n"
 	        "  --worker-handshake-timeout D      spawn to HELLO "
 	        "(default 5s; longer under valgrind)\n"
 	        "  --controller-recovery D           a degraded controller "
@@ -290,6 +294,9 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 		return (history_arg(c, optarg, err, len));
 	case O_NOSBX:
 		c->no_worker_sandbox = true;
+		return (0);
+	case O_WILDCARD:
+		c->allow_skill_wildcard = true;
 		return (0);
 	case O_HSHAKE:
 		return (ms("--worker-handshake-timeout", optarg,

@@ -42,6 +42,9 @@ struct sup_config {
 	const char *max_run_history; /* --max-run-history N (NULL: unset;
 	                              * given to the AgentRun workers) */
 	bool no_worker_sandbox;      /* --no-worker-sandbox (debugging) */
+	bool allow_skill_wildcard;   /* --allow-skill-wildcard: skill RBAC
+	                              * may carry '*' its SkillPack declares
+	                              * (supervisor/rbacpol.h) */
 	size_t max_response_bytes;   /* --max-response-bytes (0: the client's
 	                              * default, KAPI_MAX_LIST_BYTES) */
 	size_t max_writes;           /* --max-concurrent-writes: requests of

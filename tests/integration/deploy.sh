@@ -8,8 +8,12 @@
 # (networking.k8s.io/v1); each one is read back with the fields that
 # matter (two replicas, --leader-elect, the hardened security context, the
 # in-memory runtime volume, the probes, minAvailable, the policy's ports);
-# a second apply changes nothing; our samples (deploy/samples/, one per
-# kind) apply under strict validation; `kubectl delete -k` removes it all.
+# a second apply changes nothing; the opt-in overlay
+# deploy/overlays/skill-rbac/ renders to the base's objects plus its
+# ClusterRole and ClusterRoleBinding, and applied on top of the base adds
+# just those two (the base unchanged), read back with their rules and
+# subject; our samples (deploy/samples/, one per kind) apply under strict
+# validation; `kubectl delete -k` of the overlay removes it all.
 #
 # Output is cmocka-style (see kubectl.sh) so tests/run-tests.sh counts the
 # checks.  Every command is bounded; kubesim is stopped by the EXIT trap.
@@ -142,6 +146,56 @@ sys.exit(bad or len(docs) < 17)
 EOF
 }
 
+OVERLAY=overlays/skill-rbac
+
+# The overlay renders to the base's objects plus its two, namespaced the
+# same way.
+overlay_renders() {
+	local nb no
+	k kustomize "$tmp/deploy" >"$tmp/base.yaml" &&
+		k kustomize "$tmp/deploy/$OVERLAY" >"$tmp/overlay.yaml" || return 1
+	nb=$(grep -c '^kind: ' "$tmp/base.yaml")
+	no=$(grep -c '^kind: ' "$tmp/overlay.yaml")
+	[ "$no" -eq $((nb + 2)) ] || {
+		echo "base $nb objects, overlay $no"
+		return 1
+	}
+	grep -q '^  name: sympozium-skill-rbac$' "$tmp/overlay.yaml"
+}
+
+# Applied over the base: its ClusterRole and binding created, nothing of
+# the base changed.
+overlay_applies() {
+	k apply -k "$tmp/deploy/$OVERLAY" >"$tmp/ov.out" 2>&1 || {
+		cat "$tmp/ov.out"
+		return 1
+	}
+	grep -q '^clusterrole.rbac.authorization.k8s.io/sympozium-skill-rbac created$' \
+		"$tmp/ov.out" &&
+		grep -q '^clusterrolebinding.rbac.authorization.k8s.io/sympozium-skill-rbac created$' \
+			"$tmp/ov.out" || {
+		echo "overlay objects not created:"
+		cat "$tmp/ov.out"
+		return 1
+	}
+	if grep -Ev ' unchanged$' "$tmp/ov.out" | grep -v 'sympozium-skill-rbac created$' |
+		grep -v '^poddisruptionbudget.policy/sympozium-controller configured$' |
+		grep -q .; then
+		echo "the overlay changed the base:"
+		cat "$tmp/ov.out"
+		return 1
+	fi
+	jp clusterrole/sympozium-skill-rbac '{.rules[0].resources}' \
+		'["clusterroles","clusterrolebindings"]' &&
+		jp clusterrole/sympozium-skill-rbac '{.rules[1].verbs}' \
+			'["escalate","bind"]' &&
+		jp clusterrolebinding/sympozium-skill-rbac \
+			'{.subjects[0].name}/{.subjects[0].namespace}' \
+			"sympozium-controller/$NS" &&
+		! k get clusterrole/sympozium-controller -o yaml |
+			grep -Eq -- '- (escalate|bind|impersonate|"?\*"?|clusterrole.*)$'
+}
+
 # The objects apply -k must create (kind/name as kubectl prints them).
 OBJECTS="serviceaccount/sympozium-controller
 clusterrole.rbac.authorization.k8s.io/sympozium-controller
@@ -266,12 +320,13 @@ one_sample_per_kind() {
 
 delete_all() {
 	k delete -k deploy/samples --wait=false >"$tmp/del.out" 2>&1 &&
-		k delete -k "$tmp/deploy" --wait=false --ignore-not-found >>"$tmp/del.out" 2>&1 || {
+		k delete -k "$tmp/deploy/$OVERLAY" --wait=false --ignore-not-found >>"$tmp/del.out" 2>&1 || {
 		cat "$tmp/del.out"
 		return 1
 	}
 	! k get deployment/sympozium-controller -n "$NS" >/dev/null 2>&1 &&
-		! k get clusterrole/sympozium-controller >/dev/null 2>&1
+		! k get clusterrole/sympozium-controller >/dev/null 2>&1 &&
+		! k get clusterrole/sympozium-skill-rbac >/dev/null 2>&1
 }
 
 if [ ! -x "$KUBESIM" ]; then
@@ -280,6 +335,7 @@ if [ ! -x "$KUBESIM" ]; then
 fi
 check prepare_tree prepare_tree || exit 1
 check kustomize_renders_in_namespace rendered_namespaces
+check overlay_renders_base_plus_two overlay_renders
 if ! start_kubesim; then
 	fail kubesim_start "no listening line"
 	exit 1
@@ -290,6 +346,7 @@ check objects_exist objects_exist
 check deployment_fields deployment_fields
 check pdb_netpol_service_rbac_fields other_fields
 check second_apply_unchanged reapply_unchanged
+check skill_rbac_overlay_applies overlay_applies
 check samples_apply_strict samples_apply
 check one_sample_per_kind one_sample_per_kind
 check delete_k_removes delete_all

@@ -115,6 +115,26 @@ test_bad(void **state)
 	        parse(&c, err, sizeof(err), "--leader-elect=maybe", NULL), -1);
 }
 
+/* --allow-skill-wildcard: off by default, a plain switch, in --help. */
+static void
+test_allow_skill_wildcard(void **state)
+{
+	struct sup_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, err, sizeof(err), NULL), 0);
+	assert_false(c.allow_skill_wildcard);
+	assert_int_equal(
+	        parse(&c, err, sizeof(err), "--allow-skill-wildcard", NULL),
+	        0);
+	assert_true(c.allow_skill_wildcard);
+	assert_int_equal(parse(&c, err, sizeof(err),
+	                         "--allow-skill-wildcard=yes", NULL),
+	        -1);
+	assert_non_null(strstr(cfg_usage(), "--allow-skill-wildcard"));
+}
+
 static void
 test_ctrl_table(void **state)
 {
@@ -206,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_max_concurrent_writes),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_allow_skill_wildcard),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_max_response_bytes),
 		cmocka_unit_test(test_ctrl_table),

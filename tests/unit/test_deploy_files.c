@@ -20,7 +20,12 @@
  *     for every controller that owns children (blockOwnerDeletion), and
  *     escalate and bind on roles and clusterroles when the code creates
  *     RBAC objects (the API server's escalation check).
- * Every needed (group, resource, verb) is granted, and nothing else.  The
+ * Every needed (group, resource, verb) is granted, and nothing else,
+ * split in two: anything on clusterroles and clusterrolebindings and
+ * escalate/bind are the opt-in overlay deploy/overlays/skill-rbac/ (its
+ * kustomization the base's parts and image plus that ClusterRole), the
+ * rest the default ClusterRole, which grants no escalate, bind,
+ * impersonate, '*', Secret create or Lease.  The
  * leader-election Role grants exactly get, create, update and watch on
  * leases (a standby watches the Lease: supervisor/leader.c).
  *
@@ -432,39 +437,178 @@ needed(struct perms *s)
 	}
 }
 
+/* Whether perm "group|resource|verb" is skill RBAC beyond the default:
+ * anything on clusterroles or clusterrolebindings, escalate and bind. */
+static bool
+skill_only(const char *k)
+{
+	const char *res = strchr(k, '|') + 1, *verb = strrchr(k, '|') + 1;
+
+	return (strncmp(k, "rbac.authorization.k8s.io|", 26) == 0
+	        && (strncmp(res, "clusterrole", 11) == 0
+	                || strcmp(verb, "escalate") == 0
+	                || strcmp(verb, "bind") == 0));
+}
+
+/* The needed perms, split: the default deploy's, the overlay's. */
+static void
+needed_split(struct perms *def, struct perms *skill)
+{
+	struct perms all = { 0 };
+
+	needed(&all);
+	/* sanity: the scan found the writes */
+	assert_true(perm_has(&all, "batch|jobs|create"));
+	assert_true(perm_has(&all, "sympozium.ai|skillpacks/status|update"));
+	assert_true(perm_has(&all, "|secrets|delete"));
+	assert_true(all.n > 60);
+	for (size_t i = 0; i < all.n; i++) {
+		char *g = xstrdup(all.p[i]), *r = strchr(g, '|'), *v;
+		*r++ = '\0';
+		v = strchr(r, '|');
+		*v++ = '\0';
+		perm_add(skill_only(all.p[i]) ? skill : def, g, r, v);
+		free(g);
+	}
+	perm_free(&all);
+}
+
+/* Fails unless got is exactly want, naming each difference. */
+static void
+assert_same_perms(
+        const struct perms *want, const struct perms *got, const char *what)
+{
+	int missing = 0, extra = 0;
+
+	for (size_t i = 0; i < want->n; i++) {
+		if (!perm_has(got, want->p[i])) {
+			fprintf(stderr, "%s: needed, not granted: %s\n", what,
+			        want->p[i]);
+			missing++;
+		}
+	}
+	for (size_t i = 0; i < got->n; i++) {
+		if (!perm_has(want, got->p[i])) {
+			fprintf(stderr, "%s: granted, not needed: %s\n", what,
+			        got->p[i]);
+			extra++;
+		}
+	}
+	assert_int_equal(missing, 0);
+	assert_int_equal(extra, 0);
+}
+
 static void
 test_clusterrole_is_what_the_code_needs(void **state)
 {
 	json_object *docs = read_yaml("deploy/rbac/cluster_role.yaml");
-	struct perms want = { 0 }, got = { 0 };
-	int missing = 0, extra = 0;
+	struct perms want = { 0 }, skill = { 0 }, got = { 0 };
 
 	(void)state;
-	needed(&want);
+	needed_split(&want, &skill);
 	rules_to_perms(doc_of(docs, "ClusterRole"), &got);
-	for (size_t i = 0; i < want.n; i++) {
-		if (!perm_has(&got, want.p[i])) {
-			fprintf(stderr, "needed, not granted: %s\n",
-			        want.p[i]);
-			missing++;
-		}
-	}
-	for (size_t i = 0; i < got.n; i++) {
-		if (!perm_has(&want, got.p[i])) {
-			fprintf(stderr, "granted, not needed: %s\n", got.p[i]);
-			extra++;
-		}
-	}
-	/* sanity: the scan found the writes */
-	assert_true(perm_has(&want, "batch|jobs|create"));
-	assert_true(perm_has(&want, "sympozium.ai|skillpacks/status|update"));
-	assert_true(perm_has(&want, "|secrets|delete"));
-	assert_true(want.n > 60);
+	assert_same_perms(&want, &got, "deploy/rbac/cluster_role.yaml");
 	perm_free(&want);
+	perm_free(&skill);
 	perm_free(&got);
 	json_object_put(docs);
-	assert_int_equal(missing, 0);
-	assert_int_equal(extra, 0);
+}
+
+/* No verb of the default deploy leads to cluster-admin: no escalate,
+ * bind or impersonate, no '*', nothing on clusterroles or
+ * clusterrolebindings, no create of Secrets, no Leases beyond the
+ * leader-election Role's namespace. */
+static void
+test_default_has_no_path_to_cluster_admin(void **state)
+{
+	static const char *const files[] = { "deploy/rbac/cluster_role.yaml",
+		"deploy/rbac/leader_election_role.yaml" };
+	static const char *const kinds[] = { "ClusterRole", "Role" };
+
+	(void)state;
+	for (size_t f = 0; f < 2; f++) {
+		json_object *docs = read_yaml(files[f]);
+		struct perms got = { 0 };
+		rules_to_perms(doc_of(docs, kinds[f]), &got);
+		for (size_t i = 0; i < got.n; i++) {
+			const char *k = got.p[i], *verb = strrchr(k, '|') + 1;
+			if (strcmp(verb, "escalate") == 0
+			        || strcmp(verb, "bind") == 0
+			        || strcmp(verb, "impersonate") == 0
+			        || strchr(k, '*') != NULL
+			        || strstr(k, "|clusterrole") != NULL
+			        || strcmp(k, "|secrets|create") == 0
+			        || (f == 0 && strstr(k, "|leases|") != NULL)) {
+				fail_msg("%s grants %s", files[f], k);
+			}
+		}
+		assert_true(got.n > 0);
+		perm_free(&got);
+		json_object_put(docs);
+	}
+}
+
+/* deploy/overlays/skill-rbac/: the base's parts and image plus one
+ * ClusterRole that grants exactly the skill RBAC the code needs beyond
+ * the default (so together they are what the reconcilers write), bound
+ * to the controller's ServiceAccount. */
+static void
+test_skill_rbac_overlay(void **state)
+{
+	json_object *base = read_yaml("deploy/kustomization.yaml");
+	json_object *ov
+	        = read_yaml("deploy/overlays/skill-rbac/kustomization.yaml");
+	json_object *role
+	        = read_yaml("deploy/overlays/skill-rbac/skill_rbac_role.yaml");
+	json_object *b = json_object_array_get_idx(base, 0);
+	json_object *o = json_object_array_get_idx(ov, 0);
+	json_object *bres = jx_get(b, "resources"),
+	            *ores = jx_get(o, "resources");
+	json_object *crb = doc_of(role, "ClusterRoleBinding");
+	struct perms def = { 0 }, want = { 0 }, got = { 0 };
+	size_t n = jx_array_len(bres);
+
+	(void)state;
+	assert_int_equal(jx_array_len(ores), n + 1);
+	for (size_t i = 0; i < n; i++) {
+		char *want_res = xasprintf("../../%s",
+		        json_object_get_string(
+		                json_object_array_get_idx(bres, i)));
+		assert_string_equal(
+		        json_object_get_string(
+		                json_object_array_get_idx(ores, i)),
+		        want_res);
+		free(want_res);
+	}
+	assert_string_equal(
+	        json_object_get_string(json_object_array_get_idx(ores, n)),
+	        "skill_rbac_role.yaml");
+	assert_true(
+	        json_object_equal(jx_get(b, "images"), jx_get(o, "images")));
+	assert_string_equal(
+	        jx_get_str(o, "namespace"), jx_get_str(b, "namespace"));
+	needed_split(&def, &want);
+	assert_true(perm_has(&want,
+	        "rbac.authorization.k8s.io|clusterrolebindings|create"));
+	assert_true(
+	        perm_has(&want, "rbac.authorization.k8s.io|roles|escalate"));
+	assert_true(perm_has(
+	        &want, "rbac.authorization.k8s.io|clusterroles|bind"));
+	rules_to_perms(doc_of(role, "ClusterRole"), &got);
+	assert_same_perms(&want, &got, "skill_rbac_role.yaml");
+	assert_string_equal(jx_get_str(crb, "roleRef.name"),
+	        jx_get_str(doc_of(role, "ClusterRole"), "metadata.name"));
+	assert_string_equal(
+	        jx_get_str(crb, "subjects.0.name"), "sympozium-controller");
+	assert_string_equal(
+	        jx_get_str(crb, "subjects.0.namespace"), "sympozium-system");
+	assert_int_equal(jx_array_len(jx_get(crb, "subjects")), 1);
+	perm_free(&def);
+	perm_free(&want);
+	perm_free(&got);
+	json_object_put(base);
+	json_object_put(ov);
+	json_object_put(role);
 }
 
 static void
@@ -612,6 +756,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clusterrole_is_what_the_code_needs),
+		cmocka_unit_test(test_default_has_no_path_to_cluster_admin),
+		cmocka_unit_test(test_skill_rbac_overlay),
 		cmocka_unit_test(test_bindings_name_the_service_account),
 		cmocka_unit_test(test_deployment_hardened),
 		cmocka_unit_test(test_dockerfile_structure),

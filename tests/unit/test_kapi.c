@@ -421,6 +421,58 @@ test_delete(void **state)
 	assert_string_equal(r->content_type, "");
 }
 
+/* A name or namespace that would change the path is refused before any
+ * request: a DELETE of configmap ".." must never become a DELETE of the
+ * namespace. */
+static void
+test_bad_segment_not_sent(void **state)
+{
+	struct fx *f = *state;
+	struct kapi_err err = KAPI_ERR_INIT;
+
+	assert_int_equal(kapi_delete(f->c, &cms, "n", "..", NULL, NULL, &err),
+	        KAPI_EBADREQUEST);
+	assert_int_equal(err.code, 0);
+	assert_non_null(
+	        strstr(err.message, "name is not a valid path segment"));
+	assert_int_equal(kapi_get(f->c, &cms, "a/b", "x", NULL, &err),
+	        KAPI_EBADREQUEST);
+	assert_non_null(
+	        strstr(err.message, "namespace is not a valid path segment"));
+	assert_int_equal(testsrv_nreqs(f->srv), 0);
+	kapi_err_fini(&err);
+}
+
+/* libcurl sends the path as built (CURLOPT_PATH_AS_IS), also through the
+ * tls-server-name rewrite: a server URL whose prefix holds "/../" is not
+ * folded into another path. */
+static void
+test_path_as_is(void **state)
+{
+	struct fx *f = *state;
+	struct kapi_err err = KAPI_ERR_INIT;
+	char *url = xasprintf("%s/p/../q/.", testsrv_url(f->srv));
+	struct kapi_conf *conf = conf_new(url, tc.ca_cert, TOKEN);
+	struct kapi_client *c = kapi_client_new(conf, "test/1.0");
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		testsrv_push(f->srv, 200, NULL, "{}");
+		assert_int_equal(
+		        kapi_get(c, &cms, "n", "a", NULL, &err), KAPI_OK);
+		assert_string_equal(req_at(f, i)->path,
+		        "/p/../q/./api/v1/namespaces/n/configmaps/a");
+		if (i == 0) {
+			conf->tls_server_name = xstrdup("localhost");
+		}
+	}
+	kapi_client_free(c);
+	free(conf->tls_server_name);
+	conf_free(conf);
+	free(url);
+	kapi_err_fini(&err);
+}
+
 static void
 test_log(void **state)
 {
@@ -1239,6 +1291,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_patch_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_bad_segment_not_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_path_as_is, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_body_cap, setup, teardown),

@@ -228,14 +228,16 @@ static void
 test_escaping_of_path(void **state)
 {
 	struct kapi_req r = {
-		.verb = KAPI_GET, .res = &cms, .ns = "a/b", .name = "x y?"
+		.verb = KAPI_GET, .res = &cms, .ns = "a b", .name = "x y?"
 	};
 	struct buf b = BUF_INIT;
 
 	(void)state;
 	expect(&r,
-	        "https://k:6443/api/v1/namespaces/a%2Fb/configmaps/"
+	        "https://k:6443/api/v1/namespaces/a%20b/configmaps/"
 	        "x%20y%3F");
+	r.name = "a..b";
+	expect(&r, "https://k:6443/api/v1/namespaces/a%20b/configmaps/a..b");
 	kapi_escape(&b, "AZaz09-._~ é&#");
 	assert_string_equal(buf_str(&b), "AZaz09-._~%20%C3%A9%26%23");
 	buf_fini(&b);
@@ -274,6 +276,63 @@ test_bad_combinations(void **state)
 		.patch_type = (enum kapi_patch)9 };
 	expect_bad(&r, "patch type");
 	r = (struct kapi_req) { .verb = KAPI_LOG, .ns = "n" };
+	expect_bad(&r, "name required");
+}
+
+/* Names and namespaces that would change the path once the server (or
+ * a client) reads it are refused, for every verb, before any URL. */
+static void
+test_bad_segments(void **state)
+{
+	static const char *const bad[] = { ".", "..", "a/b", "../kube-system",
+		"/", "%2e%2e", "a%2Fb", "a\nb", "a\x7f" };
+	static const struct kapi_res dotdot = { "", "v1", "..", true };
+	static const struct kapi_res slash = { "a/b", "v1", "x", true };
+	struct kapi_req r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = (struct kapi_req) { .verb = KAPI_DELETE,
+			.res = &cms,
+			.ns = "n",
+			.name = bad[i] };
+		expect_bad(&r, "name is not a valid path segment");
+		r.verb = KAPI_GET;
+		expect_bad(&r, "name is not a valid path segment");
+		r.name = "a";
+		r.ns = bad[i];
+		expect_bad(&r, "namespace is not a valid path segment");
+		r = (struct kapi_req) {
+			.verb = KAPI_LIST, .res = &cms, .ns = bad[i]
+		};
+		expect_bad(&r, "namespace is not a valid path segment");
+		r = (struct kapi_req) {
+			.verb = KAPI_DELETE, .res = &nss, .name = bad[i]
+		};
+		expect_bad(&r, "name is not a valid path segment");
+	}
+	r = (struct kapi_req) { .verb = KAPI_UPDATE,
+		.res = &cms,
+		.ns = "n",
+		.name = "a",
+		.subresource = ".." };
+	expect_bad(&r, "subresource");
+	r.subresource = "";
+	expect_bad(&r, "subresource");
+	r = (struct kapi_req) {
+		.verb = KAPI_GET, .res = &dotdot, .ns = "n", .name = "a"
+	};
+	expect_bad(&r, "resource is not a valid path segment");
+	r.res = &slash;
+	expect_bad(&r, "resource is not a valid path segment");
+	r = (struct kapi_req) {
+		.verb = KAPI_DELETE, .res = &cms, .ns = "", .name = "a"
+	};
+	expect_bad(&r, "namespace required");
+	r = (struct kapi_req) {
+		.verb = KAPI_DELETE, .res = &cms, .ns = "n", .name = ""
+	};
 	expect_bad(&r, "name required");
 }
 
@@ -329,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_log),
 		cmocka_unit_test(test_escaping_of_path),
 		cmocka_unit_test(test_bad_combinations),
+		cmocka_unit_test(test_bad_segments),
 		cmocka_unit_test(test_delete_body),
 	};
 
