@@ -57,6 +57,7 @@
 #define VIEW_BOUND 1000 /* GETs of the view flood that may get through */
 #define UA         "sympoziumd"
 #define LINE_MAX   600
+#define SETTLE_MS  10000 /* a RESULT's writes or the attacker's kill */
 
 static const struct kapi_res r_cm = CONTRACT_RES_CONFIGMAPS;
 static const struct kapi_res r_secrets = { "", "v1", "secrets", true };
@@ -666,6 +667,32 @@ benign_after(const char *name)
 	drop(&r_skillpacks, HOSTILE_NS, ok);
 }
 
+/* Waits (up to SETTLE_MS) until the supervisor has dealt with a RESULT
+ * that asks for writes: a request of the attack was sent, or the
+ * attacker is gone.  A quiet request log alone proves nothing: a 15 MB
+ * RESULT takes seconds to decode under ASan. */
+static void
+settle(const struct spec *sp, int mark, size_t off)
+{
+	char first[LINE_MAX], kill[LINE_MAX];
+	int64_t until = ksim_now_ms() + SETTLE_MS;
+	bool restarted;
+
+	if (sp->report != REP_POLICY && sp->report != REP_NAME) {
+		return; /* views are answered before the worker says "sent" */
+	}
+	do {
+		char *t = log_since(off);
+		bool gone = killed(t, attacker_pid(t, sp->name), kill,
+		        sizeof(kill), &restarted);
+		free(t);
+		if (gone || offending(sp, mark, first, sizeof(first)) > 0) {
+			return;
+		}
+		ksim_sleep_ms(50);
+	} while (ksim_now_ms() < until);
+}
+
 /* What one attack left behind. */
 struct evidence {
 	bool ran;              /* the worker said it attacked */
@@ -764,6 +791,7 @@ run_attack(void **state)
 	if (strcmp(sp->name, "write-loop") == 0) {
 		wait_line(off, "]: attack %s finished", sp->name, 20000);
 	}
+	settle(sp, mark, off);
 	ksim_wait_quiet(T->a.request_log, UA, 300, 3000);
 	gather(sp, mark, off, stored0, &ev);
 	bool ok = judge(sp, &ev, before, off);
