@@ -10,11 +10,13 @@
  * frames that ipc_encode() would never produce.
  *
  * A key whose name starts with HOSTILE_BENIGN_PREFIX, an unknown attack,
- * and an attack key that comes back to a process that did not start it
- * (a retry after the supervisor killed the attacker) are answered done
- * without writes.  Everything it does and every view reply it gets is
- * written to stderr (hostile.h), the supervisor's log, so the test can
- * tell whether a Secret value ever reached it.
+ * a deleted object and any retry of an attack key (attempt > 0: after a
+ * failed write or a kill; but the write loop's own requeues in the
+ * process that started it) are answered done without writes, so each
+ * attack is tried once and never spills into another one's window.  Everything
+ * it does and every view reply it gets is written to stderr (hostile.h), the
+ * supervisor's log, so the test can tell whether a Secret value ever reached
+ * it.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -961,8 +963,8 @@ find_attack(const char *name)
 	return (NULL);
 }
 
-/* Keys this process attacked (a retry of another process's attack is
- * answered harmlessly: the test counts each attack once). */
+/* Keys this process has seen (the write loop goes on only in the process
+ * that started it). */
 static char seen[64][IPC_KEY_MAX + 1];
 static int nseen;
 
@@ -999,7 +1001,10 @@ work(struct hw *h, const struct ipc_msg *m)
 	h->result = ipc_result_new(w.key, w.epoch, IPC_V_DONE, 0, NULL);
 	bool again = seen_key(w.key);
 	a = w.object != NULL ? find_attack(h->name) : NULL;
-	if (a == NULL || (w.attempt > 0 && !again)) {
+	/* one attack per key: a retry (after a failed write, or a kill) is
+	 * harmless, but for the write loop's own requeues */
+	bool loop = a != NULL && a->fn == write_loop && again;
+	if (a == NULL || (w.attempt > 0 && !loop)) {
 		send_msg(h, IPC_RESULT, h->reqid, h->result);
 		say("benign %s done", w.key);
 	} else {
