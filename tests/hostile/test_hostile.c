@@ -57,7 +57,7 @@
 #define VIEW_BOUND 1000 /* GETs of the view flood that may get through */
 #define UA         "sympoziumd"
 #define LINE_MAX   600
-#define SETTLE_MS  10000 /* a RESULT's writes or the attacker's kill */
+#define SETTLE_MS  8000 /* a RESULT's writes or the attacker's kill */
 
 static const struct kapi_res r_cm = CONTRACT_RES_CONFIGMAPS;
 static const struct kapi_res r_secrets = { "", "v1", "secrets", true };
@@ -668,8 +668,8 @@ benign_after(const char *name)
 }
 
 /* Waits (up to SETTLE_MS) until the supervisor has dealt with a RESULT
- * that asks for writes: a request of the attack was sent, or the
- * attacker is gone.  A quiet request log alone proves nothing: a 15 MB
+ * that asks for writes: a write (or a request of the attack) was sent,
+ * or the attacker is gone.  A quiet request log alone proves nothing: a 15 MB
  * RESULT takes seconds to decode under ASan. */
 static void
 settle(const struct spec *sp, int mark, size_t off)
@@ -686,7 +686,9 @@ settle(const struct spec *sp, int mark, size_t off)
 		bool gone = killed(t, attacker_pid(t, sp->name), kill,
 		        sizeof(kill), &restarted);
 		free(t);
-		if (gone || offending(sp, mark, first, sizeof(first)) > 0) {
+		if (gone || offending(sp, mark, first, sizeof(first)) > 0
+		        || ksim_writes_after(T->a.request_log, UA, mark, false)
+		                > 0) {
 			return;
 		}
 		ksim_sleep_ms(50);
