@@ -92,6 +92,10 @@ BENCH_BINS := $(BENCH_SRCS:tests/bench/%.c=$(BIN)/bench/%)
 # tests/run-tests.sh.
 SCALE_SRCS := $(sort $(wildcard tests/scale/test_*.c))
 SCALE_BINS := $(SCALE_SRCS:tests/scale/%.c=$(BIN)/scale/%)
+# The hostile-worker suite (tests/hostile/): built by all, run by `make
+# hostile` (see its rules below).
+HOSTILE_WORKER := $(BIN)/hostile/sympozium-worker-hostile
+HOSTILE_TEST   := $(BIN)/hostile/test_hostile
 
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
@@ -131,7 +135,8 @@ endif
 # Keep objects that make would otherwise treat as intermediate.
 .SECONDARY:
 
-all: $(PROGS) $(UNIT_BINS) $(BENCH_BINS) $(SCALE_BINS)
+all: $(PROGS) $(UNIT_BINS) $(BENCH_BINS) $(SCALE_BINS) $(HOSTILE_WORKER) \
+	$(HOSTILE_TEST)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -217,6 +222,29 @@ $(BIN)/tests/sympozium-worker-test: $(WRK_OBJS) \
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(WRK_OBJS) $(BUILD)/tests/workers/testctl.o \
 		$(LIBCOMMON) $(LDLIBS_ALL)
+
+# The hostile-worker suite (tests/hostile/, README there): a worker that
+# attacks from inside the real sandbox, and its test.  `make hostile` runs
+# it; it lives in $(BIN)/hostile/, outside tests/run-tests.sh's
+# $(BIN)/tests/test_*, until the worker policy makes it pass.
+
+$(HOSTILE_WORKER): $(BUILD)/tests/hostile/hostile_worker.o \
+		$(BUILD)/workers/sandbox.o $(BUILD)/workers/sandbox_filter.o \
+		$(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(HOSTILE_TEST): $(BUILD)/tests/hostile/test_hostile.o $(TESTLIB_OBJS) \
+		$(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
+		-lmicrohttpd $(LDLIBS_ALL)
+
+.PHONY: hostile
+hostile: all
+	@SHARED_DIR=$(SHARED_DIR) KUBESIM=$$PWD/$(BIN)/kubesim \
+		SYMPOZIUMD=$$PWD/$(BIN)/tests/sympoziumd-test \
+		HOSTILE_WORKER=$$PWD/$(HOSTILE_WORKER) $(HOSTILE_TEST)
 
 $(BIN)/tests/crd-digest: $(BUILD)/tests/crds/crd_digest.o \
 		$(BUILD)/tests/lib/crddigest.o $(LIBCOMMON)
