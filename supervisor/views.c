@@ -285,9 +285,8 @@ live_done(void *arg, struct kapi_resp *resp)
 		reply(l->w, l->ticket, l->id, IPC_VS_ERROR, NULL, NULL, NULL,
 		        "undecodable answer");
 	} else if (l->pod_check) {
-		bool going = pod_checked(l, obj);
-		json_object_put(obj);
-		if (going) {
+		if (pod_checked(l, obj)) {
+			json_object_put(obj);
 			return;
 		}
 	} else if (l->what == IPC_VIEW_LIST) {

@@ -14,9 +14,11 @@ static const struct contract_watch watches[] = {
 	        CONTRACT_CHILD },
 };
 
-/* its views: ConfigMaps (view:, switch:, views:) and Secrets' metadata
- * (secret:) of the key's namespace */
+/* its views: ConfigMaps (view:, switch:, views:), Secrets' metadata
+ * (secret:) and its own pods' logs (log:) of the key's namespace */
 static const struct contract_view views[] = {
+	{ CONTRACT_RES_PODS, CONTRACT_VIEW_LOG, CONTRACT_VIEW_KEY_NS,
+	        TESTCTL_LABEL_RUN },
 	{ CONTRACT_RES_CONFIGMAPS, CONTRACT_VIEW_GET, CONTRACT_VIEW_KEY_NS,
 	        NULL },
 	{ CONTRACT_RES_SECRETS, CONTRACT_VIEW_SECRET, CONTRACT_VIEW_KEY_NS,
