@@ -59,6 +59,16 @@ op_of(enum ipc_view_what what)
 	}
 }
 
+static const char *
+what_name(enum ipc_view_what what)
+{
+	static const char *const names[]
+	        = { "get", "list", "metadata view", "log", "zoneinfo" };
+
+	return ((size_t)what < sizeof(names) / sizeof(names[0]) ? names[what]
+	                                                        : "view");
+}
+
 /* The resource req reads: its own for a get or list, else fixed. */
 static void
 res_of(const struct ipc_view_req *req, struct kapi_res *out)
@@ -205,9 +215,9 @@ vpol_check(const struct contract_ctrl *c, const char *key,
 	}
 	if ((row = row_of(c, req)) == NULL) {
 		return (violation(v, "view-resource",
-		        "%s %s%s%s/%s not allowed",
-		        req->what == IPC_VIEW_LIST ? "list" : "get", r.group,
-		        r.group[0] != '\0' ? "/" : "", r.version, r.plural));
+		        "%s %s%s%s/%s not allowed", what_name(req->what),
+		        r.group, r.group[0] != '\0' ? "/" : "", r.version,
+		        r.plural));
 	}
 	key_ns = key_split(key, nsbuf, sizeof(nsbuf), &key_name);
 	if (check_ns(row, key_ns, req, v) != 0) {
