@@ -48,7 +48,9 @@ struct live {
 	uint64_t ticket;
 	int64_t id;
 	enum ipc_view_what what;
-	struct kapi_res res;
+	struct kapi_res res; /* of the strings below */
+	char group[IPC_NAME_MAX + 1], version[IPC_NAME_MAX + 1];
+	char plural[IPC_NAME_MAX + 1];
 	struct sup *s;
 	enum kapi_verb verb;
 	/* the policy: its meter (counted in flight until done), the key's
@@ -368,8 +370,12 @@ live(const struct vctx *x, const struct ipc_view_req *req, bool pod_check)
 		.pod_check = pod_check,
 		.name = req->name != NULL ? xstrdup(req->name) : NULL,
 		.tail = req->tail_lines };
-	l->res = (struct kapi_res) { req->res.group, req->res.version,
-		req->res.plural, req->res.namespaced };
+	/* copied: refused() reads it after the request is gone */
+	snprintf(l->group, sizeof(l->group), "%s", req->res.group ?: "");
+	snprintf(l->version, sizeof(l->version), "%s", req->res.version ?: "");
+	snprintf(l->plural, sizeof(l->plural), "%s", req->res.plural ?: "");
+	l->res = (struct kapi_res) { l->group, l->version, l->plural,
+		req->res.namespaced };
 	if (pod_check) {
 		l->ns = xstrdup(req->namespace);
 		l->container = req->container != NULL ? xstrdup(req->container)

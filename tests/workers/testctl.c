@@ -179,8 +179,8 @@ views_action(const struct rec_in *in, struct rec_out *out, long n)
 		            &obj, err, sizeof(err))
 		        < 0) {
 			json_object_put(data);
-			rec_verdict(
-			        out, IPC_V_ERROR, 0, "view %ld: %s", i, err);
+			rec_verdict(out, IPC_V_TERMINAL, 0, "view %ld: %s", i,
+			        err);
 			return;
 		}
 		json_object_put(obj);
