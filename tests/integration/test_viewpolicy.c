@@ -217,33 +217,20 @@ test_view_budget(void **state)
 	}
 }
 
-static int
-setup(void **state)
-{
-	*state = optest_testctl_new("test-viewpolicy", NULL, WAIT_MS);
-	return (*state != NULL ? 0 : -1);
-}
-
-static int
-teardown(void **state)
-{
-	return (optest_finish(*state, OPTEST_TERM_EXIT0, false));
-}
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		        test_other_namespace, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_secret_get, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_secret_meta_stripped, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_pod_log_own_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		        test_view_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_namespace,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_secret_get,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_secret_meta_stripped,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_pod_log_own_only,
+		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_view_budget,
+		        optest_testctl_setup, optest_testctl_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
