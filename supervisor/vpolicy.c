@@ -137,6 +137,15 @@ check_ns(const struct contract_view *row, const char *key_ns,
 {
 	const char *ns = req->namespace;
 
+	/* the request's scope builds the path: it must be the table's */
+	if (req->has_res
+	        && req->res.namespaced
+	                != (row->scope != CONTRACT_VIEW_CLUSTER)) {
+		return (violation(v, "view-namespace", "%s is %s",
+		        row->res.plural,
+		        req->res.namespaced ? "cluster-scoped"
+		                            : "namespaced"));
+	}
 	if (row->scope == CONTRACT_VIEW_CLUSTER) {
 		return (ns == NULL || ns[0] == '\0'
 		                ? 0

@@ -13,7 +13,8 @@
  *   view-resource   a resource or a view the table does not give
  *   view-namespace  another namespace than the key's (or, where the
  *                   table says, the system one); a namespace on a
- *                   cluster-scoped read, none on a namespaced one
+ *                   cluster-scoped read, none on a namespaced one; a
+ *                   request's scope (namespaced) other than the table's
  *   view-own        a list that does not select the key's own objects, a
  *                   get or log of an object that is not one of them
  *   view-in-flight  over VPOL_LIVE_MAX live reads in flight

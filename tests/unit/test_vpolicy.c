@@ -186,6 +186,14 @@ test_namespaces(void **state)
 	assert_string_equal(rule("mcpserver", KEY, IPC_VIEW_SECRET_META, NULL,
 	                            "kube-system", "s", NO_SEL),
 	        "view-namespace");
+	/* the scope of the request builds its path: the table's only */
+	struct ipc_res cm_cluster = { "", "v1", "configmaps", false };
+	struct ipc_res cr_ns
+	        = { "rbac.authorization.k8s.io", "v1", "clusterroles", true };
+	assert_string_equal(
+	        GET(AR, &cm_cluster, "default", "c"), "view-namespace");
+	assert_string_equal(
+	        LIST(AR, &cr_ns, NO_NS, SEL_IN_RUN), "view-namespace");
 	/* a key of the system namespace reads there */
 	assert_null(rule("instance", SYS "/i", IPC_VIEW_GET, &configmaps, SYS,
 	        "c", NO_SEL));
