@@ -62,18 +62,80 @@ static const struct contract_watch mcpserver[] = {
 	        CONTRACT_CHILD },
 };
 
-#define CTRL(n, fin, w)                                                       \
+/* ---- the view tables: what each reconciler reads (workers/), where
+ * upstream reads it: the key's namespace, built-ins also in the system
+ * one (spec 0.2), the run's own pods and cluster RBAC by its label ---- */
+
+#define V_GET    CONTRACT_VIEW_GET
+#define V_LIST   CONTRACT_VIEW_LIST
+#define V_SECRET CONTRACT_VIEW_SECRET
+#define V_LOG    CONTRACT_VIEW_LOG
+#define V_NS     CONTRACT_VIEW_KEY_NS
+#define V_OR_SYS CONTRACT_VIEW_OR_SYS
+
+static const struct contract_view agentrun_views[] = {
+	{ CONTRACT_RES_AGENTRUNS, V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_INSTANCES, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_POLICIES, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SKILLPACKS, V_GET, V_OR_SYS, NULL },
+	{ CONTRACT_RES_MCPSERVERS, V_GET, V_OR_SYS, NULL },
+	/* skill ConfigMaps mirrored from the system namespace, memory */
+	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_OR_SYS, NULL },
+	{ CONTRACT_RES_PODS, V_GET | V_LIST | V_LOG, V_NS,
+	        CONTRACT_LABEL_AGENT_RUN },
+	{ CONTRACT_RBAC("clusterroles"), V_LIST, CONTRACT_VIEW_CLUSTER,
+	        CONTRACT_LABEL_AGENT_RUN },
+	{ CONTRACT_RBAC("clusterrolebindings"), V_LIST, CONTRACT_VIEW_CLUSTER,
+	        CONTRACT_LABEL_AGENT_RUN },
+};
+
+static const struct contract_view instance_views[] = {
+	{ CONTRACT_RES_AGENTRUNS, V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_PVCS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+};
+
+static const struct contract_view personapack_views[] = {
+	{ CONTRACT_RES_INSTANCES, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SCHEDULES, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+};
+
+static const struct contract_view schedule_views[] = {
+	{ CONTRACT_RES_AGENTRUNS, V_GET | V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_INSTANCES, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
+};
+
+static const struct contract_view mcpserver_views[] = {
+	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+};
+
+#define CTRL(n, fin, w, v)                                                    \
 	{                                                                     \
-		n, fin, w, NELEM(w)                                           \
+		.name = n, .finalizer = fin, .watches = w,                    \
+		.nwatches = NELEM(w), .views = v, .nviews = NELEM(v)          \
+	}
+#define CTRL_NO_VIEWS(n, fin, w)                                              \
+	{                                                                     \
+		.name = n, .finalizer = fin, .watches = w,                    \
+		.nwatches = NELEM(w)                                          \
 	}
 
 static const struct contract_ctrl ctrls[] = {
-	CTRL("agentrun", CONTRACT_FINALIZER_AGENTRUN, agentrun),
-	CTRL("instance", CONTRACT_FINALIZER_INSTANCE, instance),
-	CTRL("personapack", CONTRACT_FINALIZER_PERSONAPACK, personapack),
-	CTRL("skillpack", CONTRACT_FINALIZER_SKILLPACK, skillpack),
-	CTRL("schedule", CONTRACT_FINALIZER_SCHEDULE, schedule),
-	CTRL("mcpserver", NULL, mcpserver),
+	CTRL("agentrun", CONTRACT_FINALIZER_AGENTRUN, agentrun,
+	        agentrun_views),
+	CTRL("instance", CONTRACT_FINALIZER_INSTANCE, instance,
+	        instance_views),
+	CTRL("personapack", CONTRACT_FINALIZER_PERSONAPACK, personapack,
+	        personapack_views),
+	CTRL_NO_VIEWS("skillpack", CONTRACT_FINALIZER_SKILLPACK, skillpack),
+	CTRL("schedule", CONTRACT_FINALIZER_SCHEDULE, schedule,
+	        schedule_views),
+	CTRL("mcpserver", NULL, mcpserver, mcpserver_views),
 };
 
 const struct contract_ctrl *

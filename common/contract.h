@@ -98,11 +98,48 @@ struct contract_watch {
 	enum contract_role role;
 };
 
+/* ---- the view table: what a controller's views may read ---- */
+
+/* The namespace of built-in objects (spec 0.2). */
+#define CONTRACT_SYSTEM_NS "sympozium-system"
+
+/* clang-format off */
+#define CONTRACT_RES_SECRETS  {"", "v1", "secrets", true}
+#define CONTRACT_RES_PVCS     {"", "v1", "persistentvolumeclaims", true}
+#define CONTRACT_RBAC(plural) {"rbac.authorization.k8s.io", "v1", plural, false}
+/* clang-format on */
+
+/* The views of a row, or'ed. */
+#define CONTRACT_VIEW_GET    (1u << 0)
+#define CONTRACT_VIEW_LIST   (1u << 1)
+#define CONTRACT_VIEW_SECRET (1u << 2) /* a Secret's metadata only */
+#define CONTRACT_VIEW_LOG    (1u << 3) /* a pod's log */
+
+enum contract_view_scope {
+	CONTRACT_VIEW_KEY_NS, /* the key's namespace */
+	CONTRACT_VIEW_OR_SYS, /* that or CONTRACT_SYSTEM_NS (built-ins) */
+	CONTRACT_VIEW_CLUSTER /* cluster-scoped: no namespace */
+};
+
+/* One resource a controller may read (supervisor/vpolicy.h). */
+struct contract_view {
+	struct kapi_res res;
+	unsigned ops; /* CONTRACT_VIEW_* */
+	enum contract_view_scope scope;
+	/* Non-NULL: only the key's own objects, those with this label equal
+	 * to the key's name: a list must select it, a get or a log finds it
+	 * on the object. */
+	const char *own;
+};
+
 struct contract_ctrl {
 	const char *name;      /* --controller NAME */
 	const char *finalizer; /* on its primary objects; NULL: none */
 	const struct contract_watch *watches;
 	size_t nwatches; /* watches[0] is the primary */
+	/* the view table */
+	const struct contract_view *views;
+	size_t nviews;
 };
 
 /* Every controller: the product's, then contract_extra's; contract_at(i)

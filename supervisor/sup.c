@@ -308,6 +308,10 @@ setup_workers(struct sup *s, char *err, size_t errlen)
 		struct queue_config qc;
 		queue_config_default(&qc);
 		s->ctls[i].q = queue_new(&qc);
+		s->ctls[i].nmeters
+		        = cfg_workers_for(&s->cfg, s->ctls[i].spec->name);
+		s->ctls[i].meters = xcalloc((size_t)s->ctls[i].nmeters + 1,
+		        sizeof(*s->ctls[i].meters));
 		if (wk_add_controller(s->pool, s->ctls[i].spec->name,
 		            cfg_workers_for(&s->cfg, s->ctls[i].spec->name), e,
 		            sizeof(e))
@@ -460,6 +464,7 @@ sup_free(struct sup *s)
 	wk_free(s->pool);
 	for (size_t i = 0; i < s->nctls; i++) {
 		queue_free(s->ctls[i].q);
+		free(s->ctls[i].meters);
 	}
 	free(s->ctls);
 	free(s->kinds);

@@ -24,6 +24,7 @@
 #include "supervisor/leader.h"
 #include "supervisor/queue.h"
 #include "supervisor/stats.h"
+#include "supervisor/vpolicy.h"
 #include "supervisor/workers.h"
 #include "supervisor/writer.h"
 
@@ -35,6 +36,9 @@ struct sup_ctl {
 	size_t first_kind; /* informer kind of spec->watches[0] */
 	struct queue *q;
 	bool paused; /* sympoziumctl pause: no dispatch, keys accumulate */
+	/* the view policy's meter of each worker slot (views.c) */
+	struct vpol_meter *meters;
+	int nmeters;
 };
 
 struct intake;

@@ -1355,3 +1355,9 @@ wk_worker_pid(const struct wk_worker *w)
 {
 	return (w->pid);
 }
+
+const char *
+wk_worker_key(const struct wk_worker *w)
+{
+	return (w != NULL ? w->key : NULL);
+}

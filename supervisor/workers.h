@@ -273,6 +273,9 @@ struct quarantine *wk_quarantine(struct wk_pool *p, const char *controller);
 const char *wk_worker_controller(const struct wk_worker *w);
 int wk_worker_index(const struct wk_worker *w);
 pid_t wk_worker_pid(const struct wk_worker *w);
+/* The key in flight of w, NULL when none (borrowed until its RESULT or
+ * death). */
+const char *wk_worker_key(const struct wk_worker *w);
 
 /* ---- pure helpers (exposed for tests) ---- */
 

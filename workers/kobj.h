@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "common/contract.h"
 #include "ipc/ipc.h"
 #include "workers/reconcile.h"
 
@@ -24,7 +25,7 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
         kobj_mcpservers, kobj_policies, kobj_configs, kobj_events;
 
-#define KOBJ_SYSTEM_NS "sympozium-system"
+#define KOBJ_SYSTEM_NS CONTRACT_SYSTEM_NS
 #define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};

@@ -24,6 +24,7 @@
 #include "ipc/ipc_sock.h"
 #include "supervisor/zoneinfo.h"
 #include "kubesim/ksel.h"
+#include "supervisor/vpolicy.h"
 #include "tests/lib/contractcheck.h"
 #include "tests/lib/fakesup.h"
 
@@ -40,6 +41,11 @@ struct fakesup {
 	char *logcopy;
 	struct zi *zi;
 	atomic_bool unprojected; /* lists ignore "fields" (a bad supervisor) */
+	/* fakesup_run(): the view policy of the reconcile under way (its
+	 * controller, key) and the first view it refused, "" none */
+	const struct contract_ctrl *ctrl;
+	char *key;
+	char refused[VPOL_DETAIL_MAX + 64];
 };
 
 static const char *const whats[] = { "get", "list", "secret", "log", "zone" };
@@ -180,6 +186,22 @@ fill(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 	}
 }
 
+/* Whether the view policy refuses q (the first refusal kept). */
+static bool
+refused(struct fakesup *f, const struct ipc_view_req *q)
+{
+	struct vpol_violation v;
+
+	if (f->ctrl == NULL || vpol_check(f->ctrl, f->key, q, &v) >= 0) {
+		return (false);
+	}
+	if (f->refused[0] == '\0') {
+		snprintf(f->refused, sizeof(f->refused), "policy: %s: %s",
+		        v.rule, v.detail);
+	}
+	return (true);
+}
+
 static void
 answer(struct fakesup *f, const struct ipc_view_req *q)
 {
@@ -197,7 +219,12 @@ answer(struct fakesup *f, const struct ipc_view_req *q)
 		        q->fields[i]);
 	}
 	buf_printf(&f->log, "\n");
-	fill(f, q, &r);
+	if (refused(f, q)) {
+		r.status = IPC_VS_ERROR;
+		r.message = f->refused;
+	} else {
+		fill(f, q, &r);
+	}
 	body = ipc_view_reply_new(&r);
 	pthread_mutex_unlock(&f->mu);
 	atomic_fetch_add(&f->nreqs, 1);
@@ -267,6 +294,7 @@ fakesup_stop(struct fakesup *f)
 	json_object_put(f->store);
 	buf_fini(&f->log);
 	free(f->logcopy);
+	free(f->key);
 	zi_free(f->zi);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
@@ -456,6 +484,41 @@ check_contract(const struct reconciler *rc, const struct ipc_result *r)
 	}
 }
 
+/* The view policy of controller rc->name (when it has a view table) for
+ * key, on the views of f until policy_off(). */
+static void
+policy_on(struct fakesup *f, const struct reconciler *rc, const char *key)
+{
+	if (f == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&f->mu);
+	f->ctrl = contract_find(rc->name);
+	free(f->key);
+	f->key = xstrdup(key);
+	f->refused[0] = '\0';
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Policy off; fails the test when a view was refused: every view of a
+ * reconciler is one its controller's view table gives. */
+static void
+policy_off(struct fakesup *f)
+{
+	char msg[sizeof(f->refused)];
+
+	if (f == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&f->mu);
+	f->ctrl = NULL;
+	snprintf(msg, sizeof(msg), "%s", f->refused);
+	pthread_mutex_unlock(&f->mu);
+	if (msg[0] != '\0') {
+		fail_msg("view refused: %s", msg);
+	}
+}
+
 void
 fakesup_run(const struct reconciler *rc, struct fakesup *f, const char *key,
         json_object *obj, json_object *children, int64_t now_ms,
@@ -474,8 +537,10 @@ fakesup_run(const struct reconciler *rc, struct fakesup *f, const char *key,
 	if (children == NULL) {
 		in.children = json_object_new_array();
 	}
+	policy_on(f, rc, key);
 	ro.result = ipc_result_new(key, 1, IPC_V_DONE, 0, NULL);
 	rc->reconcile(&in, &ro);
+	policy_off(f);
 	set_verdict(ro.result, &ro);
 	assert_int_equal(ipc_encode(IPC_RESULT, 0, ro.result, &b), 0);
 	assert_int_equal(

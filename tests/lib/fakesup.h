@@ -7,7 +7,9 @@
  * directory through supervisor/zoneinfo.c, or from zones the test adds); and
  * fakesup_run(), which runs a reconciler once and collects its writes (checked
  * against the wire format and the contract, tests/lib/contractcheck.h),
- * verdict, delay and message.  Prefix fakesup_.
+ * verdict, delay and message; during the run each view is judged by the
+ * view policy of the reconciler's controller (supervisor/vpolicy.h) and a
+ * refused one fails the test.  Prefix fakesup_.
  */
 #ifndef FAKESUP_H
 #define FAKESUP_H

@@ -37,8 +37,14 @@ run(struct fakesup *f, const char *obj, const char *children, int64_t now)
 	json_object *ch = json_tokener_parse(children ? children : "[]");
 	struct fakesup_run r;
 	json_object *res;
+	const char *ns = jx_get_str(o, "metadata.namespace");
+	const char *name = jx_get_str(o, "metadata.name");
+	char key[256];
 
-	fakesup_run(&agentrun_reconciler, f, "ns/r", o, ch, now, &r);
+	/* the key of the object, as the supervisor sends it */
+	snprintf(key, sizeof(key), "%s/%s", ns != NULL ? ns : "ns",
+	        name != NULL ? name : "r");
+	fakesup_run(&agentrun_reconciler, f, key, o, ch, now, &r);
 	res = json_object_get(r.result);
 	json_object_object_add(res, "v", json_object_new_int((int)r.verdict));
 	json_object_object_add(

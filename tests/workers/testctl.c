@@ -14,6 +14,14 @@
  *                                                      invalid verdict
  *   view:NS/NAME  reads ConfigMap NS/NAME through the view and copies its
  *                 data into <name>-out
+ *   get:PLURAL:NS/NAME  the same with an object of core v1 PLURAL
+ *   secret:NAME   reads the metadata view of Secret NAME of the object's
+ *                 namespace into <name>-out: data.meta, the view's JSON
+ *   log:POD       reads the log of container "c" of pod POD of the
+ *                 object's namespace into <name>-out: data.log
+ *   views:N       N views of the absent ConfigMap <name>-none (each a
+ *                 live GET), then done with data.views: how many
+ *                 answered; a terminal verdict at the first one refused
  *   open:PATH     opens PATH read-only (the sandbox kills the worker:
  *                 SIGSYS); when it opens, done with {"opened": PATH}
  *   socket        creates a TCP socket (killed likewise); when it is
@@ -74,7 +82,8 @@ write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
 }
 
 static void
-view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
+view_action(const struct rec_in *in, struct rec_out *out,
+        const struct ipc_res *res, const char *arg)
 {
 	char ns[256], err[256];
 	const char *sl = strchr(arg, '/');
@@ -86,8 +95,7 @@ view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
 	}
 	memcpy(ns, arg, (size_t)(sl - arg));
 	ns[sl - arg] = '\0';
-	int rc = view_get(
-	        in->view, &configmaps, ns, sl + 1, &obj, err, sizeof(err));
+	int rc = view_get(in->view, res, ns, sl + 1, &obj, err, sizeof(err));
 	if (rc < 0) {
 		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
 		return;
@@ -98,6 +106,89 @@ view_action(const struct rec_in *in, struct rec_out *out, const char *arg)
 	json_object_put(obj);
 	write_out(in, out, data);
 	rec_verdict(out, IPC_V_DONE, 0, rc == 1 ? "not found" : NULL);
+}
+
+/* get:PLURAL:NS/NAME: view_action() of core v1 PLURAL. */
+static void
+get_action(const struct rec_in *in, struct rec_out *out, const char *arg)
+{
+	char plural[64];
+	const char *colon = strchr(arg, ':');
+	struct ipc_res res = { "", "v1", plural, true };
+
+	if (colon == NULL || (size_t)(colon - arg) >= sizeof(plural)) {
+		rec_verdict(out, IPC_V_TERMINAL, 0, "bad get action");
+		return;
+	}
+	snprintf(plural, sizeof(plural), "%.*s", (int)(colon - arg), arg);
+	view_action(in, out, &res, colon + 1);
+}
+
+static void
+secret_action(const struct rec_in *in, struct rec_out *out, const char *name)
+{
+	char err[256];
+	json_object *meta = NULL, *data = json_object_new_object();
+	int rc = view_secret_meta(in->view,
+	        jx_get_str(in->object, "metadata.namespace"), name, &meta, err,
+	        sizeof(err));
+
+	if (rc < 0) {
+		json_object_put(data);
+		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		return;
+	}
+	json_object_object_add(data, "meta",
+	        json_object_new_string(json_object_to_json_string(meta)));
+	json_object_put(meta);
+	write_out(in, out, data);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
+static void
+log_action(const struct rec_in *in, struct rec_out *out, const char *pod)
+{
+	char err[256], *text = NULL;
+	json_object *data = json_object_new_object();
+	int rc = view_pod_log(in->view,
+	        jx_get_str(in->object, "metadata.namespace"), pod, "c", 10,
+	        &text, err, sizeof(err));
+
+	json_object_object_add(data, "log",
+	        json_object_new_string(rc < 0  ? err
+	                        : text != NULL ? text
+	                                       : ""));
+	free(text);
+	write_out(in, out, data);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
+static void
+views_action(const struct rec_in *in, struct rec_out *out, long n)
+{
+	char name[300], err[256];
+	json_object *data = json_object_new_object();
+	long i;
+
+	snprintf(name, sizeof(name), "%s-none",
+	        jx_get_str(in->object, "metadata.name"));
+	for (i = 0; i < n; i++) {
+		json_object *obj = NULL;
+		if (view_get(in->view, &configmaps,
+		            jx_get_str(in->object, "metadata.namespace"), name,
+		            &obj, err, sizeof(err))
+		        < 0) {
+			json_object_put(data);
+			rec_verdict(out, IPC_V_TERMINAL, 0, "view %ld: %s", i,
+			        err);
+			return;
+		}
+		json_object_put(obj);
+	}
+	snprintf(name, sizeof(name), "%ld", i);
+	json_object_object_add(data, "views", json_object_new_string(name));
+	write_out(in, out, data);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
 }
 
 /* The action switch:NS/NAME names (buf holds it), "error" when the view
@@ -234,7 +325,15 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	} else if (strcmp(a, "malformed") == 0) {
 		out->verdict = (enum ipc_verdict)99; /* no wire name */
 	} else if (strncmp(a, "view:", 5) == 0) {
-		view_action(in, out, a + 5);
+		view_action(in, out, &configmaps, a + 5);
+	} else if (strncmp(a, "get:", 4) == 0) {
+		get_action(in, out, a + 4);
+	} else if (strncmp(a, "secret:", 7) == 0) {
+		secret_action(in, out, a + 7);
+	} else if (strncmp(a, "log:", 4) == 0) {
+		log_action(in, out, a + 4);
+	} else if (strncmp(a, "views:", 6) == 0) {
+		views_action(in, out, atol(a + 6));
 	} else if (strncmp(a, "open:", 5) == 0 || strcmp(a, "socket") == 0) {
 		forbidden(in, out, a);
 	} else if (strcmp(a, "env") == 0) {

@@ -12,6 +12,9 @@
 #define TESTCTL_LABEL_ENABLED "testctl.sympozium.ai/enabled"
 /* The child label: on the <name>-out ConfigMaps it writes. */
 #define TESTCTL_LABEL_OUT "testctl.sympozium.ai/out"
+/* The label of a pod whose log log:POD of the object NAME may read:
+ * NAME (the view table's own objects, testctl_contract.c). */
+#define TESTCTL_LABEL_RUN "testctl.sympozium.ai/run"
 /* The annotation that chooses a reconcile's behaviour (testctl.c). */
 #define TESTCTL_ANN_ACTION "testctl.sympozium.ai/action"
 

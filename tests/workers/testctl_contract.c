@@ -14,7 +14,23 @@ static const struct contract_watch watches[] = {
 	        CONTRACT_CHILD },
 };
 
-static const struct contract_ctrl testctl
-        = { "testctl", NULL, watches, sizeof(watches) / sizeof(watches[0]) };
+/* its views: ConfigMaps (view:, switch:, views:), Secrets' metadata
+ * (secret:) and its own pods' logs (log:) of the key's namespace */
+static const struct contract_view views[] = {
+	{ CONTRACT_RES_PODS, CONTRACT_VIEW_LOG, CONTRACT_VIEW_KEY_NS,
+	        TESTCTL_LABEL_RUN },
+	{ CONTRACT_RES_CONFIGMAPS, CONTRACT_VIEW_GET, CONTRACT_VIEW_KEY_NS,
+	        NULL },
+	{ CONTRACT_RES_SECRETS, CONTRACT_VIEW_SECRET, CONTRACT_VIEW_KEY_NS,
+	        NULL },
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct contract_ctrl testctl = { .name = "testctl",
+	.watches = watches,
+	.nwatches = NELEM(watches),
+	.views = views,
+	.nviews = NELEM(views) };
 
 const struct contract_ctrl *const contract_extra[] = { &testctl, NULL };
