@@ -77,7 +77,22 @@
 #define CONTRACT_RES_PODS         {"", "v1", "pods", true}
 #define CONTRACT_RES_DEPLOYMENTS  {"apps", "v1", "deployments", true}
 #define CONTRACT_RES_JOBS         {"batch", "v1", "jobs", true}
+#define CONTRACT_RES_SECRETS      {"", "v1", "secrets", true}
+#define CONTRACT_RES_EVENTS       {"", "v1", "events", true}
+#define CONTRACT_RES_PVCS         {"", "v1", "persistentvolumeclaims", true}
+#define CONTRACT_RES_SERVICEACCOUNTS {"", "v1", "serviceaccounts", true}
+#define CONTRACT_RBAC(plural, ns) {"rbac.authorization.k8s.io", "v1", plural, ns}
+#define CONTRACT_RES_ROLES        CONTRACT_RBAC("roles", true)
+#define CONTRACT_RES_ROLEBINDINGS CONTRACT_RBAC("rolebindings", true)
+#define CONTRACT_RES_CLUSTERROLES CONTRACT_RBAC("clusterroles", false)
+#define CONTRACT_RES_CLUSTERROLEBINDINGS                                      \
+	CONTRACT_RBAC("clusterrolebindings", false)
 /* clang-format on */
+
+/* The fixed name prefix of the cluster-scoped skill RBAC of a run. */
+#define CONTRACT_PREFIX_SKILL_RBAC "sympozium-skill-"
+/* The one ServiceAccount every agent pod runs as (created, shared). */
+#define CONTRACT_AGENT_SA "sympozium-agent"
 
 /* ---- the controllers ---- */
 
@@ -98,11 +113,66 @@ struct contract_watch {
 	enum contract_role role;
 };
 
+/*
+ * The write table (supervisor/wpolicy.h checks every write of a RESULT
+ * against it).  A row: the operations a controller may ask on one
+ * resource, and which objects of it they may touch.  Several rows may
+ * name the same resource (a write passes when one row allows it).  The
+ * scope is the key's namespace for a namespaced resource; cluster-scoped
+ * resources only with CONTRACT_OWN_CLUSTER.
+ */
+#define CONTRACT_W_CREATE (1u << 0)
+#define CONTRACT_W_UPDATE (1u << 1)
+#define CONTRACT_W_STATUS (1u << 2) /* update_status */
+#define CONTRACT_W_PATCH  (1u << 3)
+#define CONTRACT_W_APPLY  (1u << 4)
+#define CONTRACT_W_DELETE (1u << 5)
+#define CONTRACT_W_EVENT  (1u << 6)
+#define CONTRACT_W_MUTATE                                                     \
+	(CONTRACT_W_UPDATE | CONTRACT_W_STATUS | CONTRACT_W_PATCH             \
+	        | CONTRACT_W_DELETE)
+
+enum contract_own {
+	/* the primary object itself (the key), nothing else */
+	CONTRACT_OWN_SELF,
+	/* a child: created carrying the label key `label` (valued the
+	 * primary's name unless `any_value`) and a controller
+	 * ownerReference to the primary's uid; mutated only when the cache
+	 * holds it with that ownerReference */
+	CONTRACT_OWN_CHILD,
+	/* mutated only when the cache holds it carrying the label `label`
+	 * valued the primary's string at path `ref` (NULL: no such label
+	 * check) and the fixed label `match` ("key=value", NULL: none) */
+	CONTRACT_OWN_LABEL,
+	/* cluster-scoped: the name starts with `prefix`, and the object
+	 * carries `label` valued the primary's name (created so; mutated
+	 * only when cached so) */
+	CONTRACT_OWN_CLUSTER,
+	/* created only, named exactly `prefix` (a shared, fixed object) */
+	CONTRACT_OWN_SHARED,
+	/* only the objects the primary's spec names: the strings at key
+	 * `item` of the objects of the array at path `ref` */
+	CONTRACT_OWN_NAMED,
+};
+
+struct contract_write {
+	struct kapi_res res;
+	unsigned ops; /* CONTRACT_W_* */
+	enum contract_own own;
+	const char *label;  /* CHILD, LABEL, CLUSTER: a label key */
+	const char *prefix; /* CLUSTER: name prefix; SHARED: the name */
+	const char *ref;    /* LABEL, NAMED: a path in the primary */
+	const char *match;  /* LABEL: "key=value"; NAMED: the item key */
+	bool any_value;     /* CHILD: the label's value is not checked */
+};
+
 struct contract_ctrl {
 	const char *name;      /* --controller NAME */
 	const char *finalizer; /* on its primary objects; NULL: none */
 	const struct contract_watch *watches;
 	size_t nwatches; /* watches[0] is the primary */
+	const struct contract_write *writes;
+	size_t nwrites;
 };
 
 /* Every controller: the product's, then contract_extra's; contract_at(i)

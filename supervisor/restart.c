@@ -327,6 +327,24 @@ quarantine_key_died(struct quarantine *q, const char *key, const char *cause,
 	return (true);
 }
 
+bool
+quarantine_key_poison(struct quarantine *q, const char *key, const char *cause,
+        int64_t now_ms)
+{
+	struct qrec *rec;
+
+	if (key == NULL || key[0] == '\0') {
+		return (false);
+	}
+	if ((rec = find(q, key)) == NULL) {
+		rec = append(q, key, now_ms);
+	}
+	if (rec->deaths < q->cfg.threshold - 1) {
+		rec->deaths = q->cfg.threshold - 1;
+	}
+	return (quarantine_key_died(q, key, cause, now_ms));
+}
+
 void
 quarantine_key_ok(struct quarantine *q, const char *key)
 {

@@ -41,6 +41,7 @@
 #include "common/contract.h"
 #include "common/jsonx.h"
 #include "tests/workers/testctl.h"
+#include "workers/kobj.h"
 #include "workers/reconcile.h"
 #include "workers/view.h"
 
@@ -65,6 +66,7 @@ write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
 	jx_set_path(cm, "metadata.name", json_object_new_string(name));
 	jx_setv(cm, json_object_new_string("true"), "metadata", "labels",
 	        TESTCTL_LABEL_OUT, NULL);
+	kobj_set_owner(cm, in->object);
 	json_object_object_add(
 	        cm, "data", data != NULL ? data : json_object_new_object());
 	json_object *w = ipc_write_new(IPC_OP_CREATE, &configmaps,
