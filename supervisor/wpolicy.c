@@ -91,11 +91,11 @@ alnum(char c)
 	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
 }
 
-/* A DNS-1123 label: 1..63 of [a-z0-9-], alphanumeric at both ends. */
+/* 1.. of [a-z0-9-], alphanumeric at both ends. */
 static bool
-dns_label(const char *s, size_t n)
+subdomain_part(const char *s, size_t n)
 {
-	if (n == 0 || n > 63 || !alnum(s[0]) || !alnum(s[n - 1])) {
+	if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1])) {
 		return (false);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -117,16 +117,19 @@ wpol_name_valid(const char *plural, const char *name)
 	}
 	if (strcmp(plural, "services") == 0
 	        || strcmp(plural, "namespaces") == 0) {
-		return (dns_label(name, n));
+		/* a DNS-1123 label */
+		return (n <= 63 && strchr(name, '.') == NULL
+		        && subdomain_part(name, n));
 	}
-	/* a subdomain: labels joined by '.' (so never "." or "..") */
+	/* a subdomain: parts joined by '.' (so never "." or ".."), each
+	 * like a label but of any length (Kubernetes' IsDNS1123Subdomain) */
 	while ((dot = strchr(p, '.')) != NULL) {
-		if (!dns_label(p, (size_t)(dot - p))) {
+		if (!subdomain_part(p, (size_t)(dot - p))) {
 			return (false);
 		}
 		p = dot + 1;
 	}
-	return (dns_label(p, strlen(p)));
+	return (subdomain_part(p, strlen(p)));
 }
 
 /* ---- the objects a write names ---- */
