@@ -27,10 +27,6 @@ static const struct contract_watch agentrun[] = {
 	        CONTRACT_READ },
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS,
 	        CONTRACT_LABEL_COMPONENT "=memory", CONTRACT_READ },
-	{ "ClusterRole", CONTRACT_RES_CLUSTERROLES, CONTRACT_LABEL_AGENT_RUN,
-	        CONTRACT_READ },
-	{ "ClusterRoleBinding", CONTRACT_RES_CLUSTERROLEBINDINGS,
-	        CONTRACT_LABEL_AGENT_RUN, CONTRACT_READ },
 };
 
 /* Every controller may emit Events about its primary. */

@@ -144,9 +144,10 @@ enum contract_own {
 	 * valued the primary's string at path `ref` (NULL: no such label
 	 * check) and the fixed label `match` ("key=value", NULL: none) */
 	CONTRACT_OWN_LABEL,
-	/* cluster-scoped: the name starts with `prefix`, and the object
-	 * carries `label` valued the primary's name (created so; mutated
-	 * only when cached so) */
+	/* cluster-scoped: named `prefix`...`-<primary's name>`, carrying
+	 * `label` valued the primary's name (created so; mutated only when
+	 * so named and, when the cache holds it, so labelled: the default
+	 * RBAC cannot watch cluster RBAC) */
 	CONTRACT_OWN_CLUSTER,
 	/* created only, named exactly `prefix` (a shared, fixed object) */
 	CONTRACT_OWN_SHARED,

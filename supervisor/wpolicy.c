@@ -373,12 +373,28 @@ row_cluster(const struct prim *p, const struct contract_write *row,
 {
 	const char *name = target_name(w);
 
-	if (strncmp(name, row->prefix, strlen(row->prefix)) != 0) {
-		return (viol(v, "name", i, "%s %s %.64s: not named %s...",
-		        ipc_op_name(w->op), w->res.plural, name, row->prefix));
+	size_t n = strlen(name), np = strlen(p->name);
+	json_object *o;
+	enum wpol_verdict rc;
+
+	if (strncmp(name, row->prefix, strlen(row->prefix)) != 0
+	        || n < strlen(row->prefix) + np + 1
+	        || strcmp(name + n - np, p->name) != 0
+	        || name[n - np - 1] != '-') {
+		return (viol(v, "name", i, "%s %s %.64s: not named %s...-%s",
+		        ipc_op_name(w->op), w->res.plural, name, row->prefix,
+		        p->name));
 	}
 	if (w->op != IPC_OP_CREATE) {
-		return (row_mutate(p, row, w, i, v));
+		/* by its name; when cached, by its label too */
+		if ((rc = cached(p, w, &o)) != WPOL_OK || o == NULL) {
+			return (WPOL_OK);
+		}
+		bool ok = labelled(p, row, o);
+		json_object_put(o);
+		return (ok ? WPOL_OK
+		           : not_owned(
+		                   w, i, v, "not labelled as the primary's"));
 	}
 	if (strcmp(str_or(label_of(w->object, row->label)), p->name) != 0) {
 		return (viol(v, "child-label", i,
@@ -448,15 +464,17 @@ is_rbac(const struct ipc_res *r)
 }
 
 int
-wpol_rbac_check(const struct contract_ctrl *c, json_object *primary,
-        const struct ipc_write *w, char *detail, size_t len)
+wpol_rbac_check(const struct wpol_input *in, size_t i, const char **rule,
+        char *detail, size_t len)
 {
-	/* supervisor/rbacpol.h's check goes here (issue 15 item 2) */
-	(void)c;
-	(void)primary;
-	(void)w;
-	(void)detail;
+	/* supervisor/rbacpol.h's rbacpol_check() goes here (issue 15 item
+	 * 2): a struct rbacpol_ctx of in->primary, in->lookup (adapted),
+	 * in->allow_wildcard, in->ops and in->n; "rbac-pending" is 1 */
+	(void)in;
+	(void)i;
 	(void)len;
+	*rule = "rbac";
+	detail[0] = '\0';
 	return (0);
 }
 
@@ -523,11 +541,16 @@ check_one(const struct prim *p, size_t i, struct wpol_violation *v)
 	if ((rc = check_rows(p, w, i, v)) != WPOL_OK) {
 		return (rc);
 	}
-	if (is_rbac(r) && w->op == IPC_OP_CREATE
-	        && wpol_rbac_check(p->in->ctrl, p->in->primary, w, detail,
-	                   sizeof(detail))
-	                != 0) {
-		return (viol(v, "rbac", i, "%s", detail));
+	if (is_rbac(r)) {
+		const char *rule = "rbac";
+		int rb = wpol_rbac_check(
+		        p->in, i, &rule, detail, sizeof(detail));
+		if (rb > 0) {
+			return (WPOL_RETRY);
+		}
+		if (rb < 0) {
+			return (viol(v, rule, i, "%s", detail));
+		}
 	}
 	return (WPOL_OK);
 }

@@ -32,7 +32,8 @@
  *   not-owned          an update, patch or delete of an object that is
  *                      neither the primary nor, as cached, its own
  *   size               an object or patch over WPOL_OBJECT_MAX serialized
- *   rbac               the skill RBAC check (wpol_rbac_check())
+ *   rbac               the skill RBAC check (wpol_rbac_check(); its own
+ *                      rule names, "rbac-...", replace this one)
  *   write-budget       the key's writes over time (struct wpol_budget)
  */
 #ifndef WPOLICY_H
@@ -83,6 +84,7 @@ struct wpol_input {
 	size_t n;
 	wpol_lookup_fn *lookup; /* NULL: nothing is cached */
 	void *arg;
+	bool allow_wildcard; /* the RBAC check: --allow-skill-wildcard */
 };
 
 /* Checks every write of one RESULT.  out is filled on VIOLATION (and
@@ -91,14 +93,17 @@ enum wpol_verdict wpol_check(
         const struct wpol_input *in, struct wpol_violation *out);
 
 /*
- * The skill RBAC check: a create of a Role, RoleBinding, ClusterRole or
- * ClusterRoleBinding (write w of controller c for primary) that has
- * passed the generic rules.  The one call site of supervisor/rbacpol.h
- * (issue 15 item 2): returns 0, or -1 with a one-line detail (rule
- * "rbac").  Here, until that module is wired in: always 0.
+ * The skill RBAC check: write i of in (a create or delete of a Role,
+ * RoleBinding, ClusterRole or ClusterRoleBinding) that has passed the
+ * generic rules; in holds the whole RESULT (a binding may name a role the
+ * same RESULT creates), the primary and the lookup.  The one call site of
+ * supervisor/rbacpol.h's rbacpol_check() (issue 15 item 2): returns 0
+ * (within bounds), 1 (cannot be judged yet: rbacpol's "rbac-pending";
+ * the RESULT is retried, no one is blamed) or -1 with *rule (static) and
+ * a one-line detail.  Here, until that module is wired in: always 0.
  */
-int wpol_rbac_check(const struct contract_ctrl *c, json_object *primary,
-        const struct ipc_write *w, char *detail, size_t len);
+int wpol_rbac_check(const struct wpol_input *in, size_t i, const char **rule,
+        char *detail, size_t len);
 
 /* Whether name is a valid object name for plural (a DNS-1123 subdomain;
  * a DNS-1123 label for "services" and "namespaces"). */

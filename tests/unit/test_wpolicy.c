@@ -446,8 +446,22 @@ test_cluster_and_shared(void **state)
 	assert_string_equal(run1(&w), "child-label");
 	w = wr(IPC_OP_CREATE, &crs, "kube-system", "", cr);
 	assert_string_equal(run1(&w), "namespace");
+	/* another run's, by its name; one cached with another run's label */
 	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-x-r2", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-xr1", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-x-r1", NULL);
+	assert_string_equal(run1(&w), "ok");
+	static const struct fobj other[] = {
+		{ "clusterroles", "", "sympozium-skill-x-r1",
+		        "{'metadata':{'name':'sympozium-skill-x-r1','labels':{"
+		        "'sympozium.ai/agent-run':'r9'}}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	fcache = other;
 	assert_string_equal(run1(&w), "not-owned");
+	fcache = NULL;
 	w = wr(IPC_OP_CREATE, &sas, "ns", "", sa);
 	assert_string_equal(run1(&w), "name");
 	json_object_put(cr);
