@@ -95,7 +95,7 @@ SCALE_BINS := $(SCALE_SRCS:tests/scale/%.c=$(BIN)/scale/%)
 # The hostile-worker suite (tests/hostile/): built by all, run by `make
 # hostile` (see its rules below).
 HOSTILE_WORKER := $(BIN)/hostile/sympozium-worker-hostile
-HOSTILE_TEST   := $(BIN)/hostile/test_hostile
+HOSTILE_TEST   := $(BIN)/tests/test_hostile
 
 # Programs of later issues join here (sympoziumd, sympozium-worker,
 # sympoziumctl, kubesim) with their own source lists.
@@ -224,9 +224,8 @@ $(BIN)/tests/sympozium-worker-test: $(WRK_OBJS) \
 		$(LIBCOMMON) $(LDLIBS_ALL)
 
 # The hostile-worker suite (tests/hostile/, README there): a worker that
-# attacks from inside the real sandbox, and its test.  `make hostile` runs
-# it; it lives in $(BIN)/hostile/, outside tests/run-tests.sh's
-# $(BIN)/tests/test_*, until the worker policy makes it pass.
+# attacks from inside the real sandbox, and its test, which `make test`
+# runs with the others ($(BIN)/tests/test_*); `make hostile` runs it alone.
 
 $(HOSTILE_WORKER): $(BUILD)/tests/hostile/hostile_worker.o \
 		$(BUILD)/workers/sandbox.o $(BUILD)/workers/sandbox_filter.o \

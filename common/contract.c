@@ -2,7 +2,11 @@
  * contract.c: the table of controllers (spec sympozium-controllers.md,
  * the "Watches" sections): each one's primary kind, the child kinds it
  * owns, label-selected by the label key its reconciler puts on them (so
- * unrelated objects are never cached), and the kinds it only reads.
+ * unrelated objects are never cached), and the kinds it only reads
+ * (among them, label-selected, what it mutates besides its children, so
+ * the write policy can see whom an object belongs to); and next to each,
+ * its write table (what the reconcilers in workers/ really write:
+ * supervisor/README.md "The write policy").
  */
 #include <string.h>
 
@@ -18,6 +22,77 @@ static const struct contract_watch agentrun[] = {
 	{ "SympoziumInstance", CONTRACT_RES_INSTANCES, NULL, CONTRACT_READ },
 	{ "SkillPack", CONTRACT_RES_SKILLPACKS, NULL, CONTRACT_READ },
 	{ "SympoziumPolicy", CONTRACT_RES_POLICIES, NULL, CONTRACT_READ },
+	/* cached for the write policy: what the reconciler mutates */
+	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_READ },
+	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS,
+	        CONTRACT_LABEL_COMPONENT "=memory", CONTRACT_READ },
+};
+
+/* Every controller may emit Events about its primary. */
+#define W_EVENTS                                                              \
+	{                                                                     \
+		.res = CONTRACT_RES_EVENTS, .ops = CONTRACT_W_EVENT,          \
+		.own = CONTRACT_OWN_SELF                                      \
+	}
+/* The primary's own writes: updates, status, patches. */
+#define W_SELF(r)                                                             \
+	{                                                                     \
+		.res = r,                                                     \
+		.ops = CONTRACT_W_UPDATE | CONTRACT_W_STATUS                  \
+		        | CONTRACT_W_PATCH,                                   \
+		.own = CONTRACT_OWN_SELF                                      \
+	}
+#define W_CHILD(r, o, l)                                                      \
+	{                                                                     \
+		.res = r, .ops = o, .own = CONTRACT_OWN_CHILD, .label = l     \
+	}
+/* The cluster-scoped skill RBAC of a run: prefix and label. */
+#define W_CLUSTER(r)                                                          \
+	{                                                                     \
+		.res = r, .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,       \
+		.own = CONTRACT_OWN_CLUSTER,                                  \
+		.label = CONTRACT_LABEL_AGENT_RUN,                            \
+		.prefix = CONTRACT_PREFIX_SKILL_RBAC                          \
+	}
+
+static const struct contract_write agentrun_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_AGENTRUNS),
+	/* history pruning: completed runs of the same instance */
+	{ .res = CONTRACT_RES_AGENTRUNS,
+	        .ops = CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_LABEL,
+	        .label = CONTRACT_LABEL_INSTANCE,
+	        .ref = "spec.instanceRef" },
+	{ .res = CONTRACT_RES_SERVICEACCOUNTS,
+	        .ops = CONTRACT_W_CREATE,
+	        .own = CONTRACT_OWN_SHARED,
+	        .prefix = CONTRACT_AGENT_SA },
+	/* input, MCP and mirrored skill ConfigMaps */
+	W_CHILD(CONTRACT_RES_CONFIGMAPS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* a mirror is refreshed by whichever run finds it stale */
+	{ .res = CONTRACT_RES_CONFIGMAPS,
+	        .ops = CONTRACT_W_UPDATE,
+	        .own = CONTRACT_OWN_LABEL,
+	        .match = CONTRACT_LABEL_COMPONENT "=skillpack-mirror" },
+	/* the instance's memory, written back after a run */
+	{ .res = CONTRACT_RES_CONFIGMAPS,
+	        .ops = CONTRACT_W_UPDATE,
+	        .own = CONTRACT_OWN_LABEL,
+	        .label = CONTRACT_LABEL_INSTANCE,
+	        .ref = "spec.instanceRef",
+	        .match = CONTRACT_LABEL_COMPONENT "=memory" },
+	W_CHILD(CONTRACT_RES_JOBS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* skill RBAC: the content is checked by wpol_rbac_check() */
+	W_CHILD(CONTRACT_RES_ROLES, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CHILD(CONTRACT_RES_ROLEBINDINGS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CLUSTER(CONTRACT_RES_CLUSTERROLES),
+	W_CLUSTER(CONTRACT_RES_CLUSTERROLEBINDINGS),
 };
 
 static const struct contract_watch instance[] = {
@@ -29,6 +104,22 @@ static const struct contract_watch instance[] = {
 	        CONTRACT_CHILD },
 	/* the active-run count is a view list */
 	{ "AgentRun", CONTRACT_RES_AGENTRUNS, NULL, CONTRACT_READ },
+	/* cached for the write policy: the memory ConfigMap */
+	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_INSTANCE,
+	        CONTRACT_READ },
+};
+
+#define INST_W CONTRACT_W_CREATE | CONTRACT_W_DELETE
+static const struct contract_write instance_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_INSTANCES),
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS, INST_W, CONTRACT_LABEL_INSTANCE),
+	W_CHILD(CONTRACT_RES_SERVICES, INST_W, CONTRACT_LABEL_INSTANCE),
+	W_CHILD(CONTRACT_RES_CONFIGMAPS, INST_W, CONTRACT_LABEL_INSTANCE),
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE, CONTRACT_LABEL_INSTANCE),
+	/* the web-endpoint run */
+	W_CHILD(CONTRACT_RES_AGENTRUNS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_INSTANCE),
 };
 
 static const struct contract_watch personapack[] = {
@@ -37,12 +128,39 @@ static const struct contract_watch personapack[] = {
 	        CONTRACT_LABEL_PERSONA_PACK, CONTRACT_CHILD },
 	{ "SympoziumSchedule", CONTRACT_RES_SCHEDULES,
 	        CONTRACT_LABEL_PERSONA_PACK, CONTRACT_CHILD },
+	/* cached for the write policy: the seed memory ConfigMaps */
+	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_READ },
+};
+
+#define PP_W CONTRACT_W_CREATE | CONTRACT_W_UPDATE | CONTRACT_W_DELETE
+static const struct contract_write personapack_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_PERSONAPACKS),
+	W_CHILD(CONTRACT_RES_INSTANCES, PP_W, CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_SCHEDULES, PP_W, CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_CONFIGMAPS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	/* the auth Secrets the pack names, deleted when it is disabled */
+	{ .res = CONTRACT_RES_SECRETS,
+	        .ops = CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_NAMED,
+	        .ref = "spec.authRefs",
+	        .match = "secret" },
 };
 
 static const struct contract_watch skillpack[] = {
 	{ "SkillPack", CONTRACT_RES_SKILLPACKS, NULL, CONTRACT_PRIMARY },
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_SKILLPACK,
 	        CONTRACT_CHILD },
+};
+
+static const struct contract_write skillpack_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_SKILLPACKS),
+	W_CHILD(CONTRACT_RES_CONFIGMAPS,
+	        CONTRACT_W_CREATE | CONTRACT_W_UPDATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_SKILLPACK),
 };
 
 static const struct contract_watch schedule[] = {
@@ -54,12 +172,31 @@ static const struct contract_watch schedule[] = {
 	{ "SympoziumInstance", CONTRACT_RES_INSTANCES, NULL, CONTRACT_READ },
 };
 
+static const struct contract_write schedule_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_SCHEDULES),
+	/* labelled with the instance's name, owned by the schedule */
+	{ .res = CONTRACT_RES_AGENTRUNS,
+	        .ops = CONTRACT_W_CREATE,
+	        .own = CONTRACT_OWN_CHILD,
+	        .label = CONTRACT_LABEL_INSTANCE,
+	        .any_value = true },
+};
+
 static const struct contract_watch mcpserver[] = {
 	{ "MCPServer", CONTRACT_RES_MCPSERVERS, NULL, CONTRACT_PRIMARY },
 	{ "Deployment", CONTRACT_RES_DEPLOYMENTS, CONTRACT_LABEL_MCP_SERVER,
 	        CONTRACT_CHILD },
 	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_MCP_SERVER,
 	        CONTRACT_CHILD },
+};
+
+#define MCP_W CONTRACT_W_CREATE | CONTRACT_W_UPDATE
+static const struct contract_write mcpserver_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_MCPSERVERS),
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS, MCP_W, CONTRACT_LABEL_MCP_SERVER),
+	W_CHILD(CONTRACT_RES_SERVICES, MCP_W, CONTRACT_LABEL_MCP_SERVER),
 };
 
 /* ---- the view tables: what each reconciler reads (workers/), where
@@ -83,9 +220,9 @@ static const struct contract_view agentrun_views[] = {
 	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_OR_SYS, NULL },
 	{ CONTRACT_RES_PODS, V_GET | V_LIST | V_LOG, V_NS,
 	        CONTRACT_LABEL_AGENT_RUN },
-	{ CONTRACT_RBAC("clusterroles"), V_LIST, CONTRACT_VIEW_CLUSTER,
+	{ CONTRACT_RES_CLUSTERROLES, V_LIST, CONTRACT_VIEW_CLUSTER,
 	        CONTRACT_LABEL_AGENT_RUN },
-	{ CONTRACT_RBAC("clusterrolebindings"), V_LIST, CONTRACT_VIEW_CLUSTER,
+	{ CONTRACT_RES_CLUSTERROLEBINDINGS, V_LIST, CONTRACT_VIEW_CLUSTER,
 	        CONTRACT_LABEL_AGENT_RUN },
 };
 
@@ -117,12 +254,14 @@ static const struct contract_view mcpserver_views[] = {
 #define CTRL(n, fin, w, v)                                                    \
 	{                                                                     \
 		.name = n, .finalizer = fin, .watches = w,                    \
-		.nwatches = NELEM(w), .views = v, .nviews = NELEM(v)          \
+		.nwatches = NELEM(w), .writes = w##_w,                        \
+		.nwrites = NELEM(w##_w), .views = v, .nviews = NELEM(v)       \
 	}
 #define CTRL_NO_VIEWS(n, fin, w)                                              \
 	{                                                                     \
 		.name = n, .finalizer = fin, .watches = w,                    \
-		.nwatches = NELEM(w)                                          \
+		.nwatches = NELEM(w), .writes = w##_w,                        \
+		.nwrites = NELEM(w##_w)                                       \
 	}
 
 static const struct contract_ctrl ctrls[] = {

@@ -77,7 +77,22 @@
 #define CONTRACT_RES_PODS         {"", "v1", "pods", true}
 #define CONTRACT_RES_DEPLOYMENTS  {"apps", "v1", "deployments", true}
 #define CONTRACT_RES_JOBS         {"batch", "v1", "jobs", true}
+#define CONTRACT_RES_SECRETS      {"", "v1", "secrets", true}
+#define CONTRACT_RES_EVENTS       {"", "v1", "events", true}
+#define CONTRACT_RES_PVCS         {"", "v1", "persistentvolumeclaims", true}
+#define CONTRACT_RES_SERVICEACCOUNTS {"", "v1", "serviceaccounts", true}
+#define CONTRACT_RBAC(plural, ns) {"rbac.authorization.k8s.io", "v1", plural, ns}
+#define CONTRACT_RES_ROLES        CONTRACT_RBAC("roles", true)
+#define CONTRACT_RES_ROLEBINDINGS CONTRACT_RBAC("rolebindings", true)
+#define CONTRACT_RES_CLUSTERROLES CONTRACT_RBAC("clusterroles", false)
+#define CONTRACT_RES_CLUSTERROLEBINDINGS                                      \
+	CONTRACT_RBAC("clusterrolebindings", false)
 /* clang-format on */
+
+/* The fixed name prefix of the cluster-scoped skill RBAC of a run. */
+#define CONTRACT_PREFIX_SKILL_RBAC "sympozium-skill-"
+/* The one ServiceAccount every agent pod runs as (created, shared). */
+#define CONTRACT_AGENT_SA "sympozium-agent"
 
 /* ---- the controllers ---- */
 
@@ -103,12 +118,6 @@ struct contract_watch {
 /* The namespace of built-in objects (spec 0.2). */
 #define CONTRACT_SYSTEM_NS "sympozium-system"
 
-/* clang-format off */
-#define CONTRACT_RES_SECRETS  {"", "v1", "secrets", true}
-#define CONTRACT_RES_PVCS     {"", "v1", "persistentvolumeclaims", true}
-#define CONTRACT_RBAC(plural) {"rbac.authorization.k8s.io", "v1", plural, false}
-/* clang-format on */
-
 /* The views of a row, or'ed. */
 #define CONTRACT_VIEW_GET    (1u << 0)
 #define CONTRACT_VIEW_LIST   (1u << 1)
@@ -132,6 +141,62 @@ struct contract_view {
 	const char *own;
 };
 
+/*
+ * The write table (supervisor/wpolicy.h checks every write of a RESULT
+ * against it).  A row: the operations a controller may ask on one
+ * resource, and which objects of it they may touch.  Several rows may
+ * name the same resource (a write passes when one row allows it).  The
+ * scope is the key's namespace for a namespaced resource; cluster-scoped
+ * resources only with CONTRACT_OWN_CLUSTER.
+ */
+#define CONTRACT_W_CREATE (1u << 0)
+#define CONTRACT_W_UPDATE (1u << 1)
+#define CONTRACT_W_STATUS (1u << 2) /* update_status */
+#define CONTRACT_W_PATCH  (1u << 3)
+#define CONTRACT_W_APPLY  (1u << 4)
+#define CONTRACT_W_DELETE (1u << 5)
+#define CONTRACT_W_EVENT  (1u << 6)
+#define CONTRACT_W_MUTATE                                                     \
+	(CONTRACT_W_UPDATE | CONTRACT_W_STATUS | CONTRACT_W_PATCH             \
+	        | CONTRACT_W_DELETE)
+
+enum contract_own {
+	/* the primary object itself (the key), nothing else */
+	CONTRACT_OWN_SELF,
+	/* a child: created carrying the label key `label` (valued the
+	 * primary's name unless `any_value`) and a controller
+	 * ownerReference to the primary's uid; mutated only when the
+	 * cache holds it with that ownerReference */
+	CONTRACT_OWN_CHILD,
+	/* mutated only when the cache holds it carrying the label
+	 * `label` valued the primary's string at path `ref` (NULL: no
+	 * such label check) and the fixed label `match` ("key=value",
+	 * NULL: none) */
+	CONTRACT_OWN_LABEL,
+	/* cluster-scoped: named `prefix`...`-<primary's name>`,
+	 * carrying `label` valued the primary's name (created so;
+	 * mutated only when so named and, when the cache holds it, so
+	 * labelled: the default RBAC cannot watch cluster RBAC) */
+	CONTRACT_OWN_CLUSTER,
+	/* created only, named exactly `prefix` (a shared, fixed
+	   object) */
+	CONTRACT_OWN_SHARED,
+	/* only the objects the primary's spec names: the strings at
+	 * key `item` of the objects of the array at path `ref` */
+	CONTRACT_OWN_NAMED,
+};
+
+struct contract_write {
+	struct kapi_res res;
+	unsigned ops; /* CONTRACT_W_* */
+	enum contract_own own;
+	const char *label;  /* CHILD, LABEL, CLUSTER: a label key */
+	const char *prefix; /* CLUSTER: name prefix; SHARED: the name */
+	const char *ref;    /* LABEL, NAMED: a path in the primary */
+	const char *match;  /* LABEL: "key=value"; NAMED: the item key */
+	bool any_value;     /* CHILD: the label's value is not checked */
+};
+
 struct contract_ctrl {
 	const char *name;      /* --controller NAME */
 	const char *finalizer; /* on its primary objects; NULL: none */
@@ -140,10 +205,12 @@ struct contract_ctrl {
 	/* the view table */
 	const struct contract_view *views;
 	size_t nviews;
+	const struct contract_write *writes;
+	size_t nwrites;
 };
 
-/* Every controller: the product's, then contract_extra's; contract_at(i)
- * until NULL. */
+/* Every controller: the product's, then contract_extra's;
+ * contract_at(i) until NULL. */
 const struct contract_ctrl *contract_at(size_t i);
 /* The controller called name, or NULL (name may be NULL). */
 const struct contract_ctrl *contract_find(const char *name);
@@ -151,7 +218,8 @@ const struct contract_ctrl *contract_find(const char *name);
 bool contract_is_extra(const struct contract_ctrl *c);
 
 /* Test builds define this NULL-terminated array (tests/workers/); the
- * product binaries do not, so no test controller is reachable there. */
+ * product binaries do not, so no test controller is reachable there.
+ */
 extern const struct contract_ctrl *const contract_extra[]
         __attribute__((weak));
 

@@ -323,21 +323,22 @@ ctl_rows(json_object *reply, struct buf *out)
 	struct buf faults = BUF_INIT;
 
 	buf_printf(out,
-	        "%-16s %-8s %5s %6s %6s %8s %7s %7s %5s %5s %6s "
+	        "%-16s %-8s %5s %6s %6s %8s %7s %4s %7s %5s %5s %6s "
 	        "%6s\n",
 	        "CONTROLLER", "STATE", "DEPTH", "PARKED", "ADDS", "RETRIES",
-	        "QUARANT", "OK", "ERR", "REQ", "P50", "P99");
+	        "QUARANT", "VIOL", "OK", "ERR", "REQ", "P50", "P99");
 	for (size_t i = 0; i < n; i++) {
 		json_object *c = json_object_array_get_idx(a, i);
 		char p50[32], p99[32];
 		buf_printf(out,
-		        "%-16.16s %-8s %5lld %6lld %6lld %8lld %7lld "
+		        "%-16.16s %-8s %5lld %6lld %6lld %8lld %7lld %4lld "
 		        "%7lld %5lld %5lld %6s %6s\n",
 		        str(c, "name"), ctl_state(c),
 		        (long long)num(c, "depth"),
 		        (long long)num(c, "parked"), (long long)num(c, "adds"),
 		        (long long)num(c, "retries"),
 		        (long long)num(c, "quarantined"),
+		        (long long)num(c, "violations"),
 		        (long long)num(c, "reconciles.success"),
 		        (long long)num(c, "reconciles.error"),
 		        (long long)(num(c, "reconciles.requeue")

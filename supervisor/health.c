@@ -472,6 +472,18 @@ health_workers_json(const struct stats *st, int64_t now)
 	return (o);
 }
 
+/* {"rule": count, ...} of a controller's policy violations. */
+static json_object *
+rules_json(const struct stats_ctl *c)
+{
+	json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < STATS_RULES_MAX && c->rules[i].rule[0]; i++) {
+		add_int(o, c->rules[i].rule, (int64_t)c->rules[i].count);
+	}
+	return (o);
+}
+
 static json_object *
 ctl_json(const struct stats_ctl *c, int64_t now)
 {
@@ -488,6 +500,8 @@ ctl_json(const struct stats_ctl *c, int64_t now)
 	add_int(o, "adds", (int64_t)c->adds);
 	add_int(o, "retries", (int64_t)c->retries);
 	add_int(o, "quarantined", (int64_t)c->quarantined);
+	add_int(o, "violations", (int64_t)c->violations);
+	json_object_object_add(o, "violationsByRule", rules_json(c));
 	add_str(o, "state", fault_state_name(c->fault));
 	add_str(o, "stateReason", c->fault_reason);
 	add_int(o, "stateSinceAgoMs", ago(c->fault_since_ms, now));

@@ -401,6 +401,26 @@ quarantine(const struct stats *st, struct buf *b)
 	}
 }
 
+static void
+violations(const struct stats *st, struct buf *b)
+{
+	static const char name[] = "sympozium_policy_violations_total";
+
+	family(b, name, "counter",
+	        "Worker requests refused by the supervisor's policy, by "
+	        "controller and rule (the worker killed, the key "
+	        "quarantined)");
+	for (size_t i = 0; i < st->nctls; i++) {
+		const struct stats_ctl *c = &st->ctls[i];
+		for (size_t j = 0; j < STATS_RULES_MAX && c->rules[j].rule[0];
+		        j++) {
+			struct lbl l = lbl2("controller", c->name, "rule",
+			        c->rules[j].rule);
+			line(b, name, &l, NULL, (double)c->rules[j].count);
+		}
+	}
+}
+
 /* One 0/1 or counter sample per controller. */
 static void
 per_ctl(const struct stats *st, struct buf *b, const char *name,
@@ -515,6 +535,7 @@ met_render(const struct stats *st, const struct met_ctx *ctx, struct buf *out)
 	worker_procs(st, ctx, out, false);
 	worker_procs(st, ctx, out, true);
 	quarantine(st, out);
+	violations(st, out);
 	controller_faults(st, out);
 	caches(st, out);
 	process(st, ctx, out);

@@ -6,10 +6,14 @@
  * writer.  Glue only: the logic is in those modules.  The fence of all of
  * them, and of the writer, is one function: sup_fence().
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/cache.h"
@@ -18,6 +22,7 @@
 #include "supervisor/restart.h"
 #include "supervisor/settle.h"
 #include "supervisor/sup.h"
+#include "supervisor/wpolicy.h"
 
 /* ---- the fence ---- */
 
@@ -164,22 +169,130 @@ wr_submit_port(void *arg, const struct wr_batch *b, uint64_t token)
 	return (wr_submit(((struct sup *)arg)->wr, b, token));
 }
 
+/* The primary key of controller ctl as cached, parsed (caller puts), or
+ * NULL. */
+static json_object *
+primary_object(struct sup *s, size_t ctl, const char *key)
+{
+	struct cache_item it;
+
+	if (cache_lookup(inf_cache(s->inf, s->ctls[ctl].first_kind), key, &it)
+	        != 0) {
+		return (NULL);
+	}
+	return (jx_parse(it.json, it.json_len, 0, NULL, 0));
+}
+
 static void
 wr_event_port(void *arg, size_t ctl, const char *key, const char *type,
         const char *reason, const char *message)
 {
 	struct sup *s = arg;
-	struct cache_item it;
+	json_object *obj = primary_object(s, ctl, key);
 
-	if (cache_lookup(inf_cache(s->inf, s->ctls[ctl].first_kind), key, &it)
-	        != 0) {
-		return;
-	}
-	json_object *obj = jx_parse(it.json, it.json_len, 0, NULL, 0);
 	if (obj != NULL) {
 		wr_event(s->wr, obj, type, reason, message);
 		json_object_put(obj);
 	}
+}
+
+/* The write policy's view of controller ctl's caches (wpol_lookup_fn). */
+struct pol_arg {
+	struct sup *s;
+	size_t ctl;
+};
+
+static int
+pol_lookup(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json)
+{
+	struct pol_arg *pa = arg;
+	struct sup *s = pa->s;
+	const struct sup_ctl *c = &s->ctls[pa->ctl];
+	bool unsynced = false;
+
+	for (size_t i = c->first_kind; i < c->first_kind + c->spec->nwatches;
+	        i++) {
+		const struct kapi_res *r = &s->kinds[i].res;
+		if (strcmp(r->group, res->group) != 0
+		        || strcmp(r->version, res->version) != 0
+		        || strcmp(r->plural, res->plural) != 0
+		        || r->namespaced != res->namespaced) {
+			continue;
+		}
+		if (!inf_synced(s->inf, i)) {
+			unsynced = true;
+			continue;
+		}
+		if ((*json = cache_get(inf_cache(s->inf, i), ns, name))
+		        != NULL) {
+			return (1);
+		}
+	}
+	return (unsynced ? -1 : 0);
+}
+
+static enum wpol_verdict
+check_port(void *arg, size_t ctl, const struct ipc_result *r,
+        const struct ipc_write *ops, struct wpol_violation *v)
+{
+	struct sup *s = arg;
+	struct pol_arg pa = { s, ctl };
+	struct wpol_input in
+	        = { .ctrl = contract_find(s->ctls[ctl].spec->name),
+		          .key = r->key,
+		          .primary = primary_object(s, ctl, r->key),
+		          .ops = ops,
+		          .n = r->nwrites,
+		          .lookup = pol_lookup,
+		          .arg = &pa,
+		          .allow_wildcard = s->cfg.allow_skill_wildcard };
+	enum wpol_verdict rc;
+
+	if (in.ctrl == NULL) {
+		json_object_put(in.primary);
+		*v = (struct wpol_violation) { "resource", 0, "" };
+		snprintf(v->detail, sizeof(v->detail), "no write table");
+		return (WPOL_VIOLATION);
+	}
+	rc = wpol_check(&in, v);
+	json_object_put(in.primary);
+	return (rc);
+}
+
+/* The index of controller name in s->ctls, or SIZE_MAX. */
+static size_t
+ctl_index(const struct sup *s, const char *name)
+{
+	for (size_t i = 0; name != NULL && i < s->nctls; i++) {
+		if (strcmp(s->ctls[i].spec->name, name) == 0) {
+			return (i);
+		}
+	}
+	return (SIZE_MAX);
+}
+
+void
+sup_violation(struct sup *s, struct wk_worker *w, const char *rule,
+        const char *detail, int64_t now)
+{
+	const char *ctl = wk_worker_controller(w);
+	const char *key = wk_worker_key(w);
+	size_t idx = ctl_index(s, ctl);
+	char msg[512];
+
+	if (w == NULL || key == NULL || idx == SIZE_MAX) {
+		log_error("policy violation (%s) without a key in flight: %s",
+		        rule, detail);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "policy violation (%s): %s", rule, detail);
+	log_error("%s: %s: %s; the worker is killed and the key "
+	          "quarantined",
+	        ctl, key, msg);
+	stats_violation(s->stats, ctl, rule);
+	wr_event_port(s, idx, key, "Warning", "PolicyViolation", msg);
+	wk_violation(w, msg, now);
 }
 
 void
@@ -187,9 +300,22 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
         const struct ipc_result *r, const struct ipc_write *ops)
 {
 	struct sup *s = arg;
+	int64_t now = timefmt_now_ms_mono();
+	struct wpol_violation v;
+	char detail[320];
 
-	settle_result(s->settle, controller, wk_worker_index(w), r, ops,
-	        leader_epoch(s->leader), timefmt_now_ms_mono());
+	if (settle_result(s->settle, controller, wk_worker_index(w), r, ops,
+	            leader_epoch(s->leader), now, &v)
+	        == 0) {
+		return;
+	}
+	if (v.index < r->nwrites) {
+		snprintf(detail, sizeof(detail), "write %zu: %s", v.index,
+		        v.detail);
+	} else {
+		snprintf(detail, sizeof(detail), "%s", v.detail);
+	}
+	sup_violation(s, w, v.rule, detail, now);
 }
 
 void
@@ -259,6 +385,7 @@ sup_path_new(struct sup *s)
 		.backlogged = writer_backlogged,
 		.arg = s };
 	struct settle_conf sc = { .wr = { wr_submit_port, wr_event_port },
+		.check = check_port,
 		.may_write = may_write_at,
 		.arg = s,
 		.stats = s->stats };

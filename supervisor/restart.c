@@ -298,17 +298,29 @@ append(struct quarantine *q, const char *key, int64_t now_ms)
 	return (rec);
 }
 
+/* key's record, a new one for its first death; NULL for no key. */
+static struct qrec *
+rec_of(struct quarantine *q, const char *key, int64_t now_ms)
+{
+	struct qrec *rec;
+
+	if (key == NULL || key[0] == '\0') {
+		return (NULL);
+	}
+	if ((rec = find(q, key)) == NULL) {
+		rec = append(q, key, now_ms);
+	}
+	return (rec);
+}
+
 bool
 quarantine_key_died(struct quarantine *q, const char *key, const char *cause,
         int64_t now_ms)
 {
 	struct qrec *rec;
 
-	if (key == NULL || key[0] == '\0') {
+	if ((rec = rec_of(q, key, now_ms)) == NULL) {
 		return (false);
-	}
-	if ((rec = find(q, key)) == NULL) {
-		rec = append(q, key, now_ms);
 	}
 	if (rec->deaths < INT_MAX) {
 		rec->deaths++;
@@ -325,6 +337,21 @@ quarantine_key_died(struct quarantine *q, const char *key, const char *cause,
 	        ? INT64_MAX
 	        : now_ms + q->cfg.backoff_ms;
 	return (true);
+}
+
+bool
+quarantine_key_poison(struct quarantine *q, const char *key, const char *cause,
+        int64_t now_ms)
+{
+	struct qrec *rec;
+
+	if ((rec = rec_of(q, key, now_ms)) == NULL) {
+		return (false);
+	}
+	if (rec->deaths < q->cfg.threshold - 1) {
+		rec->deaths = q->cfg.threshold - 1;
+	}
+	return (quarantine_key_died(q, key, cause, now_ms));
 }
 
 void

@@ -116,6 +116,12 @@ void quarantine_free(struct quarantine *q);
  * then it is held until now_ms + backoff_ms (quarantine_until()). */
 bool quarantine_key_died(struct quarantine *q, const char *key,
         const char *cause, int64_t now_ms);
+/* A worker killed for a policy violation with key in flight (workers.h
+ * wk_violation()): the key is quarantined at once, whatever its row
+ * (held until now_ms + backoff_ms).  Returns true (false for an empty
+ * key). */
+bool quarantine_key_poison(struct quarantine *q, const char *key,
+        const char *cause, int64_t now_ms);
 /* A RESULT came back for key: its row is broken and its record dropped. */
 void quarantine_key_ok(struct quarantine *q, const char *key);
 /* Whether key is quarantined and still held at now_ms. */

@@ -39,7 +39,8 @@ struct settle {
 	uint32_t *free_slots;
 	size_t nfree;
 	size_t npend;
-	uint32_t uses; /* high half of the next token */
+	uint32_t uses;              /* high half of the next token */
+	struct wpol_budget *budget; /* writes per key over time */
 };
 
 struct settle *
@@ -48,6 +49,7 @@ settle_new(const struct settle_conf *conf)
 	struct settle *st = xcalloc(1, sizeof(*st));
 
 	st->conf = *conf;
+	st->budget = wpol_budget_new();
 	return (st);
 }
 
@@ -63,6 +65,7 @@ settle_free(struct settle *st)
 	free(st->slots);
 	free(st->free_slots);
 	free(st->ctls);
+	wpol_budget_free(st->budget);
 	free(st);
 }
 
@@ -193,14 +196,10 @@ event(struct settle *st, size_t ctl, const char *key, const char *reason,
 	st->conf.wr.event(st->conf.arg, ctl, key, "Warning", reason, msg);
 }
 
-/*
- * The one place where a RESULT's writes are accepted and handed to the
- * writer.  The per-controller policy check of every worker write (the
- * privilege-separation issue) belongs here, before wr.submit.
- */
+/* Hands the writes of r to the writer under a new token. */
 static void
-accept_writes(struct settle *st, size_t ctl, int worker,
-        const struct ipc_result *r, const struct ipc_write *ops, int64_t now)
+submit(struct settle *st, size_t ctl, int worker, const struct ipc_result *r,
+        const struct ipc_write *ops, int64_t now)
 {
 	struct pend p = { .ctl = ctl,
 		.worker = worker,
@@ -220,23 +219,74 @@ accept_writes(struct settle *st, size_t ctl, int worker,
 	}
 }
 
-void
+/* The write policy and the key's budget over r's writes (wpolicy.h). */
+static enum wpol_verdict
+policy(struct settle *st, size_t ctl, const struct ipc_result *r,
+        const struct ipc_write *ops, int64_t now, struct wpol_violation *v)
+{
+	enum wpol_verdict rc = st->conf.check != NULL
+	        ? st->conf.check(st->conf.arg, ctl, r, ops, v)
+	        : WPOL_RETRY;
+
+	if (rc == WPOL_OK
+	        && !wpol_budget_take(st->budget, st->ctls[ctl].name, r->key,
+	                r->nwrites, now)) {
+		v->rule = "write-budget";
+		v->index = r->nwrites;
+		snprintf(v->detail, sizeof(v->detail),
+		        "%zu writes over the key's budget (%d at once, %d/s)",
+		        r->nwrites, WPOL_BUDGET_BURST, WPOL_BUDGET_RATE);
+		rc = WPOL_VIOLATION;
+	}
+	return (rc);
+}
+
+/*
+ * The one place where a RESULT's writes are accepted and handed to the
+ * writer, once every one of them has passed the write policy.  Returns
+ * -1 on a violation (*v: nothing sent, the key still in flight).
+ */
+static int
+accept_writes(struct settle *st, size_t ctl, int worker,
+        const struct ipc_result *r, const struct ipc_write *ops, int64_t now,
+        struct wpol_violation *v)
+{
+	enum wpol_verdict rc = policy(st, ctl, r, ops, now, v);
+
+	if (rc == WPOL_VIOLATION) {
+		return (-1);
+	}
+	if (rc == WPOL_RETRY) {
+		log_warnx("%s: %s: the caches the write policy needs are not "
+		          "synced; retrying",
+		        st->ctls[ctl].name, r->key);
+		count(st, &st->ctls[ctl], worker, r->key, QUEUE_ERROR, 0,
+		        "write policy: caches not synced", now);
+		queue_finish(st->ctls[ctl].q, r->key, QUEUE_ERROR, 0, now);
+		return (0);
+	}
+	submit(st, ctl, worker, r, ops, now);
+	return (0);
+}
+
+int
 settle_result(struct settle *st, const char *controller, int worker,
         const struct ipc_result *r, const struct ipc_write *ops,
-        uint32_t epoch, int64_t now)
+        uint32_t epoch, int64_t now, struct wpol_violation *v)
 {
 	size_t idx;
 	struct sctl *c = find_ctl(st, controller, &idx);
 
+	*v = (struct wpol_violation) { 0 };
 	if (c == NULL) {
-		return;
+		return (0);
 	}
 	if ((uint32_t)r->epoch != epoch
 	        || !st->conf.may_write(st->conf.arg, now)) {
 		log_info("%s: dropping the result for %s from epoch %lld",
 		        controller, r->key, (long long)r->epoch);
 		queue_done(c->q, r->key, now);
-		return;
+		return (0);
 	}
 	if (r->verdict == IPC_V_ERROR || r->verdict == IPC_V_TERMINAL) {
 		log_warnx("%s: %s: %s", controller, r->key, r->message);
@@ -246,9 +296,9 @@ settle_result(struct settle *st, const char *controller, int worker,
 		        r->after_ms, r->message, now);
 		queue_finish(c->q, r->key, verdict_of(r->verdict), r->after_ms,
 		        now);
-		return;
+		return (0);
 	}
-	accept_writes(st, idx, worker, r, ops, now);
+	return (accept_writes(st, idx, worker, r, ops, now, v));
 }
 
 /* The API server refused a write for good (it will refuse the retries

@@ -11,7 +11,10 @@
  * keeps the key and verdict until the writer reports (settle_written()):
  * all writes done, the verdict; a write failed, an error with backoff and
  * a Warning "FailedWrite" Event when the API server refused it for good
- * (Invalid, BadRequest, Forbidden); fenced, the key is only released.  A
+ * (Invalid, BadRequest, Forbidden); fenced, the key is only released.
+ * Before that, every write is checked against the controller's write
+ * policy and the key's write budget (wpolicy.h): a violation refuses the
+ * whole RESULT, nothing of it is sent.  A
  * RESULT of another epoch, or one arriving while not leading, is dropped
  * (the key released).  Every final verdict is counted (stats.h).
  *
@@ -34,6 +37,7 @@
 
 #include "ipc/ipc.h"
 #include "supervisor/queue.h"
+#include "supervisor/wpolicy.h"
 #include "supervisor/writer.h"
 
 struct settle;
@@ -52,6 +56,12 @@ struct settle_writer {
 
 struct settle_conf {
 	struct settle_writer wr;
+	/* The write policy of a RESULT r of controller ctl (wpol_check()
+	 * with its contract, its cached primary and its caches): WPOL_OK,
+	 * WPOL_RETRY or WPOL_VIOLATION with *v filled. */
+	enum wpol_verdict (*check)(void *arg, size_t ctl,
+	        const struct ipc_result *r, const struct ipc_write *ops,
+	        struct wpol_violation *v);
 	/* The fence: whether this process may write now. */
 	bool (*may_write)(void *arg, int64_t now);
 	void *arg;           /* given to the functions above */
@@ -69,10 +79,17 @@ size_t settle_add(struct settle *st, const char *name, struct queue *q);
 
 /* A RESULT r with its r->nwrites typed writes ops (borrowed; what they
  * point to is referenced through r->writes while the writes run) from
- * worker index worker of controller; epoch: the current one. */
-void settle_result(struct settle *st, const char *controller, int worker,
+ * worker index worker of controller; epoch: the current one.  Its writes
+ * pass the write policy (conf.check) and the key's write budget
+ * (wpolicy.h) before anything is submitted: a RESULT the policy cannot
+ * judge yet (WPOL_RETRY) is dropped and the key retried with backoff; a
+ * violation returns -1 with *v filled, nothing of the RESULT sent and
+ * the key left in flight: the caller kills the worker
+ * (sup_violation()), which loses the key (settle_lost()).  Returns 0
+ * otherwise. */
+int settle_result(struct settle *st, const char *controller, int worker,
         const struct ipc_result *r, const struct ipc_write *ops,
-        uint32_t epoch, int64_t now);
+        uint32_t epoch, int64_t now, struct wpol_violation *v);
 
 /* The writer finished the writes submitted under token (wr_done_fn).
  * Unknown tokens are ignored. */

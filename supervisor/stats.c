@@ -233,6 +233,27 @@ stats_lost(struct stats *st, const char *controller, const char *cause,
 }
 
 void
+stats_violation(struct stats *st, const char *controller, const char *rule)
+{
+	struct stats_ctl *c = stats_ctl(st, controller);
+
+	if (c == NULL) {
+		return;
+	}
+	c->violations++;
+	for (size_t i = 0; i < STATS_RULES_MAX; i++) {
+		struct stats_rule *r = &c->rules[i];
+		if (r->rule[0] == '\0') {
+			stats_set_text(r->rule, sizeof(r->rule), rule);
+		}
+		if (strcmp(r->rule, rule) == 0) {
+			r->count++;
+			return;
+		}
+	}
+}
+
+void
 stats_leadership(
         struct stats *st, bool leading, uint32_t epoch, int64_t now_ms)
 {

@@ -102,6 +102,13 @@ struct stats_worker {
 	struct stats_hist latency;
 };
 
+/* Policy violations of one rule (sup_violation()). */
+#define STATS_RULES_MAX 24
+struct stats_rule {
+	char rule[STATS_NAME_MAX]; /* "not-owned", ...; "" unused */
+	uint64_t count;
+};
+
 /* One controller. */
 struct stats_ctl {
 	char name[STATS_NAME_MAX];
@@ -127,6 +134,9 @@ struct stats_ctl {
 	/* counted by hooks (all its workers, lost keys included) */
 	uint64_t results[STATS_NRESULTS];
 	struct stats_hist latency;
+	/* policy violations, by rule (sympozium_policy_violations_total) */
+	uint64_t violations;
+	struct stats_rule rules[STATS_RULES_MAX];
 };
 
 /* One watched kind. */
@@ -209,6 +219,11 @@ void stats_reconcile(struct stats *st, const char *controller, int index,
  * the controller (the worker's row counts lost keys itself). */
 void stats_lost(struct stats *st, const char *controller, const char *cause,
         int64_t latency_ms, int64_t now_ms);
+/* A policy violation of rule (a stable name, wpolicy.h) by a worker of
+ * controller.  Rules beyond STATS_RULES_MAX distinct ones count in the
+ * total only. */
+void stats_violation(
+        struct stats *st, const char *controller, const char *rule);
 /* Leadership changed (leader.c): leading or standby since now_ms. */
 void stats_leadership(
         struct stats *st, bool leading, uint32_t epoch, int64_t now_ms);

@@ -117,6 +117,20 @@ void sup_dispatch(struct sup *s, int64_t now);
 /* Enqueues every primary object (on becoming leader). */
 void sup_resync(struct sup *s, int64_t now);
 
+/* Any policy violation by worker w (borrowed; the key in flight is the
+ * one it is reconciling), the one entry point for writes (path.c, from
+ * settle_result()) and views alike: rule is a stable name (wpolicy.h),
+ * detail one line.  Logs an error naming controller, key and rule,
+ * counts sympozium_policy_violations_total{controller,rule} (stats.h),
+ * gives the cached primary a Warning Event "PolicyViolation", then kills
+ * the worker and quarantines the key at once (wk_violation(): the key is
+ * lost, then held back as for a crash, with its "Quarantined" Event).
+ * Whatever the worker asked in that reconcile is not carried out: the
+ * caller has refused it.  Safe inside the pool's callbacks.  w NULL or
+ * without a key: only logged. */
+void sup_violation(struct sup *s, struct wk_worker *w, const char *rule,
+        const char *detail, int64_t now);
+
 /* views.c */
 void sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
         const struct ipc_msg *msg);

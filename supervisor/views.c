@@ -20,6 +20,7 @@
 
 #include "common/jsonx.h"
 #include "common/log.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "supervisor/cache.h"
@@ -102,8 +103,7 @@ view_violation(struct sup *s, struct wk_worker *w, uint64_t ticket, int64_t id,
 	}
 	log_warnx("controller %s: key %s: view refused: %s",
 	        wk_worker_controller(w), key != NULL ? key : "(none)", msg);
-	/* merge: also sup_violation() */
-	(void)s;
+	sup_violation(s, w, v->rule, v->detail, timefmt_now_ms_mono());
 }
 
 /* Whether a request's label selector can only match objects a cache

@@ -75,6 +75,7 @@ struct wk_worker {
 	char *kill_cause; /* why the pool killed it */
 	uint64_t ok, lost;
 	bool asked;     /* wk_restart(): restart at once when reaped */
+	bool poison;    /* wk_violation(): its key is quarantined at once */
 	bool was_ready; /* has completed a handshake once */
 	char *reason;   /* the worker's ERROR message, NULL none */
 	int report_fd;  /* the sandbox kill report's read end, -1 none */
@@ -384,12 +385,20 @@ lose_key(struct wk_worker *w, int64_t now, const char *cause)
 	w->key_since = -1;
 	w->ticket++;
 	w->lost++;
-	if (!w->asked && fault_key_died(w->ctl->fault, key, cause, now)) {
-		w->ctl->just_degraded = true;
+	if (w->poison) {
+		/* the key's own fault, not the controller's */
+		w->poison = false;
+		quarantined
+		        = quarantine_key_poison(w->ctl->q, key, cause, now);
+	} else {
+		if (!w->asked
+		        && fault_key_died(w->ctl->fault, key, cause, now)) {
+			w->ctl->just_degraded = true;
+		}
+		/* a controller fault is not a poison key: no quarantine */
+		quarantined = fault_state(w->ctl->fault) == FAULT_OK
+		        && quarantine_key_died(w->ctl->q, key, cause, now);
 	}
-	/* a controller fault is not a poison key: no quarantine then */
-	quarantined = fault_state(w->ctl->fault) == FAULT_OK
-	        && quarantine_key_died(w->ctl->q, key, cause, now);
 	log_warnx("worker %s-%d: key %s lost (%s)%s", w->ctl->name, w->index,
 	        key, cause, quarantined ? "; key quarantined" : "");
 	if (p->cb.on_lost != NULL) {
@@ -807,13 +816,16 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		kill_worker(w, now, why);
 		return;
 	}
-	quarantine_key_ok(w->ctl->q, w->key);
-	fault_result(w->ctl->fault, now);
-	w->ok++;
 	if (p->cb.on_result != NULL) {
 		p->cb.on_result(p->arg, w->ctl->name, w, &r, ops);
 	}
 	free(ops);
+	if (w->phase == PH_DYING) {
+		return; /* killed by the callee: its key is already lost */
+	}
+	quarantine_key_ok(w->ctl->q, w->key);
+	fault_result(w->ctl->fault, now);
+	w->ok++;
 	free(w->key);
 	w->key = NULL;
 	w->key_since = -1;
@@ -1317,6 +1329,17 @@ wk_restart(struct wk_pool *p, const char *controller, int index,
 	return (0);
 }
 
+void
+wk_violation(struct wk_worker *w, const char *cause, int64_t now_ms)
+{
+	if (w == NULL || w->pid <= 0 || w->phase == PH_DYING) {
+		return;
+	}
+	w->poison = w->key != NULL;
+	kill_worker(w, now_ms, cause);
+	w->poison = false;
+}
+
 int
 wk_fault_info(const struct wk_pool *p, const char *controller,
         struct fault_info *out)
@@ -1350,14 +1373,14 @@ wk_worker_index(const struct wk_worker *w)
 	return (w != NULL ? w->index : -1);
 }
 
-pid_t
-wk_worker_pid(const struct wk_worker *w)
-{
-	return (w->pid);
-}
-
 const char *
 wk_worker_key(const struct wk_worker *w)
 {
 	return (w != NULL ? w->key : NULL);
+}
+
+pid_t
+wk_worker_pid(const struct wk_worker *w)
+{
+	return (w->pid);
 }

@@ -122,7 +122,8 @@ struct wk_config {
  * (ipc_result_decode()): r and its r->nwrites typed writes ops, borrowed
  * for the call (what they point to lives in the message: a callee that
  * keeps them takes a reference to r->writes).  w is still busy during the
- * call and becomes ready right after (then on_idle).  The caller checks
+ * call and becomes ready right after (then on_idle), unless the callee
+ * killed it (wk_violation()).  The caller checks
  * the epoch against the current one (fencing).
  *
  * on_view: a valid VIEW_REQ from w while busy; the caller answers with
@@ -258,6 +259,13 @@ bool wk_done(const struct wk_pool *p);
 int wk_restart(struct wk_pool *p, const char *controller, int index,
         const char *cause, int64_t now_ms);
 
+/* w broke the supervisor's policy (sup_violation()) while busy: it is
+ * SIGKILLed with cause at once, and its key in flight is quarantined at
+ * once (quarantine_key_poison(), not counted as a controller fault),
+ * then reported lost (on_lost, quarantined).  Nothing when w is not
+ * live. */
+void wk_violation(struct wk_worker *w, const char *cause, int64_t now_ms);
+
 /* Walks every slot in controller order, then index. */
 void wk_foreach(
         const struct wk_pool *p, int64_t now_ms, wk_info_fn *fn, void *arg);
@@ -272,10 +280,9 @@ struct quarantine *wk_quarantine(struct wk_pool *p, const char *controller);
  * produced in-process by the dispatch benchmark, is -1). */
 const char *wk_worker_controller(const struct wk_worker *w);
 int wk_worker_index(const struct wk_worker *w);
-pid_t wk_worker_pid(const struct wk_worker *w);
-/* The key in flight of w, NULL when none (borrowed until its RESULT or
- * death). */
+/* w's key in flight (borrowed), or NULL when none (or w is NULL). */
 const char *wk_worker_key(const struct wk_worker *w);
+pid_t wk_worker_pid(const struct wk_worker *w);
 
 /* ---- pure helpers (exposed for tests) ---- */
 

@@ -30,6 +30,7 @@ export WORKER_TEST_BIN=${WORKER_TEST_BIN:-$PWD/$BIN/tests/sympozium-worker-test}
 # The supervisor under test: sympoziumd plus the test controller.
 export SYMPOZIUMD=${SYMPOZIUMD:-$PWD/$BIN/tests/sympoziumd-test}
 export SYMPOZIUMCTL=${SYMPOZIUMCTL:-$PWD/$BIN/sympoziumctl}
+export HOSTILE_WORKER=${HOSTILE_WORKER:-$PWD/$BIN/hostile/sympozium-worker-hostile}
 logdir=${BUILD_LOGDIR:-$(mktemp -d /tmp/sympozium-tests.XXXXXX)}
 passed=0
 failed=0

@@ -728,6 +728,25 @@ write_status(struct ictx *c, const char *phase, json_object *channels,
 
 /* ---- the phases ---- */
 
+/* Deletes the legacy memory ConfigMap name when the instance controls
+ * it.  Not upstream, which deletes whatever has that name: a PersonaPack's
+ * seed memory <pack>-<persona>-memory is named the same as its stamped
+ * instance's, and the write policy lets a controller delete only its
+ * own. */
+static void
+delete_memory_cm(struct ictx *c, const char *name)
+{
+	json_object *cm = NULL;
+
+	if (vget(c, &kobj_configmaps, name, &cm) < 0) {
+		log_warnx("instance %s/%s: memory ConfigMap: %s", c->ns,
+		        c->name, c->err);
+	} else if (cm != NULL && kobj_owned_by(cm, c->inst)) {
+		kobj_delete(c->out, &kobj_configmaps, c->ns, name, true);
+	}
+	json_object_put(cm);
+}
+
 static void
 reconcile_delete(struct ictx *c)
 {
@@ -750,7 +769,7 @@ reconcile_delete(struct ictx *c)
 	kobj_merge_patch(c->out, &kobj_instances, c->ns, c->name,
 	        finalizer_patch(c->inst, false));
 	/* upstream only logs these failures: after the finalizer */
-	kobj_delete(c->out, &kobj_configmaps, c->ns, mem, true);
+	delete_memory_cm(c, mem);
 	if (kobj_child(kids, "Deployment", mem) != NULL) {
 		kobj_delete(c->out, &kobj_deployments, c->ns, mem, true);
 	}

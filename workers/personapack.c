@@ -332,7 +332,8 @@ delete_cm(struct pass *p, const char *name)
 		        p->ns, p->name, name, err);
 		return (-1);
 	}
-	if (rc == 0 && !terminating(cm)) {
+	/* not upstream: only its own (the write policy's rule) */
+	if (rc == 0 && !terminating(cm) && kobj_owned_by(cm, p->pack)) {
 		kobj_delete(p->out, &kobj_configmaps, p->ns, name, true);
 	}
 	json_object_put(cm);
@@ -799,6 +800,9 @@ ensure_seeds(struct pass *p, struct persona *ps)
 		}
 	}
 	cm = kobj_new("v1", "ConfigMap", p->ns, ps->cm);
+	/* not upstream (no owner there): the write policy lets a pack
+	 * delete only the objects it controls */
+	kobj_set_owner(cm, p->pack);
 	kobj_set_label(cm, CONTRACT_LABEL_PERSONA_PACK, p->name);
 	kobj_set_label(cm, CONTRACT_LABEL_PERSONA, ps->name);
 	kobj_set_label(cm, CONTRACT_LABEL_MEMORY, "true");

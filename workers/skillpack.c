@@ -331,7 +331,12 @@ finalize(const struct rec_in *in, struct rec_out *out)
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
 		return;
 	}
-	kobj_delete(out, &kobj_configmaps, kobj_ns(sp), kobj_name(sp), true);
+	/* not upstream: only a ConfigMap it controls (a child), as the
+	 * write policy allows; the garbage collector takes the others */
+	if (find_cm(in->children, kobj_name(sp)) != NULL) {
+		kobj_delete(out, &kobj_configmaps, kobj_ns(sp), kobj_name(sp),
+		        true);
+	}
 	kobj_update(out, &kobj_skillpacks, with_finalizer(sp, false));
 	rec_verdict(
 	        out, IPC_V_DONE, 0, "ConfigMap deleted, finalizer removed");

@@ -12,6 +12,11 @@
  * log line, with /healthz and /readyz 200, and recovers by itself once the
  * switch is off; a worker exiting 100 is not restarted, its controller
  * fails readiness (not liveness) until sympoziumctl restart.
+ * A policy violation (issue 15): a RESULT with a delete outside the key's
+ * namespace is refused whole (kubesim's request log: neither of its
+ * writes was sent), the worker is killed and the key quarantined at
+ * once, with a PolicyViolation Event, the error line, the metric
+ * sympozium_policy_violations_total and the count in sympoziumctl status.
  *
  * Processes are signalled only by the pids this test started or found as
  * the supervisor's children in /proc.  Every wait is bounded.
@@ -671,6 +676,103 @@ test_failing_watch(void **state)
 	assert_true(cache_age(mport) < STALE_LIMIT_S);
 }
 
+#define VIOL_M                                                                \
+	"sympozium_policy_violations_total{controller=\"testctl\","           \
+	"rule=\"namespace\"}"
+
+/* The VIOL column of testctl's row of sympoziumctl status, or -1. */
+static long
+ctl_violations(struct optest *f)
+{
+	struct sdproc_ctl r = sdproc_ctl_run(
+	        f->dir, NULL, "--socket", f->sock, "status", NULL);
+	const char *row = strstr(r.out, "\ntestctl ");
+	char cols[13][32];
+	long v = -1;
+
+	if (row != NULL
+	        && sscanf(row, "%31s %31s %31s %31s %31s %31s %31s %31s",
+	                   cols[0], cols[1], cols[2], cols[3], cols[4],
+	                   cols[5], cols[6], cols[7])
+	                == 8
+	        && strstr(r.out, "QUARANT VIOL") != NULL) {
+		v = strtol(cols[7], NULL, 10);
+	}
+	sdproc_ctl_free(&r);
+	return (v);
+}
+
+static void
+test_policy_violation(void **state)
+{
+	static const struct kapi_res cms = { "", "v1", "configmaps", true };
+	struct optest *f = *state;
+	int mport = free_port();
+	char ma[32], *l;
+	json_object *evs, *victim;
+
+	snprintf(ma, sizeof(ma), "127.0.0.1:%d", mport);
+	assert_int_equal(
+	        ksim_api_create(&f->a, &cms, "kube-system", "victim", NULL),
+	        KAPI_OK);
+	sd_start(f, ma, "0");
+	l = log_wait(f, "leading (epoch", WAIT_MS);
+	assert_non_null(l);
+	free(l);
+	optest_testctl_create(
+	        f, "intruder", true, "foreign:kube-system/victim");
+	l = log_wait(f, "default/intruder quarantined", WAIT_MS);
+	if (l == NULL) {
+		sdproc_dump_log(f->sd[0].log);
+		fail_msg("default/intruder was not quarantined");
+	}
+	free(l);
+	/* loud: the line naming controller, key and rule; the kill */
+	assert_int_equal(sdproc_log_count(f->sd[0].log,
+	                         "testctl: default/intruder: policy violation "
+	                         "(namespace): write 1: delete configmaps in "
+	                         "namespace \"kube-system\""),
+	        1);
+	assert_int_equal(sdproc_log_count(f->sd[0].log,
+	                         "policy violation (namespace): write 1: "
+	                         "delete configmaps in namespace "
+	                         "\"kube-system\"; killing it"),
+	        1);
+	/* contained: nothing of the RESULT reached the API server */
+	assert_int_equal(ksim_count_log(f->a.request_log, "DELETE",
+	                         "/configmaps/victim", "sympoziumd"),
+	        0);
+	assert_int_equal(ksim_count_log(f->a.request_log, "POST",
+	                         "/configmaps", "sympoziumd"),
+	        0);
+	assert_false(optest_testctl_has_out(f, "intruder"));
+	victim = optest_get(f, &cms, "kube-system", "victim");
+	assert_non_null(victim);
+	json_object_put(victim);
+	/* the Event, the metric, the count in sympoziumctl */
+	for (int64_t end = ksim_now_ms() + WAIT_MS;; ksim_sleep_ms(50)) {
+		evs = optest_events(
+		        f, "default", "intruder", "PolicyViolation");
+		if (json_object_array_length(evs) > 0 || ksim_now_ms() > end) {
+			break;
+		}
+		json_object_put(evs);
+	}
+	assert_int_equal(json_object_array_length(evs), 1);
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(evs, 0), "type"),
+	        "Warning");
+	json_object_put(evs);
+	assert_true(wait_code(mport, "/metrics", 200, WAIT_MS));
+	assert_true(metric_now(mport, VIOL_M) == 1);
+	assert_int_equal(ctl_violations(f), 1);
+	/* the controller keeps serving; the key is held back */
+	optest_testctl_create(f, "fine", true, NULL);
+	assert_true(optest_testctl_wait_out(f, "fine", WAIT_MS, NULL));
+	assert_true(metric_now(mport, QUAR_M) == 1);
+	assert_false(optest_testctl_has_out(f, "intruder"));
+}
+
 /* The plain fixture: kubesim without faults. */
 static int
 setup_plain(void **state)
@@ -695,6 +797,8 @@ main(void)
 		        setup_plain, optest_testctl_teardown),
 		cmocka_unit_test_setup_teardown(test_permanent_failure,
 		        optest_testctl_setup, optest_testctl_teardown),
+		cmocka_unit_test_setup_teardown(test_policy_violation,
+		        setup_plain, optest_testctl_teardown),
 	};
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -54,6 +54,7 @@ static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
 static const struct kapi_res R_INST
         = { GROUP, VERSION, "sympoziuminstances", true };
 static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
+static const struct kapi_res R_PACK = { GROUP, VERSION, "personapacks", true };
 
 /* Samples not applied at all, and those that must answer 422. */
 static const char *const SKIPPED[]
@@ -471,8 +472,44 @@ memory_servers(struct buf *out)
 	joined(want, n, out);
 }
 
+/* The seed memory ConfigMaps of every enabled PersonaPack's personas with
+ * seeds
+ * (owned by the pack, which the write policy needs to let it delete
+ * them) into want from *n. */
+static void
+want_seeds(char **want, size_t *n, size_t max)
+{
+	json_object *packs = NULL;
+
+	assert_int_equal(
+	        kapi_list_all(F.a.c, &R_PACK, NS, NULL, &packs, NULL, NULL),
+	        KAPI_OK);
+	for (size_t i = 0; i < json_object_array_length(packs); i++) {
+		json_object *p = json_object_array_get_idx(packs, i);
+		json_object *ps = jx_get(p, "spec.personas");
+		bool on = false;
+		if (jx_get_bool(p, "spec.enabled", &on) != 0 || !on) {
+			continue; /* a catalog only */
+		}
+		for (size_t j = 0; j < jx_array_len(ps) && *n < max; j++) {
+			json_object *e = json_object_array_get_idx(ps, j);
+			char *name = NULL;
+			if (jx_array_len(jx_get(e, "memory.seeds")) == 0) {
+				continue;
+			}
+			assert_true(asprintf(&name, "%s-%s-memory",
+			                    jx_get_str(p, "metadata.name"),
+			                    jx_get_str(e, "name"))
+			        > 0);
+			want[(*n)++] = name;
+		}
+	}
+	json_object_put(packs);
+}
+
 /* No child beyond those the spec gives.  The SkillPack's ConfigMap and
- * the two instances' memory ConfigMaps; for every run a schedule made
+ * the two instances' memory ConfigMaps, the PersonaPacks' seed memory
+ * ConfigMaps; for every run a schedule made
  * (the PersonaPack's stamped schedules and the heartbeat sample) its
  * input ConfigMap; a Job for every run that got one (status.jobName);
  * as Deployments only the memory servers of instances using the "memory"
@@ -492,6 +529,7 @@ test_no_other_children(void **state)
 	want_cm[ncm++] = strdup("code-review-sample");
 	want_cm[ncm++] = strdup("my-github-agent-memory");
 	want_cm[ncm++] = strdup("secure-alice-memory");
+	want_seeds(want_cm, &ncm, 30);
 	assert_int_equal(
 	        kapi_list_all(F.a.c, &R_RUN, NS, NULL, &runs, NULL, NULL),
 	        KAPI_OK);

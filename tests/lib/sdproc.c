@@ -551,6 +551,7 @@ const char *const sdproc_metric_names[] = {
 	"sympozium_worker_resident_memory_bytes",
 	"sympozium_worker_cpu_seconds_total",
 	"sympozium_worker_quarantined_keys",
+	"sympozium_policy_violations_total",
 	"process_resident_memory_bytes",
 	"process_cpu_seconds_total",
 	"process_start_time_seconds",

@@ -89,6 +89,80 @@ test_table(void **state)
 	assert_null(contract_find(NULL));
 }
 
+/* Whether c watches (so caches) res. */
+static bool
+watched(const struct contract_ctrl *c, const struct kapi_res *res)
+{
+	for (size_t j = 0; j < c->nwatches; j++) {
+		if (same_res(&c->watches[j].res, res)) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* The write table of c: Events and its primary's own writes on the
+ * primary's resource; every row that mutates objects it must find in
+ * the cache names a resource c watches; a row has what its kind needs. */
+static void
+check_writes(const struct contract_ctrl *c)
+{
+	static const struct kapi_res events = CONTRACT_RES_EVENTS;
+	bool ev = false;
+
+	assert_true(c->nwrites > 0);
+	for (size_t j = 0; j < c->nwrites; j++) {
+		const struct contract_write *w = &c->writes[j];
+		bool mutates = (w->ops & CONTRACT_W_MUTATE) != 0;
+		assert_true(w->ops != 0);
+		assert_true((w->ops & CONTRACT_W_APPLY) == 0); /* none does */
+		ev |= same_res(&w->res, &events) && w->ops == CONTRACT_W_EVENT;
+		assert_true(
+		        w->res.namespaced == (w->own != CONTRACT_OWN_CLUSTER));
+		switch (w->own) {
+		case CONTRACT_OWN_SELF:
+			assert_true(w->ops == CONTRACT_W_EVENT
+			        || same_res(&w->res, &c->watches[0].res));
+			break;
+		case CONTRACT_OWN_CHILD:
+			assert_non_null(w->label);
+			assert_true(!mutates || watched(c, &w->res));
+			break;
+		case CONTRACT_OWN_LABEL:
+			assert_true((w->ops & CONTRACT_W_CREATE) == 0);
+			assert_true(w->label != NULL || w->match != NULL);
+			assert_true(watched(c, &w->res));
+			break;
+		case CONTRACT_OWN_CLUSTER:
+			/* checked by name: the default RBAC cannot watch */
+			assert_non_null(w->label);
+			assert_non_null(w->prefix);
+			break;
+		case CONTRACT_OWN_SHARED:
+			assert_int_equal(w->ops, CONTRACT_W_CREATE);
+			assert_non_null(w->prefix);
+			break;
+		case CONTRACT_OWN_NAMED:
+			assert_int_equal(w->ops, CONTRACT_W_DELETE);
+			assert_non_null(w->ref);
+			assert_non_null(w->match);
+			break;
+		}
+	}
+	assert_true(ev);
+}
+
+static void
+test_writes(void **state)
+{
+	const struct contract_ctrl *c;
+
+	(void)state;
+	for (size_t i = 0; (c = contract_at(i)) != NULL; i++) {
+		check_writes(c);
+	}
+}
+
 /* ctrl_find(c->name) is c, row for row. */
 static void
 check_ctrl(const struct contract_ctrl *c)
@@ -218,6 +292,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_writes),
 		cmocka_unit_test(test_ctrl_is_the_table),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_extra),

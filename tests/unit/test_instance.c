@@ -258,15 +258,32 @@ static const char kids_no_service[]
           "\"default\",\"labels\":{\"sympozium.ai/component\":"
           "\"memory\",\"sympozium.ai/instance\":\"alice\"}}}]";
 
+/* The legacy memory ConfigMap, owned by the instance (uid u-alice). */
+static const struct canned memory_cm_owned[] = {
+	{ "get", "configmaps", "alice-memory", IPC_VS_OK,
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"ownerReferences\":"
+	        "[{\"uid\":\"u-alice\",\"controller\":true}]}}" },
+	{ NULL, NULL, NULL, IPC_VS_OK, NULL },
+};
+
+/* One of that name the instance does not control (a PersonaPack's seed
+ * memory is named so too). */
+static const struct canned memory_cm_other[] = {
+	{ "get", "configmaps", "alice-memory", IPC_VS_OK,
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"ownerReferences\":"
+	        "[{\"uid\":\"u-pack\",\"controller\":true}]}}" },
+	{ NULL, NULL, NULL, IPC_VS_OK, NULL },
+};
+
 static void
 test_delete_cleans_up(void **state)
 {
 	struct fakesup_run r;
 	json_object *w;
 
-	(void)state;
-	run(NULL, NULL,
+	run(*state, memory_cm_owned,
 	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"default\","
+	        "\"uid\":\"u-alice\","
 	        "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
 	        "\"finalizers\":[\"sympozium.ai/"
 	        "finalizer\"]},\"spec\":{" AGENTS "}}",
@@ -296,19 +313,19 @@ test_delete_keeps_other_finalizers(void **state)
 {
 	struct fakesup_run r;
 
-	(void)state;
-	run(NULL, NULL,
+	run(*state, memory_cm_other,
 	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"default\","
+	        "\"uid\":\"u-alice\","
 	        "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
 	        "\"resourceVersion\":\"9\",\"finalizers\":[\"a/b\","
 	        "\"sympozium.ai/finalizer\"]}}",
 	        NULL, &r);
-	assert_int_equal(nwrites(&r), 2);
+	/* the memory ConfigMap of that name is not the instance's: kept */
+	assert_int_equal(nwrites(&r), 1);
 	fakesup_assert_json(
 	        jx_get(wr(&r, 0, "patch", "sympoziuminstances"), "patch"),
 	        "{\"metadata\":{\"finalizers\":[\"a/b\"],"
 	        "\"resourceVersion\":\"9\"}}");
-	wr(&r, 1, "delete", "configmaps");
 	fakesup_run_fini(&r);
 }
 

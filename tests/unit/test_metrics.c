@@ -330,6 +330,9 @@ sample_stats(void)
 	st->ctls[0].adds = 9;
 	st->ctls[0].retries = 2;
 	st->ctls[0].quarantined = 1;
+	stats_violation(st, st->ctls[0].name, "not-owned");
+	stats_violation(st, st->ctls[0].name, "not-owned");
+	stats_violation(st, st->ctls[0].name, "namespace");
 	st->ctls[0].fault = FAULT_DEGRADED;
 	st->ctls[0].faults = 2;
 	st->ctls[0].unfinished_ms = 1500;
@@ -494,6 +497,13 @@ test_required_names(void **state)
 	        "controller=we\"ird\\x\ny;worker=we\"ird\\x\ny-0;", NULL)));
 	assert_true(
 	        val(p, "sympozium_worker_quarantined_keys", in, NULL) == 1);
+	assert_true(val(p, "sympozium_policy_violations_total",
+	                    "controller=instance;rule=not-owned;", NULL)
+	        == 2);
+	assert_true(val(p, "sympozium_policy_violations_total",
+	                    "controller=instance;rule=namespace;", NULL)
+	        == 1);
+	assert_int_equal(st->ctls[0].violations, 3);
 	assert_true(val(p, "sympozium_controller_degraded", in, NULL) == 1);
 	assert_true(val(p, "sympozium_controller_failed", in, NULL) == 0);
 	assert_true(

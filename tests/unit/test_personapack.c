@@ -314,7 +314,13 @@ test_stamp_my_team(void **state)
 	        json_object_get_string(jx_getv(o, "metadata", "labels",
 	                "sympozium.ai/persona-pack", NULL)),
 	        "my-team");
-	assert_null(jx_get(o, "metadata.ownerReferences"));
+	/* owned by the pack (not upstream): the write policy lets it
+	 * delete only its own */
+	assert_string_equal(
+	        jx_get_str(json_object_array_get_idx(
+	                           jx_get(o, "metadata.ownerReferences"), 0),
+	                "uid"),
+	        "u-pack");
 
 	o = fakesup_write(&r, 1).object;
 	assert_int_equal(fakesup_write(&r, 1).tolerate, 0);
@@ -383,7 +389,8 @@ test_idempotent(void **state)
 	json_object_object_add(
 	        pack, "status", json_object_get(status_of(&r1)));
 	store_put(f, "configmaps/my-team-reviewer-memory",
-	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
+	        J("{'metadata':{'name':'my-team-reviewer-memory',"
+	          "'ownerReferences':[{'uid':'u-pack','controller':true}]}}"));
 	n = fakesup_nreqs(f);
 	run(f, pack, children, &r2);
 	assert_int_equal(r2.r.nwrites, 0);
@@ -459,8 +466,8 @@ test_developer_team(void **state)
 	int i;
 
 	store_put(f, "configmaps/developer-team-qa-engineer-memory",
-	        J("{'metadata':{'name':'developer-team-qa-engineer-memory'}"
-	          "}"));
+	        J("{'metadata':{'name':'developer-team-qa-engineer-memory',"
+	          "'ownerReferences':[{'uid':'u-dev','controller':true}]}}"));
 	run(f, pack, children, &r);
 	i = find(&r, IPC_OP_CREATE, "developer-team-tech-lead");
 	o = fakesup_write(&r, (size_t)i).object;
@@ -756,7 +763,8 @@ test_seeds_existing_or_unreadable(void **state)
 	struct fakesup_run r;
 
 	store_put(f, "configmaps/my-team-reviewer-memory",
-	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
+	        J("{'metadata':{'name':'my-team-reviewer-memory',"
+	          "'ownerReferences':[{'uid':'u-pack','controller':true}]}}"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(
 	        find(&r, IPC_OP_CREATE, "my-team-reviewer-memory"), -1);
@@ -832,7 +840,8 @@ test_disabled_teardown(void **state)
 	             "{'kind':'SympoziumSchedule','metadata':{'name':"
 	             "'my-team-reviewer-schedule','deletionTimestamp':'x'}}]");
 	store_put(f, "configmaps/my-team-reviewer-memory",
-	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
+	        J("{'metadata':{'name':'my-team-reviewer-memory',"
+	          "'ownerReferences':[{'uid':'u-pack','controller':true}]}}"));
 	run(f, pack, children, &r);
 	assert_int_equal(r.r.verdict, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(r.r.after_ms, 2000);
@@ -939,7 +948,11 @@ test_deletion(void **state)
 	set(pack, "metadata.finalizers",
 	        "['a','sympozium.ai/personapack-finalizer']");
 	store_put(f, "configmaps/my-team-triager-memory",
-	        J("{'metadata':{'name':'my-team-triager-memory'}}"));
+	        J("{'metadata':{'name':'my-team-triager-memory',"
+	          "'ownerReferences':[{'uid':'u-pack','controller':true}]}}"));
+	/* one of that name the pack does not control is left alone */
+	store_put(f, "configmaps/my-team-reviewer-memory",
+	        J("{'metadata':{'name':'my-team-reviewer-memory'}}"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.verdict, IPC_V_DONE);
 	assert_int_equal(r.r.nwrites, 2);

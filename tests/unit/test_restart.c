@@ -198,6 +198,28 @@ test_info(void **state)
 
 /* ---- quarantine ---- */
 
+/* A policy violation quarantines the key at once, whatever its row; a
+ * RESULT ends it as any. */
+static void
+test_quarantine_poison(void **state)
+{
+	struct quarantine *q = quarantine_new(NULL);
+
+	(void)state;
+	assert_true(quarantine_key_poison(q, "ns/p", "policy violation", 100));
+	assert_true(quarantine_is_quarantined(q, "ns/p", 100));
+	assert_int_equal(quarantine_until(q, "ns/p"), 100 + 600000);
+	assert_int_equal(quarantine_deaths(q, "ns/p"), 3);
+	assert_int_equal(quarantine_count(q), 1);
+	assert_false(quarantine_key_died(q, "ns/other", "signal 11", 100));
+	assert_true(quarantine_key_poison(q, "ns/other", "x", 200));
+	assert_int_equal(quarantine_deaths(q, "ns/other"), 3);
+	assert_false(quarantine_key_poison(q, "", "x", 200));
+	quarantine_key_ok(q, "ns/p");
+	assert_false(quarantine_is_quarantined(q, "ns/p", 300));
+	quarantine_free(q);
+}
+
 /* The third death in a row quarantines the key for 10 minutes. */
 static void
 test_quarantine_third(void **state)
@@ -347,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_stable_reset),
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_quarantine_third),
+		cmocka_unit_test(test_quarantine_poison),
 		cmocka_unit_test(test_quarantine_reset),
 		cmocka_unit_test(test_quarantine_list),
 		cmocka_unit_test(test_quarantine_many),

@@ -7,7 +7,10 @@
  * with backoff and a FailedWrite Event when refused for good, fenced);
  * RESULTs of another epoch or while not leading are dropped; lost keys
  * are requeued, quarantined ones held back with an Event, sandbox kills
- * named in an Event; every final verdict is counted.
+ * named in an Event; every final verdict is counted.  The write policy
+ * (a fake check) comes first: a violation submits nothing and leaves the
+ * key in flight for the caller to kill its worker, a RESULT it cannot
+ * judge yet is retried, and the key's write budget stops a loop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +34,8 @@
 struct fake {
 	bool leading;
 	bool refuse;
+	enum wpol_verdict verdict; /* what the policy check answers */
+	int nchecks;
 	int nbatch;
 	struct {
 		char key[64];
@@ -83,6 +88,22 @@ f_event(void *arg, size_t ctl, const char *key, const char *type,
 	f->nev++;
 }
 
+static enum wpol_verdict
+f_check(void *arg, size_t ctl, const struct ipc_result *r,
+        const struct ipc_write *ops, struct wpol_violation *v)
+{
+	struct fake *f = arg;
+
+	(void)ctl;
+	(void)ops;
+	assert_true(r->nwrites > 0);
+	f->nchecks++;
+	if (f->verdict == WPOL_VIOLATION) {
+		*v = (struct wpol_violation) { "not-owned", 1, "write 1" };
+	}
+	return (f->verdict);
+}
+
 static bool
 f_may_write(void *arg, int64_t now)
 {
@@ -107,8 +128,11 @@ setup(void **state)
 	x.stats = stats_new(0, 0);
 	stats_add_ctl(x.stats, "a");
 	stats_add_ctl(x.stats, "b");
-	struct settle_conf c
-	        = { { f_submit, f_event }, f_may_write, &x.fk, x.stats };
+	struct settle_conf c = { .wr = { f_submit, f_event },
+		.check = f_check,
+		.may_write = f_may_write,
+		.arg = &x.fk,
+		.stats = x.stats };
 	x.st = settle_new(&c);
 	x.qa = queue_new(NULL);
 	x.qb = queue_new(NULL);
@@ -144,10 +168,11 @@ static const struct ipc_res cms = { "", "v1", "configmaps", true };
 
 /* A RESULT of key with nw ConfigMap creates named w0, w1, ..., decoded
  * and settled; the message is freed before returning (what the writer
- * keeps must be referenced). */
-static void
-result(struct fx *x, const char *ctl, const char *key, int64_t epoch,
-        enum ipc_verdict v, int64_t after_ms, int nw, int64_t now)
+ * keeps must be referenced).  Returns settle_result()'s answer. */
+static int
+result_v(struct fx *x, const char *ctl, const char *key, int64_t epoch,
+        enum ipc_verdict v, int64_t after_ms, int nw, int64_t now,
+        struct wpol_violation *viol)
 {
 	json_object *body = ipc_result_new(key, epoch, v, after_ms, "msg");
 	struct ipc_msg m = { IPC_RESULT, 0, body };
@@ -162,9 +187,20 @@ result(struct fx *x, const char *ctl, const char *key, int64_t epoch,
 		                testutil_json("{\"kind\":\"ConfigMap\"}", 0)));
 	}
 	assert_int_equal(ipc_result_decode(&m, &r, &ops), 0);
-	settle_result(x->st, ctl, 3, &r, ops, 7, now);
+	int rc = settle_result(x->st, ctl, 3, &r, ops, 7, now, viol);
 	free(ops);
 	json_object_put(body);
+	return (rc);
+}
+
+static void
+result(struct fx *x, const char *ctl, const char *key, int64_t epoch,
+        enum ipc_verdict v, int64_t after_ms, int nw, int64_t now)
+{
+	struct wpol_violation viol;
+
+	assert_int_equal(
+	        result_v(x, ctl, key, epoch, v, after_ms, nw, now, &viol), 0);
 }
 
 static uint64_t
@@ -373,6 +409,78 @@ test_lost(void **state)
 	settle_released(x->st, "zzz", "k", 10);
 }
 
+/* A violation: nothing submitted, the key still in flight (the caller
+ * kills the worker, which loses it), the rule handed back. */
+static void
+test_violation(void **state)
+{
+	struct fx *x = *state;
+	struct wpol_violation v;
+
+	x->fk.verdict = WPOL_VIOLATION;
+	take(x->qa, "ns/k", 0);
+	assert_int_equal(
+	        result_v(x, "a", "ns/k", 7, IPC_V_DONE, 0, 2, 10, &v), -1);
+	assert_int_equal(x->fk.nchecks, 1);
+	assert_int_equal(x->fk.nbatch, 0);
+	assert_int_equal(settle_pending(x->st), 0);
+	assert_string_equal(v.rule, "not-owned");
+	assert_int_equal(v.index, 1);
+	assert_int_equal(queue_processing(x->qa), 1);
+	/* no writes: nothing to check */
+	take(x->qb, "k2", 0);
+	result(x, "b", "k2", 7, IPC_V_DONE, 0, 0, 10);
+	assert_int_equal(x->fk.nchecks, 1);
+}
+
+/* Caches not synced: nothing submitted, the key retried with backoff. */
+static void
+test_policy_retry(void **state)
+{
+	struct fx *x = *state;
+
+	x->fk.verdict = WPOL_RETRY;
+	take(x->qa, "ns/k", 0);
+	result(x, "a", "ns/k", 7, IPC_V_DONE, 0, 1, 10);
+	assert_int_equal(x->fk.nbatch, 0);
+	assert_int_equal(queue_processing(x->qa), 0);
+	assert_int_equal(queue_num_requeues(x->qa, "ns/k"), 1);
+	assert_int_equal(results(x, "a", STATS_ERROR), 1);
+}
+
+/* A write loop on one key runs out of its budget; another key and,
+ * later, the same key are fine. */
+static void
+test_budget(void **state)
+{
+	struct fx *x = *state;
+	struct wr_report ok = { .outcome = WR_OK, .message = "" };
+	struct wpol_violation v;
+	int rc = 0, i;
+
+	for (i = 0; i < 1000 && rc == 0; i++) {
+		take(x->qa, "ns/loop", 10);
+		rc = result_v(
+		        x, "a", "ns/loop", 7, IPC_V_REQUEUE, 0, 100, 10, &v);
+		if (rc == 0) {
+			settle_written(x->st, x->fk.b[0].token, &ok, 10);
+			x->fk.nbatch = 0;
+		}
+	}
+	assert_int_equal(rc, -1);
+	assert_int_equal(i, WPOL_BUDGET_BURST / 100 + 1);
+	assert_string_equal(v.rule, "write-budget");
+	assert_int_equal(x->fk.nbatch, 0);
+	queue_done(x->qa, "ns/loop", 10);
+	take(x->qa, "ns/other", 10);
+	result(x, "a", "ns/other", 7, IPC_V_DONE, 0, 100, 10);
+	assert_int_equal(x->fk.nbatch, 1);
+	/* refilled after 5 s (20 a second) */
+	take(x->qa, "ns/loop", 5010);
+	result(x, "a", "ns/loop", 7, IPC_V_DONE, 0, 100, 5010);
+	assert_int_equal(x->fk.nbatch, 2);
+}
+
 int
 main(void)
 {
@@ -385,6 +493,11 @@ main(void)
 		        test_failed_and_fenced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_violation, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_policy_retry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -264,7 +264,9 @@ test_deletion(void **state)
 	    "\"uid\":\"u-1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
 	    "\"finalizers\":[\"sympozium.ai/skillpack-finalizer\","
 	    "\"other\"]}," SPEC "}",
-	        NULL, &g);
+	        "[{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+	        "\"code-review\",\"namespace\":\"ns\"}}]",
+	        &g);
 	assert_int_equal(g.r.nwrites, 2);
 	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_DELETE);
@@ -278,6 +280,22 @@ test_deletion(void **state)
 	fakesup_assert_json(
 	        jx_get(w.object, "metadata.finalizers"), "[\"other\"]");
 	assert_int_equal(g.verdict, IPC_V_DONE);
+	fakesup_run_fini(&g);
+}
+
+/* Without its ConfigMap among the children, only the finalizer goes. */
+static void
+test_deletion_no_child(void **state)
+{
+	struct fakesup_run g;
+
+	(void)state;
+	run("{\"metadata\":{\"name\":\"code-review\",\"namespace\":\"ns\","
+	    "\"uid\":\"u-1\",\"deletionTimestamp\":\"2026-01-01T00:00:00Z\","
+	    "\"finalizers\":[\"sympozium.ai/skillpack-finalizer\"]}," SPEC "}",
+	        NULL, &g);
+	assert_int_equal(g.r.nwrites, 1);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE);
 	fakesup_run_fini(&g);
 }
 
@@ -433,6 +451,7 @@ main(void)
 		cmocka_unit_test(test_other_child_kind_ignored),
 		cmocka_unit_test(test_no_skills),
 		cmocka_unit_test(test_deletion),
+		cmocka_unit_test(test_deletion_no_child),
 		cmocka_unit_test(test_deletion_without_our_finalizer),
 		cmocka_unit_test(test_invalid_name),
 		cmocka_unit_test(test_invalid_then_fixed),

@@ -20,7 +20,7 @@ static const struct ipc_res deployments = CONTRACT_RES_DEPLOYMENTS;
 static const struct ipc_res agentruns = CONTRACT_RES_AGENTRUNS;
 static const struct ipc_res instances = CONTRACT_RES_INSTANCES;
 static const struct ipc_res skillpacks = CONTRACT_RES_SKILLPACKS;
-static const struct ipc_res clusterroles = CONTRACT_RBAC("clusterroles");
+static const struct ipc_res clusterroles = CONTRACT_RES_CLUSTERROLES;
 
 #define RUN_SEL    CONTRACT_LABEL_AGENT_RUN "=r1"
 #define AR         "agentrun"

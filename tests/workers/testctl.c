@@ -32,6 +32,9 @@
  *                 <resourceVersion> <CLOCK_MONOTONIC us at receipt>" to
  *                 stderr (the supervisor's log; benchmarks: event-to-worker
  *                 latency with the sandbox on; tests/bench/bench_dispatch.c)
+ *   foreign:NS/NAME  a RESULT of two writes: its usual <name>-out, then a
+ *                 delete of ConfigMap NS/NAME (the write policy refuses
+ *                 the whole RESULT when that is not its own)
  *   switch:NS/NAME  the action in data.action of ConfigMap NS/NAME (read
  *                 through the view at each reconcile; "ok" when it or the
  *                 key is absent): one switch turns a behaviour (exit:3,
@@ -49,6 +52,7 @@
 #include "common/contract.h"
 #include "common/jsonx.h"
 #include "tests/workers/testctl.h"
+#include "workers/kobj.h"
 #include "workers/reconcile.h"
 #include "workers/view.h"
 
@@ -73,6 +77,7 @@ write_out(const struct rec_in *in, struct rec_out *out, json_object *data)
 	jx_set_path(cm, "metadata.name", json_object_new_string(name));
 	jx_setv(cm, json_object_new_string("true"), "metadata", "labels",
 	        TESTCTL_LABEL_OUT, NULL);
+	kobj_set_owner(cm, in->object);
 	json_object_object_add(
 	        cm, "data", data != NULL ? data : json_object_new_object());
 	json_object *w = ipc_write_new(IPC_OP_CREATE, &configmaps,
@@ -282,6 +287,24 @@ mono_us(void)
 	return ((long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
+/* foreign:NS/NAME: a legitimate write, then one the policy refuses. */
+static void
+foreign_action(const struct rec_in *in, struct rec_out *out, const char *arg)
+{
+	const char *sl = strchr(arg, '/');
+	char ns[256];
+
+	if (sl == NULL || sl == arg || (size_t)(sl - arg) >= sizeof(ns)) {
+		rec_verdict(out, IPC_V_TERMINAL, 0, "bad foreign action");
+		return;
+	}
+	snprintf(ns, sizeof(ns), "%.*s", (int)(sl - arg), arg);
+	write_out(in, out, NULL);
+	rec_write(out,
+	        ipc_write_new(IPC_OP_DELETE, &configmaps, ns, sl + 1, NULL));
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
 static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
@@ -338,6 +361,8 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		forbidden(in, out, a);
 	} else if (strcmp(a, "env") == 0) {
 		env_action(in, out);
+	} else if (strncmp(a, "foreign:", 8) == 0) {
+		foreign_action(in, out, a + 8);
 	} else {
 		rec_verdict(out, IPC_V_TERMINAL, 0, "unknown action %s", a);
 	}

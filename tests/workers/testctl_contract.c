@@ -25,11 +25,26 @@ static const struct contract_view views[] = {
 	        NULL },
 };
 
+/* its <name>-out ConfigMaps (labelled "true", owned by the primary) and
+ * Events about the primary */
+static const struct contract_write writes[] = {
+	{ .res = CONTRACT_RES_EVENTS,
+	        .ops = CONTRACT_W_EVENT,
+	        .own = CONTRACT_OWN_SELF },
+	{ .res = CONTRACT_RES_CONFIGMAPS,
+	        .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_CHILD,
+	        .label = TESTCTL_LABEL_OUT,
+	        .any_value = true },
+};
+
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct contract_ctrl testctl = { .name = "testctl",
 	.watches = watches,
 	.nwatches = NELEM(watches),
+	.writes = writes,
+	.nwrites = NELEM(writes),
 	.views = views,
 	.nviews = NELEM(views) };
 

@@ -1,0 +1,581 @@
+/*
+ * test_wpolicy.c: the write policy (supervisor/wpolicy.c) against the
+ * real write tables of common/contract.c and a fake cache: what the
+ * reconcilers legitimately write passes; each rule refuses its attack
+ * with its stable name and the index of the write; a cache not synced or
+ * a primary deleted meanwhile retries; object names; the write budget
+ * per key, bounded whatever the number of keys.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/contract.h"
+#include "common/jsonx.h"
+#include "supervisor/wpolicy.h"
+#include "tests/lib/testutil.h"
+
+/* JSON text written with single quotes, as JSON. */
+static const char *
+dq(const char *s)
+{
+	static char buf[8192];
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i < sizeof(buf) - 1; i++) {
+		buf[i] = s[i] == '\'' ? '"' : s[i];
+	}
+	buf[i] = '\0';
+	return (buf);
+}
+
+#define J(s) testutil_json(dq(s), 0)
+
+static const struct ipc_res cms = { "", "v1", "configmaps", true };
+static const struct ipc_res runs = CONTRACT_RES_AGENTRUNS;
+static const struct ipc_res events = { "", "v1", "events", true };
+static const struct ipc_res secrets = { "", "v1", "secrets", true };
+static const struct ipc_res crs
+        = { "rbac.authorization.k8s.io", "v1", "clusterroles", false };
+static const struct ipc_res crbs
+        = { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", false };
+static const struct ipc_res leases
+        = { "coordination.k8s.io", "v1", "leases", true };
+static const struct ipc_res crds
+        = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
+static const struct ipc_res nss = { "", "v1", "namespaces", false };
+static const struct ipc_res deps = { "apps", "v1", "deployments", true };
+static const struct ipc_res sas = { "", "v1", "serviceaccounts", true };
+
+/* The fake cache: a few objects by plural, namespace and name. */
+struct fobj {
+	const char *plural, *ns, *name, *json;
+};
+
+static const struct fobj *fcache;
+static bool funsynced;
+
+/* The SkillPacks run_primary names, always cached: the skill RBAC check
+ * (supervisor/rbacpol.h) compares a role's rules with its pack's. */
+#define PACK_RBAC                                                             \
+	"{'spec':{'sidecar':{'clusterRBAC':[{'apiGroups':[''],"               \
+	"'resources':['pods'],'verbs':['get']}]}}}"
+static const struct fobj packs[] = {
+	{ "skillpacks", "ns", "k", PACK_RBAC },
+	{ "skillpacks", "ns", "x", PACK_RBAC },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* A ClusterRole of run r1 for pack P as the reconciler makes it. */
+#define SKILL_CR(P)                                                           \
+	"{'metadata':{'name':'sympozium-skill-" P "-r1','labels':{"           \
+	"'sympozium.ai/agent-run':'r1','sympozium.ai/managed-by':"            \
+	"'sympozium','sympozium.ai/skill':'" P "'}},'rules':[{"               \
+	"'apiGroups':[''],'resources':['pods'],'verbs':['get']}]}"
+
+static const struct fobj *
+f_find(const struct fobj *t, const struct ipc_res *res, const char *ns,
+        const char *name)
+{
+	for (const struct fobj *o = t; o != NULL && o->plural; o++) {
+		if (strcmp(o->plural, res->plural) == 0
+		        && strcmp(o->ns, ns) == 0
+		        && strcmp(o->name, name) == 0) {
+			return (o);
+		}
+	}
+	return (NULL);
+}
+
+static int
+f_lookup(void *arg, const struct ipc_res *res, const char *ns,
+        const char *name, const char **json)
+{
+	(void)arg;
+	if (funsynced) {
+		return (-1);
+	}
+	const struct fobj *o = f_find(fcache, res, ns, name);
+
+	if (o == NULL) {
+		o = f_find(packs, res, ns, name);
+	}
+	if (o == NULL) {
+		return (0);
+	}
+	*json = dq(o->json);
+	return (1);
+}
+
+static const char run_primary[]
+        = "{'apiVersion':'sympozium.ai/v1alpha1','kind':'AgentRun',"
+          "'metadata':{'name':'r1','namespace':'ns','uid':'u-r1'},"
+          "'spec':{'instanceRef':'inst','skills':[{'skillPackRef':'k'},"
+          "{'skillPackRef':'x'}]}}";
+
+/* Checks ops (n of them) of controller ctl for key with primary (JSON
+ * text, NULL: absent). */
+static enum wpol_verdict
+check(const char *ctl, const char *key, const char *primary,
+        const struct ipc_write *ops, size_t n, struct wpol_violation *v)
+{
+	json_object *p = primary != NULL ? J(primary) : NULL;
+	struct wpol_input in = { .ctrl = contract_find(ctl),
+		.key = key,
+		.primary = p,
+		.ops = ops,
+		.n = n,
+		.lookup = f_lookup };
+	enum wpol_verdict rc;
+
+	assert_non_null(in.ctrl);
+	rc = wpol_check(&in, v);
+	json_object_put(p);
+	return (rc);
+}
+
+/* One write of agentrun ns/r1; returns its verdict and rule. */
+static const char *
+run1(const struct ipc_write *w)
+{
+	struct wpol_violation v;
+	enum wpol_verdict rc
+	        = check("agentrun", "ns/r1", run_primary, w, 1, &v);
+
+	if (rc == WPOL_OK) {
+		return ("ok");
+	}
+	if (rc == WPOL_RETRY) {
+		return ("retry");
+	}
+	assert_int_equal(v.index, 0);
+	assert_true(v.detail[0] != '\0');
+	return (v.rule);
+}
+
+static struct ipc_write
+wr(enum ipc_op op, const struct ipc_res *res, const char *ns, const char *name,
+        json_object *obj)
+{
+	return ((struct ipc_write) { .op = op,
+	        .res = *res,
+	        .namespace = ns,
+	        .name = name,
+	        .object = obj });
+}
+
+static const char owned_cm[]
+        = "{'metadata':{'name':'r1-input','namespace':'ns','labels':{"
+          "'sympozium.ai/agent-run':'r1'},'ownerReferences':[{'uid':"
+          "'u-r1','controller':true}]}}";
+
+/* What the agentrun reconciler writes passes. */
+static void
+test_legit(void **state)
+{
+	json_object *cm = J(owned_cm);
+	json_object *ev = J("{'metadata':{'namespace':'ns'},'involvedObject':{"
+	                    "'kind':'AgentRun','name':'r1','namespace':'ns',"
+	                    "'uid':'u-r1'},'reason':'Started'}");
+	json_object *self = J("{'metadata':{'name':'r1','namespace':'ns'}}");
+	json_object *sa = J("{'metadata':{'name':'sympozium-agent'}}");
+	json_object *cr = J(SKILL_CR("k"));
+	struct ipc_write ops[] = {
+		wr(IPC_OP_CREATE, &cms, "ns", "", cm),
+		wr(IPC_OP_EVENT, &events, "ns", "", ev),
+		wr(IPC_OP_UPDATE_STATUS, &runs, "ns", "r1", self),
+		wr(IPC_OP_CREATE, &sas, "ns", "", sa),
+		wr(IPC_OP_CREATE, &crs, "", "", cr),
+		wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-k-r1", NULL),
+		wr(IPC_OP_DELETE, &runs, "ns", "r0", NULL),
+	};
+	static const struct fobj cache[] = {
+		{ "clusterroles", "", "sympozium-skill-k-r1", SKILL_CR("k") },
+		{ "agentruns", "ns", "r0",
+		        "{'metadata':{'name':'r0','labels':{"
+		        "'sympozium.ai/instance':'inst'}}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	struct wpol_violation v;
+
+	(void)state;
+	fcache = cache;
+	assert_int_equal(check("agentrun", "ns/r1", run_primary, ops,
+	                         sizeof(ops) / sizeof(ops[0]), &v),
+	        WPOL_OK);
+	assert_null(v.rule);
+	fcache = NULL;
+	json_object_put(cm);
+	json_object_put(ev);
+	json_object_put(self);
+	json_object_put(sa);
+	json_object_put(cr);
+}
+
+/* A created child carries the label and a controller ownerReference to
+ * the primary's uid; in the key's namespace. */
+static void
+test_child_rules(void **state)
+{
+	json_object *o = J(owned_cm);
+	struct ipc_write w = wr(IPC_OP_CREATE, &cms, "ns", "", o);
+
+	(void)state;
+	assert_string_equal(run1(&w), "ok");
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r2'}"));
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(o, "metadata.labels", NULL);
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r1'}"));
+	jx_set_path(o, "metadata.ownerReferences",
+	        J("[{'uid':'u-other','controller':true}]"));
+	assert_string_equal(run1(&w), "owner");
+	jx_set_path(o, "metadata.ownerReferences", J("[{'uid':'u-r1'}]"));
+	assert_string_equal(run1(&w), "owner");
+	jx_set_path(o, "metadata.ownerReferences",
+	        J("[{'uid':'u-r1','controller':true}]"));
+	w.namespace = "kube-system";
+	assert_string_equal(run1(&w), "namespace");
+	w.namespace = "ns";
+	jx_set_path(o, "metadata.namespace", J("'kube-system'"));
+	assert_string_equal(run1(&w), "namespace");
+	jx_set_path(o, "metadata.namespace", J("'ns'"));
+	jx_set_path(o, "metadata.name", J("'..'"));
+	assert_string_equal(run1(&w), "name");
+	jx_set_path(o, "metadata.name", J("'r1-input'"));
+	assert_string_equal(run1(&w), "ok");
+	json_object_put(o);
+}
+
+/* Never Leases, CRDs, Namespaces; nothing outside the table; names are
+ * names, never normalised. */
+static void
+test_forbidden(void **state)
+{
+	json_object *lease = J("{'metadata':{'name':'sympozium-leader'}}");
+	struct ipc_write w
+	        = wr(IPC_OP_APPLY, &leases, "ns", "sympozium-leader", lease);
+
+	(void)state;
+	assert_string_equal(run1(&w), "forbidden-kind");
+	w = wr(IPC_OP_DELETE, &nss, "", "kube-system", NULL);
+	assert_string_equal(run1(&w), "forbidden-kind");
+	w = wr(IPC_OP_DELETE, &crds, "", "agentruns.sympozium.ai", NULL);
+	assert_string_equal(run1(&w), "forbidden-kind");
+	w = wr(IPC_OP_DELETE, &cms, "ns", "..", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_DELETE, &cms, "ns", "", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_PATCH, &deps, "ns", "sympozium-controller", NULL);
+	assert_string_equal(run1(&w), "resource");
+	w = wr(IPC_OP_DELETE, &crbs, "", "cluster-admin", NULL);
+	assert_string_equal(run1(&w), "name");
+	/* a namespaced resource said to be cluster-scoped */
+	struct ipc_res cluster_cms = cms;
+	cluster_cms.namespaced = false;
+	w = wr(IPC_OP_DELETE, &cluster_cms, "", "r1-input", NULL);
+	assert_string_equal(run1(&w), "resource");
+	json_object_put(lease);
+}
+
+/* Events: only v1 events, only about the primary. */
+static void
+test_events(void **state)
+{
+	json_object *ev = J("{'metadata':{'namespace':'ns'},'involvedObject':{"
+	                    "'kind':'AgentRun','name':'r1','namespace':'ns',"
+	                    "'uid':'u-r1'}}");
+	struct ipc_write w = wr(IPC_OP_EVENT, &secrets, "ns", "", ev);
+
+	(void)state;
+	assert_string_equal(run1(&w), "event-target");
+	w.res = events;
+	assert_string_equal(run1(&w), "ok");
+	jx_set_path(ev, "involvedObject.name", J("'r2'"));
+	assert_string_equal(run1(&w), "event-target");
+	jx_set_path(ev, "involvedObject.name", J("'r1'"));
+	jx_set_path(ev, "involvedObject.uid", J("'u-r2'"));
+	assert_string_equal(run1(&w), "event-target");
+	jx_set_path(ev, "involvedObject.uid", J("'u-r1'"));
+	w.namespace = "kube-system";
+	assert_string_equal(run1(&w), "namespace");
+	/* a create on events is not an event */
+	w = wr(IPC_OP_CREATE, &events, "ns", "", ev);
+	jx_set_path(ev, "metadata.name", J("'e1'"));
+	assert_string_equal(run1(&w), "resource");
+	json_object_put(ev);
+}
+
+/* Mutations: the primary, or objects it owns as cached. */
+static void
+test_not_owned(void **state)
+{
+	static const struct fobj cache[] = {
+		{ "configmaps", "ns", "code-review",
+		        "{'metadata':{'name':'code-review','ownerReferences':["
+		        "{"
+		        "'uid':'u-sp','controller':true}]}}" },
+		{ "configmaps", "ns", "other",
+		        "{'metadata':{'name':'other','ownerReferences':[{"
+		        "'uid':'u-x','controller':true}]}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	static const char sp[]
+	        = "{'kind':'SkillPack','metadata':{'name':'code-review',"
+	          "'namespace':'ns','uid':'u-sp'}}";
+	json_object *cm = J("{'metadata':{'name':'code-review'}}");
+	struct ipc_write w = wr(IPC_OP_UPDATE, &cms, "ns", "code-review", cm);
+	struct wpol_violation v;
+
+	(void)state;
+	fcache = cache;
+	assert_int_equal(
+	        check("skillpack", "ns/code-review", sp, &w, 1, &v), WPOL_OK);
+	w = wr(IPC_OP_DELETE, &cms, "ns", "other", NULL);
+	assert_int_equal(check("skillpack", "ns/code-review", sp, &w, 1, &v),
+	        WPOL_VIOLATION);
+	assert_string_equal(v.rule, "not-owned");
+	/* not cached at all (a victim without our label) */
+	w = wr(IPC_OP_DELETE, &cms, "ns", "victim", NULL);
+	assert_int_equal(check("skillpack", "ns/code-review", sp, &w, 1, &v),
+	        WPOL_VIOLATION);
+	assert_string_equal(v.rule, "not-owned");
+	/* the caches not synced yet: retried */
+	funsynced = true;
+	assert_int_equal(check("skillpack", "ns/code-review", sp, &w, 1, &v),
+	        WPOL_RETRY);
+	funsynced = false;
+	/* an update of another AgentRun than the primary */
+	json_object *run = J("{'metadata':{'name':'r2'}}");
+	w = wr(IPC_OP_UPDATE, &runs, "ns", "r2", run);
+	assert_string_equal(run1(&w), "not-owned");
+	/* the object named otherwise than the write */
+	w = wr(IPC_OP_UPDATE, &runs, "ns", "r1", run);
+	assert_string_equal(run1(&w), "name");
+	/* pruning: a run of another instance */
+	w = wr(IPC_OP_DELETE, &runs, "ns", "r2", NULL);
+	static const struct fobj other[] = {
+		{ "agentruns", "ns", "r2",
+		        "{'metadata':{'name':'r2','labels':{"
+		        "'sympozium.ai/instance':'elsewhere'}}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	fcache = other;
+	assert_string_equal(run1(&w), "not-owned");
+	fcache = NULL;
+	json_object_put(cm);
+	json_object_put(run);
+}
+
+/* Secrets: only deletes of those the PersonaPack's spec names. */
+static void
+test_secrets(void **state)
+{
+	static const char pack[]
+	        = "{'kind':'PersonaPack','metadata':{'name':'p','namespace':"
+	          "'ns','uid':'u-p'},'spec':{'authRefs':[{'provider':'openai',"
+	          "'secret':'p-openai-key'}]}}";
+	struct ipc_write w
+	        = wr(IPC_OP_DELETE, &secrets, "ns", "p-openai-key", NULL);
+	struct wpol_violation v;
+	json_object *s = J("{'metadata':{'name':'x'},'data':{'k':'dg=='}}");
+
+	(void)state;
+	assert_int_equal(
+	        check("personapack", "ns/p", pack, &w, 1, &v), WPOL_OK);
+	w.name = "db-password";
+	assert_int_equal(
+	        check("personapack", "ns/p", pack, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "secret");
+	w = wr(IPC_OP_CREATE, &secrets, "ns", "", s);
+	assert_int_equal(
+	        check("personapack", "ns/p", pack, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "secret");
+	assert_string_equal(run1(&w), "secret");
+	json_object_put(s);
+}
+
+/* 1.5 MiB per object, WPOL_WRITES_MAX per RESULT. */
+static void
+test_bounds(void **state)
+{
+	char *big = malloc(WPOL_OBJECT_MAX + 64);
+	json_object *o = J(owned_cm);
+	struct ipc_write w = wr(IPC_OP_CREATE, &cms, "ns", "", o);
+	struct ipc_write *many = calloc(WPOL_WRITES_MAX + 1, sizeof(*many));
+	struct wpol_violation v;
+
+	(void)state;
+	memset(big, 'x', WPOL_OBJECT_MAX);
+	big[WPOL_OBJECT_MAX] = '\0';
+	jx_set_path(o, "data.blob", json_object_new_string(big));
+	assert_string_equal(run1(&w), "size");
+	json_object_put(o);
+	free(big);
+	o = J(owned_cm);
+	for (size_t i = 0; i <= WPOL_WRITES_MAX; i++) {
+		many[i] = wr(IPC_OP_CREATE, &cms, "ns", "", o);
+	}
+	assert_int_equal(check("agentrun", "ns/r1", run_primary, many,
+	                         WPOL_WRITES_MAX, &v),
+	        WPOL_OK);
+	assert_int_equal(check("agentrun", "ns/r1", run_primary, many,
+	                         WPOL_WRITES_MAX + 1, &v),
+	        WPOL_VIOLATION);
+	assert_string_equal(v.rule, "writes-per-result");
+	/* the first bad write is named by its index */
+	many[7] = wr(IPC_OP_DELETE, &cms, "ns", "..", NULL);
+	assert_int_equal(check("agentrun", "ns/r1", run_primary, many, 10, &v),
+	        WPOL_VIOLATION);
+	assert_int_equal(v.index, 7);
+	free(many);
+	json_object_put(o);
+}
+
+/* The primary deleted while its worker had it: stale, retried; what
+ * needs no primary is still refused. */
+static void
+test_primary_gone(void **state)
+{
+	json_object *o = J(owned_cm);
+	struct ipc_write w = wr(IPC_OP_CREATE, &cms, "ns", "", o);
+	struct wpol_violation v;
+
+	(void)state;
+	assert_int_equal(
+	        check("agentrun", "ns/r1", NULL, &w, 1, &v), WPOL_RETRY);
+	w = wr(IPC_OP_DELETE, &nss, "", "ns", NULL);
+	assert_int_equal(
+	        check("agentrun", "ns/r1", NULL, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "forbidden-kind");
+	json_object_put(o);
+}
+
+/* Cluster-scoped: only the skill RBAC prefix and label; a shared object
+ * by its one name. */
+static void
+test_cluster_and_shared(void **state)
+{
+	json_object *cr = J(SKILL_CR("x"));
+	json_object *sa = J("{'metadata':{'name':'default'}}");
+	struct ipc_write w = wr(IPC_OP_CREATE, &crs, "", "", cr);
+
+	(void)state;
+	assert_string_equal(run1(&w), "ok");
+	jx_set_path(cr, "metadata.name", J("'admin'"));
+	assert_string_equal(run1(&w), "name");
+	jx_set_path(cr, "metadata.name", J("'sympozium-skill-x-r1'"));
+	/* past the generic rules, the skill RBAC check: its pack's rules */
+	jx_set_path(cr, "rules",
+	        J("[{'apiGroups':['*'],'resources':['*'],"
+	          "'verbs':['*']}]"));
+	assert_string_equal(run1(&w), "rbac-wildcard");
+	jx_set_path(cr, "rules",
+	        J("[{'apiGroups':[''],'resources':['pods'],"
+	          "'verbs':['get']}]"));
+	assert_string_equal(run1(&w), "ok");
+	jx_set_path(cr, "metadata.labels", J("{}"));
+	assert_string_equal(run1(&w), "child-label");
+	w = wr(IPC_OP_CREATE, &crs, "kube-system", "", cr);
+	assert_string_equal(run1(&w), "namespace");
+	/* another run's, by its name; one cached with another run's label */
+	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-x-r2", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-xr1", NULL);
+	assert_string_equal(run1(&w), "name");
+	w = wr(IPC_OP_DELETE, &crs, "", "sympozium-skill-x-r1", NULL);
+	assert_string_equal(run1(&w), "ok");
+	static const struct fobj other[] = {
+		{ "clusterroles", "", "sympozium-skill-x-r1",
+		        "{'metadata':{'name':'sympozium-skill-x-r1','labels':{"
+		        "'sympozium.ai/agent-run':'r9'}}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	fcache = other;
+	assert_string_equal(run1(&w), "not-owned");
+	fcache = NULL;
+	w = wr(IPC_OP_CREATE, &sas, "ns", "", sa);
+	assert_string_equal(run1(&w), "name");
+	json_object_put(cr);
+	json_object_put(sa);
+}
+
+static void
+test_names(void **state)
+{
+	char long_name[300];
+
+	(void)state;
+	assert_true(wpol_name_valid("configmaps", "a"));
+	assert_true(wpol_name_valid("configmaps", "a.b-c.d"));
+	assert_false(wpol_name_valid("configmaps", ""));
+	assert_false(wpol_name_valid("configmaps", NULL));
+	assert_false(wpol_name_valid("configmaps", "."));
+	assert_false(wpol_name_valid("configmaps", ".."));
+	assert_false(wpol_name_valid("configmaps", "a..b"));
+	assert_false(wpol_name_valid("configmaps", "a/b"));
+	assert_false(wpol_name_valid("configmaps", "A"));
+	assert_false(wpol_name_valid("configmaps", "-a"));
+	assert_false(wpol_name_valid("configmaps", "a%2F.."));
+	assert_false(wpol_name_valid("services", "a.b"));
+	assert_true(wpol_name_valid("services", "a-b"));
+	memset(long_name, 'a', sizeof(long_name));
+	long_name[253] = '\0';
+	assert_true(wpol_name_valid("configmaps", long_name));
+	long_name[253] = 'a';
+	long_name[254] = '\0';
+	assert_false(wpol_name_valid("configmaps", long_name));
+	long_name[64] = '\0';
+	assert_false(wpol_name_valid("services", long_name));
+}
+
+/* The budget: a burst, then the refill rate; per key; bounded memory. */
+static void
+test_budget(void **state)
+{
+	struct wpol_budget *b = wpol_budget_new();
+	char key[32];
+	int i;
+
+	(void)state;
+	for (i = 0; wpol_budget_take(b, "c", "ns/k", 100, 0); i++) { }
+	assert_int_equal(i, WPOL_BUDGET_BURST / 100);
+	assert_true(wpol_budget_take(b, "c", "ns/other", 100, 0));
+	assert_true(wpol_budget_take(b, "d", "ns/k", 100, 0));
+	assert_false(wpol_budget_take(b, "c", "ns/k", 100, 4000));
+	assert_true(wpol_budget_take(b, "c", "ns/k", 100, 5000));
+	/* 50,000 keys in a fixed table: each starts full */
+	for (i = 0; i < 50000; i++) {
+		snprintf(key, sizeof(key), "ns/k%d", i);
+		assert_true(wpol_budget_take(b, "c", key, 10, 6000));
+	}
+	wpol_budget_free(b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_legit),
+		cmocka_unit_test(test_child_rules),
+		cmocka_unit_test(test_forbidden),
+		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_not_owned),
+		cmocka_unit_test(test_secrets),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_primary_gone),
+		cmocka_unit_test(test_cluster_and_shared),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_budget),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
