@@ -513,6 +513,9 @@ sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,
 	}
 	if (rc < 0) {
 		view_violation(s, w, ticket, req.id, x.key, &v);
+	} else if (rc == 2) {
+		reply(w, ticket, req.id, IPC_VS_ERROR, NULL, NULL, NULL,
+		        "invalid label selector");
 	} else if (rc > 0) {
 		reply(w, ticket, req.id, IPC_VS_NOT_FOUND, NULL, NULL, NULL,
 		        NULL);

@@ -56,7 +56,9 @@ struct vpol_meter {
 
 /* Judges req of controller c for key (NULL: none in flight).  Returns 0
  * (allowed), 1 (req names an object no name can be, e.g. "..": answer
- * "not found" without asking), or -1 with the violation in *v. */
+ * "not found" without asking), 2 (a list whose label selector does not
+ * parse: answer an error without asking, as the API server would answer
+ * 400), or -1 with the violation in *v. */
 int vpol_check(const struct contract_ctrl *c, const char *key,
         const struct ipc_view_req *req, struct vpol_violation *v);
 /* The label key an object a get or log of req reads must carry with the

@@ -22,15 +22,18 @@ static const struct ipc_res instances = CONTRACT_RES_INSTANCES;
 static const struct ipc_res skillpacks = CONTRACT_RES_SKILLPACKS;
 static const struct ipc_res clusterroles = CONTRACT_RES_CLUSTERROLES;
 
-#define RUN_SEL    CONTRACT_LABEL_AGENT_RUN "=r1"
-#define AR         "agentrun"
-#define KEY        "default/r1"
-#define SYS        CONTRACT_SYSTEM_NS
-#define NO_RULE    NULL
-#define NOT_FOUND  "(not found)"
-#define NO_NS      NULL
-#define NO_SEL     NULL
-#define NAME_ANY   "x"
+#define RUN_SEL   CONTRACT_LABEL_AGENT_RUN "=r1"
+#define AR        "agentrun"
+#define KEY       "default/r1"
+#define SYS       CONTRACT_SYSTEM_NS
+#define NO_RULE   NULL
+#define NOT_FOUND "(not found)"
+#define BAD_SEL   "(invalid selector)"
+#define NO_NS     NULL
+#define NO_SEL    NULL
+#define NAME_ANY  "x"
+#define LONG_NAME                                                             \
+	"run-with-a-name-that-is-far-too-long-to-be-a-label-value-0123456789"
 #define SEL_IN_RUN RUN_SEL "," CONTRACT_LABEL_MANAGED_BY "=sympozium"
 
 /* The rule vpol_check() names for the request (NULL: allowed,
@@ -60,6 +63,9 @@ rule(const char *ctrl, const char *key, enum ipc_view_what what,
 		assert_non_null(v.rule);
 		assert_true(v.detail[0] != '\0');
 		return (v.rule);
+	}
+	if (rc == 2) {
+		return (BAD_SEL);
 	}
 	return (rc > 0 ? NOT_FOUND : NULL);
 }
@@ -221,9 +227,16 @@ test_own_lists(void **state)
 	assert_string_equal(
 	        LIST(AR, &pods, "default", CONTRACT_LABEL_AGENT_RUN),
 	        "view-own");
-	/* a selector labelsel refuses is no proof */
+	/* a selector labelsel refuses is no proof: answered as the API
+	 * server answers one it cannot parse, without asking it; so is a
+	 * run whose name is too long for a label value (a reconciler's
+	 * request, not an attack) */
 	assert_string_equal(
-	        LIST(AR, &pods, "default", RUN_SEL ",x in (a,b)"), "view-own");
+	        LIST(AR, &pods, "default", RUN_SEL ",x in (a,b)"), BAD_SEL);
+	assert_string_equal(
+	        rule(AR, "default/" LONG_NAME, IPC_VIEW_LIST, &clusterroles,
+	                NO_NS, NULL, CONTRACT_LABEL_AGENT_RUN "=" LONG_NAME),
+	        BAD_SEL);
 	assert_string_equal(LIST(AR, &clusterroles, NO_NS,
 	                            CONTRACT_LABEL_MANAGED_BY "=sympozium"),
 	        "view-own");
