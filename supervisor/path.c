@@ -202,6 +202,8 @@ struct pol_arg {
 	size_t ctl;
 };
 
+/* wpol_lookup_fn over the controller's own caches (wpolicy.h): 2 when a
+ * synced cache of every object of res in ns lacks it. */
 static int
 pol_lookup(void *arg, const struct ipc_res *res, const char *ns,
         const char *name, const char **json)
@@ -209,7 +211,7 @@ pol_lookup(void *arg, const struct ipc_res *res, const char *ns,
 	struct pol_arg *pa = arg;
 	struct sup *s = pa->s;
 	const struct sup_ctl *c = &s->ctls[pa->ctl];
-	bool unsynced = false;
+	bool unsynced = false, complete = false;
 
 	for (size_t i = c->first_kind; i < c->first_kind + c->spec->nwatches;
 	        i++) {
@@ -228,8 +230,13 @@ pol_lookup(void *arg, const struct ipc_res *res, const char *ns,
 		        != NULL) {
 			return (1);
 		}
+		complete = complete
+		        || ((s->kinds[i].selector == NULL
+		                    || s->kinds[i].selector[0] == '\0')
+		                && (s->kinds[i].ns == NULL
+		                        || strcmp(s->kinds[i].ns, ns) == 0));
 	}
-	return (unsynced ? -1 : 0);
+	return (unsynced ? -1 : complete ? 2 : 0);
 }
 
 static enum wpol_verdict

@@ -282,8 +282,8 @@ cached(const struct prim *p, const struct ipc_write *w, json_object **obj)
 	                               : 0;
 
 	*obj = NULL;
-	if (rc < 0) {
-		return (WPOL_RETRY);
+	if (rc < 0 || rc == 2) {
+		return (WPOL_RETRY); /* not synced yet, or gone meanwhile */
 	}
 	if (rc == 1 && json != NULL) {
 		*obj = jx_parse(json, strlen(json), 0, NULL, 0);

@@ -70,8 +70,11 @@ struct wpol_violation {
  * The controller's caches: 1 with *json (borrowed compact JSON text) when
  * an object of res ns/name is cached, 0 when its synced caches of that
  * resource do not hold it (or none caches that resource: a mutation is
- * then refused as not-owned), -1 when one that might hold it has not
- * synced yet (the RESULT is retried).  ns "" for cluster-scoped.
+ * then refused as not-owned), 2 when a synced cache of every object of
+ * that resource (no label selector) does not hold it: it is gone (another
+ * RESULT deleted it after the worker read it), and the RESULT is retried,
+ * nothing sent; -1 when one that might hold it has not synced yet (the
+ * RESULT is retried).  ns "" for cluster-scoped.
  */
 typedef int wpol_lookup_fn(void *arg, const struct ipc_res *res,
         const char *ns, const char *name, const char **json);

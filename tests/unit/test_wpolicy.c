@@ -60,6 +60,8 @@ struct fobj {
 
 static const struct fobj *fcache;
 static bool funsynced;
+/* A plural whose fake cache holds every object (no label selector). */
+static const char *fcomplete;
 
 /* The SkillPacks run_primary names, always cached: the skill RBAC check
  * (supervisor/rbacpol.h) compares a role's rules with its pack's. */
@@ -107,7 +109,10 @@ f_lookup(void *arg, const struct ipc_res *res, const char *ns,
 		o = f_find(packs, res, ns, name);
 	}
 	if (o == NULL) {
-		return (0);
+		return (fcomplete != NULL
+		                        && strcmp(fcomplete, res->plural) == 0
+		                ? 2
+		                : 0);
 	}
 	*json = dq(o->json);
 	return (1);
@@ -353,6 +358,12 @@ test_not_owned(void **state)
 	assert_int_equal(check("skillpack", "ns/code-review", sp, &w, 1, &v),
 	        WPOL_RETRY);
 	funsynced = false;
+	/* gone from a cache of every ConfigMap: deleted by another RESULT
+	 * since the worker read it; retried, not blamed */
+	fcomplete = "configmaps";
+	assert_int_equal(check("skillpack", "ns/code-review", sp, &w, 1, &v),
+	        WPOL_RETRY);
+	fcomplete = NULL;
 	/* an update of another AgentRun than the primary */
 	json_object *run = J("{'metadata':{'name':'r2'}}");
 	w = wr(IPC_OP_UPDATE, &runs, "ns", "r2", run);
