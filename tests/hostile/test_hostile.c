@@ -103,18 +103,9 @@ static char *canary64;
 static int
 free_port(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	int port = testutil_free_port();
 
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0
-	        && getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-		port = ntohs(sa.sin_port);
-	}
-	if (fd >= 0) {
-		close(fd);
-	}
+	assert_true(port > 0);
 	return (port);
 }
 

@@ -44,6 +44,7 @@
 #include "tests/lib/ksim.h"
 #include "tests/lib/optest.h"
 #include "tests/lib/sdproc.h"
+#include "tests/lib/testutil.h"
 
 #define WAIT_MS   20000
 #define ANSWER_MS 500
@@ -51,16 +52,9 @@
 static int
 free_port(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	int port = testutil_free_port();
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	port = ntohs(sa.sin_port);
-	close(fd);
+	assert_true(port > 0);
 	return (port);
 }
 

@@ -6,14 +6,18 @@
  */
 #include "tests/lib/testutil.h"
 
+#include <arpa/inet.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -153,4 +157,59 @@ testutil_rss_bytes(void)
 	}
 	fclose(fp);
 	return ((size_t)res * (size_t)sysconf(_SC_PAGESIZE));
+}
+
+/* Whether 127.0.0.1:port can be bound now (0: the kernel picks); the
+ * port bound, or -1. */
+static int
+try_port(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), got = -1;
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0
+	        && getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+		got = ntohs(sa.sin_port);
+	}
+	if (fd >= 0) {
+		close(fd);
+	}
+	return (got);
+}
+
+/* The low end of the ephemeral range (32768 when unreadable). */
+static int
+ephemeral_low(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	int lo = 32768, hi = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d %d", &lo, &hi) != 2 || lo < 2048) {
+			lo = 32768;
+		}
+		fclose(f);
+	}
+	return (lo);
+}
+
+int
+testutil_free_port(void)
+{
+	static unsigned seed;
+	int lo = 10000, hi = ephemeral_low();
+
+	if (seed == 0) {
+		seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	}
+	for (int i = 0; hi > lo && i < 64; i++) {
+		int port = lo + (int)(rand_r(&seed) % (unsigned)(hi - lo));
+		if (try_port(port) == port) {
+			return (port);
+		}
+	}
+	return (try_port(0));
 }

@@ -42,4 +42,11 @@ int testutil_rmtree(const char *dir);
  * (quarantine, free list): there a bound on it means nothing. */
 size_t testutil_rss_bytes(void);
 
+/* A TCP port of 127.0.0.1 free now, for a server a test starts and
+ * must name beforehand: below the kernel's ephemeral range
+ * (net.ipv4.ip_local_port_range), so no outgoing connection of the tests
+ * running beside takes it before the server binds it; picked at random
+ * and tried.  -1 when none is found. */
+int testutil_free_port(void);
+
 #endif

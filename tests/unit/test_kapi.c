@@ -758,15 +758,9 @@ test_5xx_retry_rules(void **state)
 static int
 free_port(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sin);
-	int s = socket(AF_INET, SOCK_STREAM, 0), port;
+	int port = testutil_free_port();
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(s, (struct sockaddr *)&sin, len), 0);
-	assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &len), 0);
-	port = ntohs(sin.sin_port);
-	close(s);
+	assert_true(port > 0);
 	return (port);
 }
 
