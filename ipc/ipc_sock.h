@@ -80,5 +80,11 @@ pid_t ipc_sock_peer_pid(struct ipc_sock *s);
 /* Closes the socket and frees it; NULL is accepted.  Queued messages may
  * be dropped. */
 void ipc_sock_close(struct ipc_sock *s);
+/* The same without waiting: the close runs on a detached thread of its
+ * own (nng 1.5.2 can hang in nng_close(); see ipc_sock.c).  NULL is
+ * accepted. */
+void ipc_sock_close_async(struct ipc_sock *s);
+/* How many ipc_sock_close_async() closes have not finished. */
+unsigned ipc_sock_closing(void);
 
 #endif

@@ -54,7 +54,8 @@ struct wk_worker {
 	struct wk_pool *pool;
 	struct ctl *ctl;
 	int index;
-	char *path; /* socket file */
+	char *path;   /* socket file of the current process */
+	unsigned gen; /* processes started in this slot: names the path */
 	enum phase phase;
 	pid_t pid; /* 0: no process */
 	struct ipc_sock *sock;
@@ -180,6 +181,33 @@ close_report(struct wk_worker *w)
 	w->report_fd = -1;
 }
 
+/*
+ * Ends the worker's session: its socket closes on a thread of its own
+ * (ipc_sock_close_async(): nng 1.5.2 can hang in a close racing the
+ * peer's death), its socket file goes at once, and the next process gets
+ * a path of its own.  Closes that pile up mean such hangs: said in the log at
+ * 4, 8, 16, ... of them.
+ */
+static void
+drop_sock(struct wk_worker *w)
+{
+	static unsigned warned = 2;
+	unsigned n;
+
+	if (w->sock != NULL && w->path != NULL) {
+		unlink(w->path); /* nobody dials the closing socket */
+	}
+	ipc_sock_close_async(w->sock);
+	w->sock = NULL;
+	n = ipc_sock_closing();
+	if (n > warned && n >= 4) {
+		warned = n * 2 - 1;
+		log_warnx("%u worker sockets still closing: nng close hang "
+		          "(docs/known-issues.md)",
+		        n);
+	}
+}
+
 static void
 worker_fini(struct wk_worker *w)
 {
@@ -189,7 +217,7 @@ worker_fini(struct wk_worker *w)
 		kill(w->pid, SIGKILL);
 		while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) { }
 	}
-	ipc_sock_close(w->sock);
+	drop_sock(w);
 	close_report(w);
 	restart_free(w->restart);
 	free(w->path);
@@ -260,7 +288,6 @@ worker_init(struct wk_pool *p, struct ctl *c, int i)
 	w->pool = p;
 	w->ctl = c;
 	w->index = i;
-	w->path = xasprintf("%s/%s-%d.sock", p->cfg.runtime_dir, c->name, i);
 	w->phase = PH_STOPPED;
 	w->restart = restart_new(&p->cfg.restart);
 	w->started_ms = -1;
@@ -293,7 +320,7 @@ wk_add_controller(struct wk_pool *p, const char *name, int nprocs, char *err,
 		                : "process count out of range 1..64");
 		return (-1);
 	}
-	if (strlen(p->cfg.runtime_dir) + strlen(name) + 16
+	if (strlen(p->cfg.runtime_dir) + strlen(name) + 32
 	        > sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "runtime directory path too long");
 		return (-1);
@@ -416,10 +443,9 @@ kill_worker(struct wk_worker *w, int64_t now, const char *cause)
 	}
 	log_warnx("worker %s-%d (pid %d): %s; killing it", w->ctl->name,
 	        w->index, (int)w->pid, cause);
+	drop_sock(w); /* before the peer dies: see drop_sock() */
 	kill(w->pid, SIGKILL);
 	w->killed = true;
-	ipc_sock_close(w->sock);
-	w->sock = NULL;
 	w->phase = PH_DYING;
 	w->deadline = -1;
 	w->hb_deadline = -1;
@@ -487,8 +513,7 @@ slot_down(struct wk_worker *w, int64_t now, const char *cause, bool permanent)
 	enum restart_state st;
 	int64_t delay;
 
-	ipc_sock_close(w->sock);
-	w->sock = NULL;
+	drop_sock(w);
 	close_report(w);
 	w->pid = 0;
 	w->deadline = -1;
@@ -645,6 +670,11 @@ spawn(struct wk_worker *w, int64_t now)
 	int n = 0, rep[2] = { -1, -1 };
 	pid_t parent = getpid(), pid;
 
+	/* A path per process: the last one's socket may still be closing
+	 * (drop_sock()), listening on its own path. */
+	free(w->path);
+	w->path = xasprintf("%s/%s-%d.%u.sock", p->cfg.runtime_dir,
+	        w->ctl->name, w->index, ++w->gen);
 	w->sock = ipc_sock_listen(w->path, p->cfg.max_msg, err, sizeof(err));
 	if (w->sock == NULL) {
 		snprintf(cause, sizeof(cause), "listen: %s", err);
@@ -846,8 +876,7 @@ on_error(struct wk_worker *w, const char *msg, int64_t now)
 	snprintf(why, sizeof(why), "worker error: %s", w->reason);
 	log_warnx("worker %s-%d (pid %d): %s", w->ctl->name, w->index,
 	        (int)w->pid, why);
-	ipc_sock_close(w->sock);
-	w->sock = NULL;
+	drop_sock(w);
 	w->phase = PH_DYING;
 	w->hb_deadline = -1;
 	w->deadline = now + w->pool->cfg.kill_after_ms;

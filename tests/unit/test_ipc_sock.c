@@ -9,7 +9,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -319,9 +322,133 @@ test_lsan_hook(void **state)
 	assert_null(strstr(s, "nng"));
 }
 
-int
-main(void)
+/* This program's own path: the dialer of test_close_async is a fresh
+ * exec of it (nng cannot be used in a forked child of an nng process). */
+static const char *self;
+
+static int64_t
+now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/* The dialer: sends heartbeats as fast as it can until it is killed. */
+static int
+dialer_main(const char *path)
+{
+	char err[256];
+	struct ipc_sock *s = ipc_sock_dial(path, 0, 5000, err, sizeof(err));
+	int64_t seq = 0;
+
+	if (s == NULL) {
+		fprintf(stderr, "dialer: %s\n", err);
+		return (1);
+	}
+	for (;;) {
+		json_object *o = ipc_heartbeat_new(seq);
+
+		ipc_sock_send(s, IPC_HEARTBEAT, seq++, o);
+		json_object_put(o);
+	}
+}
+
+static pid_t
+spawn_dialer(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(self, self, "--dialer", path, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	return (pid);
+}
+
+/* The supervisor's way of ending a worker (supervisor/workers.c
+ * drop_sock()): the socket is closed without waiting while the peer is
+ * killed mid-stream.  nng 1.5.2 can hang such a close (ipc_sock.c): the
+ * caller must never wait for it, and a hung close must not stop the next
+ * socket from working (each round listens anew and receives).  The bound
+ * is generous (the machine is shared): a blocking close is either instant
+ * or forever. */
+static void
+test_close_async_peer_killed(void **state)
+{
+	struct fixture *f = *state;
+	enum { ROUNDS = 40 };
+	char path[ROUNDS][sizeof(f->path)];
+	int64_t t0, worst = 0;
+	struct ipc_sock *sup;
+	struct ipc_msg m;
+	char err[256] = "";
+	int st;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		/* a path of its own: the last close may still hold its own */
+		snprintf(path[i], sizeof(path[i]), "%s/w%d.sock", f->dir, i);
+		sup = ipc_sock_listen(path[i], 0, err, sizeof(err));
+		assert_non_null(sup);
+		pid_t pid = spawn_dialer(path[i]);
+
+		assert_int_equal(
+		        sup_recv(sup, &m, err, sizeof(err)), IPC_SOCK_OK);
+		assert_int_equal(m.type, IPC_HEARTBEAT);
+		ipc_msg_fini(&m);
+		t0 = now_ms();
+		ipc_sock_close_async(sup);
+		kill(pid, SIGKILL);
+		if (now_ms() - t0 > worst) {
+			worst = now_ms() - t0;
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFSIGNALED(st));
+	}
+	assert_true(worst < 2000);
+	assert_true(ipc_sock_closing() <= ROUNDS);
+	print_message("closes not finished yet: %u of %d\n",
+	        ipc_sock_closing(), ROUNDS);
+	for (int i = 0; i < ROUNDS; i++) {
+		unlink(path[i]);
+	}
+}
+
+/* With no peer there is no race: every async close finishes, counted in
+ * and out, and the socket file is free to listen on again. */
+static void
+test_close_async_idle(void **state)
+{
+	struct fixture *f = *state;
+	unsigned before = ipc_sock_closing();
+	struct ipc_sock *sup;
+	char err[256] = "";
+	int64_t t0;
+
+	for (int i = 0; i < 20; i++) {
+		sup = ipc_sock_listen(f->path, 0, err, sizeof(err));
+		assert_non_null(sup);
+		ipc_sock_close_async(sup);
+		t0 = now_ms();
+		while (ipc_sock_closing() > before && now_ms() - t0 < 20000) {
+			usleep(1000);
+		}
+		assert_int_equal(ipc_sock_closing(), before);
+	}
+	ipc_sock_close_async(NULL);
+	assert_int_equal(ipc_sock_closing(), before);
+}
+
+int
+main(int argc, char **argv)
+{
+	self = argv[0];
+	if (argc == 3 && strcmp(argv[1], "--dialer") == 0) {
+		return (dialer_main(argv[2]));
+	}
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		        test_both_ways, setup, teardown),
@@ -334,6 +461,10 @@ main(void)
 		        test_send_would_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test(test_lsan_hook),
+		cmocka_unit_test_setup_teardown(
+		        test_close_async_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_close_async_peer_killed, setup, teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
