@@ -197,6 +197,15 @@ static const struct contract_write mcpserver_w[] = {
 	W_SELF(CONTRACT_RES_MCPSERVERS),
 	W_CHILD(CONTRACT_RES_DEPLOYMENTS, MCP_W, CONTRACT_LABEL_MCP_SERVER),
 	W_CHILD(CONTRACT_RES_SERVICES, MCP_W, CONTRACT_LABEL_MCP_SERVER),
+	/* upstream's Deployment and Service carry no label: adopted */
+	{ .res = CONTRACT_RES_DEPLOYMENTS,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_ADOPT,
+	        .label = CONTRACT_LABEL_MCP_SERVER },
+	{ .res = CONTRACT_RES_SERVICES,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_ADOPT,
+	        .label = CONTRACT_LABEL_MCP_SERVER },
 };
 
 /* ---- the view tables: what each reconciler reads (workers/), where
@@ -249,6 +258,10 @@ static const struct contract_view schedule_views[] = {
 
 static const struct contract_view mcpserver_views[] = {
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* a Deployment or Service of its name the child watch does not
+	 * see (upstream's, unlabelled: adopted) */
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
 };
 
 #define CTRL(n, fin, w, v)                                                    \

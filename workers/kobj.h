@@ -70,6 +70,17 @@ void kobj_set_owner(json_object *child, json_object *owner);
 /* Whether child's controller reference names owner's uid. */
 bool kobj_owned_by(json_object *child, json_object *owner);
 
+/* Adoption of an object the reconciler's child watch cannot see, one
+ * that another controller (upstream's) created for owner without the
+ * child label: when live's controller reference already names owner's
+ * uid, appends the JSON patch of contract.h's CONTRACT_OWN_ADOPT (tests of
+ * live's resourceVersion and of that reference, then the label key=value
+ * added) and returns 0; returns -1, appending nothing, when live is not
+ * controlled by owner.  live and owner borrowed. */
+int kobj_adopt(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, const char *key,
+        const char *value);
+
 /* The child of that kind and name in a WORK's children array, or NULL.
  * Borrowed. */
 json_object *kobj_child(

@@ -147,6 +147,12 @@ check_writes(const struct contract_ctrl *c)
 			assert_non_null(w->ref);
 			assert_non_null(w->match);
 			break;
+		case CONTRACT_OWN_ADOPT:
+			/* a patch of a child kind the controller watches */
+			assert_int_equal(w->ops, CONTRACT_W_PATCH);
+			assert_non_null(w->label);
+			assert_true(watched(c, &w->res));
+			break;
 		}
 	}
 	assert_true(ev);
