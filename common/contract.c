@@ -27,6 +27,11 @@ static const struct contract_watch agentrun[] = {
 	        CONTRACT_READ },
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS,
 	        CONTRACT_LABEL_COMPONENT "=memory", CONTRACT_READ },
+	/* server mode (spec 1.4): the web-proxy Deployment and Service */
+	{ "Deployment", CONTRACT_RES_DEPLOYMENTS, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
+	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -93,6 +98,12 @@ static const struct contract_write agentrun_w[] = {
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CLUSTER(CONTRACT_RES_CLUSTERROLES),
 	W_CLUSTER(CONTRACT_RES_CLUSTERROLEBINDINGS),
+	/* server mode (spec 1.4): created; deleted with the run */
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS,
+	        CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
 };
 
 static const struct contract_watch instance[] = {

@@ -22,6 +22,7 @@
 #include "workers/agentrun_job.h"
 #include "workers/agentrun_mcp.h"
 #include "workers/agentrun_result.h"
+#include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
 
@@ -515,7 +516,9 @@ count_gates(json_object *hooks)
 
 /* A timeout that does not parse (upstream cannot even decode such a
  * run), features this build rejects, and the gate checks (spec 1.3
- * steps 2, 3, 10; 1.7; 1.11).  Returns 1 when the run failed. */
+ * steps 2, 3, 10; 1.7; 1.11); a server-mode run goes to
+ * agentrun_server_pending() (spec 1.4).  Returns 1 when the run failed,
+ * 2 when the server path took it, -1 on a view error. */
 static int
 unsupported(struct ctx *c)
 {
@@ -554,7 +557,7 @@ unsupported(struct ctx *c)
 		        "agent-sandbox mode requires dynamic client "
 		        "(agent-sandbox CRDs not available)");
 	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
-		fail_run(c, "server mode is not supported by this controller");
+		return (agentrun_server_pending(c->in, c->out, c->status));
 	} else {
 		return (0);
 	}
@@ -937,8 +940,8 @@ pending(struct ctx *c)
 	struct plan p = { 0 };
 	int rc = validate(c, &p.inst);
 
-	if (rc == 0 && unsupported(c) != 0) {
-		rc = 1;
+	if (rc == 0) {
+		rc = unsupported(c); /* 2: the server path took the run */
 	}
 	if (rc == 0) {
 		ensure_sa_and_input(c);
@@ -1290,8 +1293,9 @@ dispatch(struct ctx *c)
 		running(c);
 	} else if (terminal(phase)) {
 		completed(c);
-	} else if (strcmp(phase, "Serving") == 0
-	        || strcmp(phase, "PostRunning") == 0) {
+	} else if (strcmp(phase, "Serving") == 0) {
+		agentrun_server_serving(c->in, c->out, c->status);
+	} else if (strcmp(phase, "PostRunning") == 0) {
 		fail_run(c, "phase %s is not supported by this controller",
 		        phase);
 		rec_verdict(c->out, IPC_V_DONE, 0, NULL);

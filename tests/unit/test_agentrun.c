@@ -4,7 +4,8 @@
  * VIEW_REQ from a little store of objects and pod logs): finalizer,
  * policy failures, the Pending writes and the Job, the Running path (Job
  * counters, a pod name found late, the agent container, timeout, missing
- * Job), completion (finalizer removal, pruning) and deletion.
+ * Job), completion (finalizer removal, pruning) and deletion.  The
+ * server mode: test_agentrun_server.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,9 +259,12 @@ test_unsupported(void **state)
 	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
 	res = run(f, r, NULL, T0);
 	assert_int_equal(nwrites(res), 2);
-	evtest_assert(res, 1, "r", "Warning", "Failed", "server mode");
+	/* upstream agentrun_controller.go reconcilePendingServer: the
+	 * instance's skill pack "web" is absent, so no server sidecar (the
+	 * server path itself: tests/unit/test_agentrun_server.c) */
+	evtest_assert(res, 1, "r", "Warning", "Failed", "requiresServer");
 	assert_string_equal(jx_get_str(status_of(res), "error"),
-	        "server mode is not supported by this controller");
+	        "no sidecar with requiresServer=true found");
 	json_object_put(res);
 	free(r);
 }
@@ -616,7 +620,7 @@ test_bad_input(void **state)
 	        "lifecycle postRun hooks are not supported by this "
 	        "controller");
 	fails_with(f, ",\"mode\":\"server\"",
-	        "server mode is not supported by this controller");
+	        "no sidecar with requiresServer=true found");
 	/* a bad timeout on the instance is only ignored (spec 1.3 step 6) */
 	fakesup_add_json(f, "sympoziuminstances",
 	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"

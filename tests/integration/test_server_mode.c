@@ -1,0 +1,191 @@
+/*
+ * test_server_mode.c: server-mode AgentRuns (spec
+ * sympozium-controllers.md 1.4, 1.8) under the whole operator
+ * (bin/sympoziumd and its workers against bin/kubesim).  A run with
+ * spec.mode "server" and a requiresServer skill reaches phase Serving
+ * with its Deployment and Service <run>-server, owned by it (upstream
+ * agentrun_controller.go reconcilePendingServer at 008266e); a run the
+ * upstream operator left in Serving, with its Deployment, before ours
+ * started, stays Serving (reconcileServing) instead of failing; a
+ * Serving run whose Deployment is deleted fails with "server Deployment
+ * not found".
+ *
+ * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
+ * the workers found under it in /proc, are signalled.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/kapi.h"
+#include "common/xmalloc.h"
+#include "tests/lib/ksim.h"
+#include "tests/lib/optest.h"
+#include "tests/lib/sdproc.h"
+#include "tests/lib/testutil.h"
+
+#define WAIT_MS 15000
+#define NS      "default"
+#define GROUP   "sympozium.ai"
+#define VERSION "v1alpha1"
+
+static const struct kapi_res R_RUN = { GROUP, VERSION, "agentruns", true };
+static const struct kapi_res R_INST
+        = { GROUP, VERSION, "sympoziuminstances", true };
+static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
+static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
+static const struct kapi_res R_SVC = { "", "v1", "services", true };
+
+static struct optest F;
+
+static void
+create(const struct kapi_res *r, json_object *o, json_object **out)
+{
+	optest_create_or_fail(&F, r, NS, o, out);
+	json_object_put(o);
+}
+
+static void
+create_run(const char *name, json_object **out)
+{
+	create(&R_RUN,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	                "\"AgentRun\",\"metadata\":{\"name\":\"%s\"},"
+	                "\"spec\":{\"instanceRef\":\"web\",\"agentId\":"
+	                "\"e2e\",\"sessionKey\":\"s1\",\"task\":\"serve\","
+	                "\"mode\":\"server\",\"skills\":[{\"skillPackRef\":"
+	                "\"web-endpoint\"}],\"model\":{\"provider\":"
+	                "\"openai\",\"model\":\"gpt-4o\",\"authSecretRef\":"
+	                "\"\"}}}",
+	                name),
+	        out);
+}
+
+/* A run as the upstream operator leaves it: Serving, its Deployment
+ * <name>-server owned by it and labelled sympozium.ai/agent-run. */
+static void
+create_serving(const char *name)
+{
+	json_object *run = NULL, *dep, *out = NULL;
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	create_run(name, &run);
+	jx_set_path(run, "metadata.finalizers",
+	        json_tokener_parse("[\"sympozium.ai/agentrun-finalizer\"]"));
+	dep = testutil_jsonf(
+	        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	        "\"metadata\":{\"name\":\"%s-server\",\"labels\":{"
+	        "\"sympozium.ai/agent-run\":\"%s\",\"sympozium.ai/"
+	        "component\":\"agent-server\"},\"ownerReferences\":[{"
+	        "\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":"
+	        "true,\"blockOwnerDeletion\":true}]},\"spec\":{\"replicas\":1,"
+	        "\"selector\":{\"matchLabels\":{\"sympozium.ai/agent-run\":"
+	        "\"%s\"}},\"template\":{\"metadata\":{\"labels\":{"
+	        "\"sympozium.ai/agent-run\":\"%s\"}},\"spec\":{\"containers\":"
+	        "[{\"name\":\"web-proxy\",\"image\":\"x\"}]}}}}",
+	        name, name, name, jx_get_str(run, "metadata.uid"), name, name);
+	create(&R_DEP, dep, NULL);
+	jx_set_path(run, "status",
+	        testutil_jsonf("{\"phase\":\"Serving\",\"deploymentName\":"
+	                       "\"%s-server\",\"serviceName\":\"%s-server\","
+	                       "\"startedAt\":\"2020-01-01T00:00:00Z\"}",
+	                name, name));
+	assert_int_equal(
+	        kapi_update_status(F.a.c, &R_RUN, NS, run, &out, &e), KAPI_OK);
+	kapi_err_fini(&e);
+	json_object_put(out);
+	json_object_put(run);
+}
+
+static int
+setup(void **state)
+{
+	*state = &F;
+	if (optest_start(&F, "test-server-mode", NULL, 10000, WAIT_MS) != 0) {
+		return (-1);
+	}
+	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
+	create(&R_INST,
+	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                       "\"kind\":\"SympoziumInstance\",\"metadata\":"
+	                       "{\"name\":\"web\"},\"spec\":{\"agents\":{"
+	                       "\"default\":{\"model\":\"gpt-4o\"}}}}"),
+	        NULL);
+	create(&R_SKP,
+	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                       "\"kind\":\"SkillPack\",\"metadata\":{\"name\":"
+	                       "\"web-endpoint\"},\"spec\":{\"skills\":[],"
+	                       "\"sidecar\":{\"image\":\"web-proxy:e2e\","
+	                       "\"requiresServer\":true,\"ports\":[{\"name\":"
+	                       "\"http\",\"containerPort\":8080}]}}}"),
+	        NULL);
+	/* before the operator starts: what upstream left behind */
+	create_serving("left");
+	optest_sd_start(&F, 0, 0, NULL);
+	return (0);
+}
+
+static void
+test_pending_to_serving(void **state)
+{
+	const struct optest_owner own = { "AgentRun", "srv", NULL };
+	json_object *run;
+
+	(void)state;
+	create_run("srv", NULL);
+	optest_wait_field(&F, &R_RUN, NS, "srv", "status.phase", "Serving");
+	run = optest_get(&F, &R_RUN, NS, "srv");
+	assert_string_equal(
+	        jx_get_str(run, "status.deploymentName"), "srv-server");
+	assert_string_equal(
+	        jx_get_str(run, "status.serviceName"), "srv-server");
+	assert_non_null(jx_get_str(run, "status.startedAt"));
+	json_object_put(run);
+	optest_wait_obj(
+	        &F, &R_DEP, NS, "srv-server", optest_check_owner, &own);
+	optest_wait_obj(
+	        &F, &R_SVC, NS, "srv-server", optest_check_owner, &own);
+}
+
+/* The taken-over Serving run stays Serving (checked after the operator
+ * has had time to reconcile it: the new run above went through). */
+static void
+test_taken_over(void **state)
+{
+	json_object *run;
+
+	(void)state;
+	run = optest_get(&F, &R_RUN, NS, "left");
+	assert_string_equal(jx_get_str(run, "status.phase"), "Serving");
+	assert_null(jx_get(run, "status.error"));
+	json_object_put(run);
+	/* its Deployment gone: upstream fails the run */
+	assert_int_equal(kapi_delete(F.a.c, &R_DEP, NS, "left-server", NULL,
+	                         NULL, NULL),
+	        KAPI_OK);
+	optest_wait_field(&F, &R_RUN, NS, "left", "status.phase", "Failed");
+	optest_wait_field(&F, &R_RUN, NS, "left", "status.error",
+	        "server Deployment not found");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pending_to_serving),
+		cmocka_unit_test(test_taken_over),
+		cmocka_unit_test(optest_test_sigterm),
+	};
+
+	return (cmocka_run_group_tests(tests, setup, optest_teardown));
+}

@@ -1,0 +1,314 @@
+/*
+ * test_agentrun_server.c: the server mode of the AgentRun reconciler
+ * (workers/agentrun_server.c) against the fake supervisor: a Pending run
+ * with spec.mode "server" and its web-proxy Deployment, Service and
+ * Serving status; the Serving phase (Deployment present: requeue in 30 s
+ * whatever the age; gone: Failed; stale cache: wait).  Expected values
+ * come from upstream internal/controller/agentrun_controller.go at
+ * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret
+ * and reconcileServing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/jsonx.h"
+#include "common/xmalloc.h"
+#include "tests/lib/fakesup.h"
+#include "workers/agentrun.h"
+
+/* 2026-01-01T00:00:00Z */
+#define T0 1767225600000LL
+
+#define FIN ",\"finalizers\":[\"sympozium.ai/agentrun-finalizer\"]"
+#define INSTANCE                                                              \
+	"{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},\"spec\":"   \
+	"{\"skills\":[{\"skillPackRef\":\"skillpack-web-endpoint\","          \
+	"\"params\":{\"rate_limit_rpm\":\"60\"}}]}}"
+/* the server pack in the system namespace (upstream falls back to it) */
+#define PACK                                                                  \
+	"{\"metadata\":{\"name\":\"web-endpoint\",\"namespace\":"             \
+	"\"sympozium-system\"},\"spec\":{\"sidecar\":{\"image\":"             \
+	"\"ghcr.io/x/web-proxy:v1\",\"requiresServer\":true,\"env\":"         \
+	"[{\"name\":\"MODE\",\"value\":\"openai\"}],\"ports\":[{\"name\":"    \
+	"\"http\",\"containerPort\":8080}],\"resources\":{\"cpu\":"           \
+	"\"200m\"}}}}"
+
+static json_object *
+run(struct fakesup *f, const char *obj, const char *children, int64_t now)
+{
+	json_object *o = json_tokener_parse(obj);
+	json_object *ch = json_tokener_parse(children ? children : "[]");
+	struct fakesup_run r;
+	json_object *res;
+
+	fakesup_run(&agentrun_reconciler, f, "ns/r", o, ch, now, &r);
+	res = json_object_get(r.result);
+	json_object_object_add(res, "v", json_object_new_int((int)r.verdict));
+	json_object_object_add(
+	        res, "after", json_object_new_int64(r.after_ms));
+	fakesup_run_fini(&r);
+	json_object_put(o);
+	json_object_put(ch);
+	return (res);
+}
+
+static json_object *
+find_w(json_object *res, const char *op, const char *plural)
+{
+	json_object *ws = json_object_object_get(res, "writes");
+
+	for (size_t i = 0; i < jx_array_len(ws); i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (strcmp(jx_get_str(w, "op"), op) == 0
+		        && strcmp(jx_get_str(w, "resource.plural"), plural)
+		                == 0) {
+			return (w);
+		}
+	}
+	return (NULL);
+}
+
+static int64_t
+num(json_object *o, const char *path)
+{
+	int64_t v = -1;
+
+	jx_get_int(o, path, &v);
+	return (v);
+}
+
+static char *
+mkrun(const char *spec_extra, const char *status)
+{
+	return (xasprintf(
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"metadata\":{\"name\":\"r\",\"namespace\":"
+	        "\"ns\",\"uid\":\"u1\"" FIN "},\"spec\":{\"instanceRef\":"
+	        "\"alice\",\"agentId\":\"primary\",\"task\":\"serve\","
+	        "\"mode\":\"server\",\"model\":{\"provider\":\"openai\","
+	        "\"model\":\"gpt-4o\",\"nodeSelector\":{\"gpu\":\"yes\"}}%s},"
+	        "\"status\":{%s}}",
+	        spec_extra, status));
+}
+
+/* The env entry name of c, or NULL. */
+static json_object *
+env(json_object *c, const char *name)
+{
+	json_object *e = json_object_object_get(c, "env");
+
+	for (size_t i = 0; i < jx_array_len(e); i++) {
+		json_object *v = json_object_array_get_idx(e, i);
+		if (strcmp(jx_get_str(v, "name"), name) == 0) {
+			return (v);
+		}
+	}
+	return (NULL);
+}
+
+/* A label (keys hold dots, so not a jx path). */
+static const char *
+lab(json_object *l, const char *key)
+{
+	json_object *v = json_object_object_get(l, key);
+
+	return (v != NULL ? json_object_get_string(v) : "(none)");
+}
+
+static void
+assert_labels(json_object *l)
+{
+	assert_string_equal(lab(l, "sympozium.ai/agent-run"), "r");
+	assert_string_equal(lab(l, "sympozium.ai/instance"), "alice");
+	assert_string_equal(lab(l, "sympozium.ai/component"), "agent-server");
+	assert_string_equal(lab(l, "app.kubernetes.io/part-of"), "sympozium");
+	assert_string_equal(lab(l, "app.kubernetes.io/managed-by"),
+	        "sympozium-controller");
+}
+
+static void
+check_container(json_object *c)
+{
+	assert_string_equal(jx_get_str(c, "name"), "web-proxy");
+	assert_string_equal(jx_get_str(c, "image"), "ghcr.io/x/web-proxy:v1");
+	assert_string_equal(jx_get_str(c, "imagePullPolicy"), "IfNotPresent");
+	assert_string_equal(jx_get_str(env(c, "MODE"), "value"), "openai");
+	assert_string_equal(
+	        jx_get_str(env(c, "INSTANCE_NAME"), "value"), "alice");
+	assert_string_equal(jx_get_str(env(c, "WEB_PROXY_API_KEY"),
+	                            "valueFrom.secretKeyRef.name"),
+	        "alice-web-proxy-key");
+	assert_string_equal(jx_get_str(env(c, "WEB_PROXY_API_KEY"),
+	                            "valueFrom.secretKeyRef.key"),
+	        "api-key");
+	assert_string_equal(
+	        jx_get_str(env(c, "RATE_LIMIT_RPM"), "value"), "60");
+	assert_string_equal(
+	        jx_get_str(env(c, "SKILL_RATE_LIMIT_RPM"), "value"), "60");
+	assert_int_equal(num(c, "ports.0.containerPort"), 8080);
+	assert_string_equal(jx_get_str(c, "ports.0.protocol"), "TCP");
+	assert_string_equal(
+	        jx_get_str(c, "livenessProbe.httpGet.path"), "/healthz");
+	assert_int_equal(num(c, "livenessProbe.httpGet.port"), 8080);
+	assert_int_equal(num(c, "livenessProbe.initialDelaySeconds"), 5);
+	assert_int_equal(num(c, "livenessProbe.periodSeconds"), 10);
+	assert_int_equal(num(c, "readinessProbe.initialDelaySeconds"), 3);
+	assert_int_equal(num(c, "readinessProbe.periodSeconds"), 5);
+	assert_string_equal(jx_get_str(c, "resources.requests.cpu"), "200m");
+	assert_string_equal(
+	        jx_get_str(c, "resources.requests.memory"), "128Mi");
+	assert_string_equal(jx_get_str(c, "resources.limits.cpu"), "500m");
+	assert_string_equal(jx_get_str(c, "resources.limits.memory"), "256Mi");
+}
+
+/* reconcilePendingServer: Deployment and Service <run>-server, owned,
+ * labelled; status Serving with their names; requeue 30 s. */
+static void
+test_pending_server(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *d, *s, *st;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "create", "jobs"));
+	assert_non_null(find_w(res, "create", "serviceaccounts"));
+	d = jx_get(find_w(res, "create", "deployments"), "object");
+	assert_non_null(d);
+	assert_string_equal(jx_get_str(d, "metadata.name"), "r-server");
+	assert_string_equal(
+	        jx_get_str(d, "metadata.ownerReferences.0.uid"), "u1");
+	assert_labels(jx_get(d, "metadata.labels"));
+	assert_labels(jx_get(d, "spec.selector.matchLabels"));
+	assert_labels(jx_get(d, "spec.template.metadata.labels"));
+	assert_int_equal(num(d, "spec.replicas"), 1);
+	assert_string_equal(
+	        jx_get_str(d, "spec.template.spec.serviceAccountName"),
+	        "sympozium-agent");
+	assert_string_equal(
+	        jx_get_str(d, "spec.template.spec.restartPolicy"), "Always");
+	assert_string_equal(
+	        jx_get_str(d, "spec.template.spec.nodeSelector.gpu"), "yes");
+	check_container(jx_get(d, "spec.template.spec.containers.0"));
+	s = jx_get(find_w(res, "create", "services"), "object");
+	assert_string_equal(jx_get_str(s, "metadata.name"), "r-server");
+	assert_labels(jx_get(s, "spec.selector"));
+	assert_int_equal(num(s, "spec.ports.0.port"), 8080);
+	assert_int_equal(num(s, "spec.ports.0.targetPort"), 8080);
+	assert_string_equal(jx_get_str(s, "spec.ports.0.name"), "http");
+	st = jx_get(
+	        find_w(res, "update_status", "agentruns"), "object.status");
+	assert_string_equal(jx_get_str(st, "phase"), "Serving");
+	assert_string_equal(jx_get_str(st, "deploymentName"), "r-server");
+	assert_string_equal(jx_get_str(st, "serviceName"), "r-server");
+	assert_string_equal(
+	        jx_get_str(st, "startedAt"), "2026-01-01T00:00:00Z");
+	assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(num(res, "after"), 30000);
+	json_object_put(res);
+	free(r);
+}
+
+/* ensureServerAPIKeySecret: a skill's auth_secret_ref is used as is. */
+static void
+test_auth_secret_ref(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(",\"skills\":[{\"skillPackRef\":\"web-endpoint\","
+	                "\"params\":{\"auth_secret_ref\":\"mine\"}}]",
+	        "");
+	json_object *res, *c;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, r, NULL, T0);
+	c = jx_get(find_w(res, "create", "deployments"),
+	        "object.spec.template.spec.containers.0");
+	assert_string_equal(jx_get_str(env(c, "WEB_PROXY_API_KEY"),
+	                            "valueFrom.secretKeyRef.name"),
+	        "mine");
+	assert_null(env(c, "RATE_LIMIT_RPM"));
+	json_object_put(res);
+	free(r);
+}
+
+#define SERVING                                                               \
+	"\"phase\":\"Serving\",\"deploymentName\":\"r-server\","              \
+	"\"serviceName\":\"r-server\",\"startedAt\":\"2020-01-01T00:00:00Z\""
+#define DEPLOY                                                                \
+	"[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":"  \
+	"{\"name\":\"r-server\",\"namespace\":\"ns\"},\"status\":"            \
+	"{\"replicas\":1,\"readyReplicas\":0}}]"
+
+/* reconcileServing: no timeout (startedAt years ago), no writes, 30 s;
+ * the Deployment gone: Failed "server Deployment not found". */
+static void
+test_serving(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(",\"timeout\":\"1m\"", SERVING);
+	json_object *res, *st;
+
+	res = run(f, r, DEPLOY, T0);
+	assert_null(find_w(res, "update_status", "agentruns"));
+	assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(num(res, "after"), 30000);
+	json_object_put(res);
+	res = run(f, r, NULL, T0);
+	st = jx_get(
+	        find_w(res, "update_status", "agentruns"), "object.status");
+	assert_string_equal(jx_get_str(st, "phase"), "Failed");
+	assert_string_equal(
+	        jx_get_str(st, "error"), "server Deployment not found");
+	assert_int_equal(num(res, "v"), IPC_V_DONE);
+	json_object_put(res);
+	free(r);
+}
+
+/* reconcileDelete: the Deployment and Service named in the status go. */
+static void
+test_delete(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", SERVING);
+	json_object *o = json_tokener_parse(r), *res;
+
+	jx_setv(o, json_object_new_string("2026-01-01T00:00:00Z"), "metadata",
+	        "deletionTimestamp", NULL);
+	res = run(f, json_object_to_json_string(o), DEPLOY, T0);
+	assert_string_equal(
+	        jx_get_str(find_w(res, "delete", "deployments"), "name"),
+	        "r-server");
+	assert_string_equal(
+	        jx_get_str(find_w(res, "delete", "services"), "name"),
+	        "r-server");
+	json_object_put(res);
+	json_object_put(o);
+	free(r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		        test_pending_server, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_auth_secret_ref, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_serving, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_delete, fakesup_setup, fakesup_teardown),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}

@@ -1,0 +1,439 @@
+/*
+ * agentrun_server.c: the server-mode AgentRun (spec 1.4, 1.8; upstream
+ * agentrun_controller.go reconcilePendingServer, ensureServerAPIKeySecret
+ * and reconcileServing at 008266e).  A Pending run with spec.mode
+ * "server" gets the agent ServiceAccount, a one-replica Deployment
+ * <run>-server running the first requiresServer sidecar as container
+ * "web-proxy", a Service <run>-server over the sidecar's ports, and phase
+ * Serving.  A Serving run is checked every 30 s: it fails when its Deployment
+ * is gone and never times out.  Not built here: the API key Secret (see
+ * api_key_secret()), the skill RBAC of the server sidecar and the
+ * gateway's HTTPRoute.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/contract.h"
+#include "common/jsonx.h"
+#include "common/timefmt.h"
+#include "common/xmalloc.h"
+#include "workers/agentrun_server.h"
+#include "workers/kobj.h"
+#include "workers/view.h"
+
+#define SERVER_SA "sympozium-agent"
+
+/* The server sidecar of the run: its pack's spec.sidecar (owned pack)
+ * and the skill ref's params. */
+struct server_sc {
+	json_object *pack; /* owned */
+	json_object *sidecar, *params;
+};
+
+static const char *
+str_or(json_object *o, const char *path, const char *dflt)
+{
+	const char *s = jx_get_str(o, path);
+
+	return (s != NULL && s[0] != '\0' ? s : dflt);
+}
+
+static void
+set_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void
+now_str(const struct rec_in *in, json_object *status, const char *key)
+{
+	char ts[TIMEFMT_RFC3339_LEN];
+
+	timefmt_rfc3339(in->now_ms / 1000, ts);
+	set_str(status, key, ts);
+}
+
+static void
+fail(const struct rec_in *in, json_object *status, const char *msg)
+{
+	set_str(status, "phase", "Failed");
+	now_str(in, status, "completedAt");
+	set_str(status, "error", msg);
+}
+
+/* view_get: 0 found, 1 missing, -1 error (error verdict set). */
+static int
+get(const struct rec_in *in, struct rec_out *out, const struct ipc_res *res,
+        const char *ns, const char *name, json_object **obj)
+{
+	char err[256];
+	int rc;
+
+	*obj = NULL;
+	rc = view_get(in->view, res, ns, name, obj, err, sizeof(err));
+	if (rc < 0) {
+		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+	}
+	return (rc);
+}
+
+/* The run's skills, else (not a web-proxy child run) the instance's. */
+static int
+skills_of(const struct rec_in *in, struct rec_out *out, json_object **inst,
+        json_object **skills)
+{
+	json_object *run = in->object;
+	const char *src = kobj_label(run, CONTRACT_LABEL_SOURCE);
+	const char *iname = jx_get_str(run, "spec.instanceRef");
+	int rc = 1;
+
+	*skills = jx_get(run, "spec.skills");
+	*inst = NULL;
+	if (iname != NULL && iname[0] != '\0') {
+		rc = get(in, out, &kobj_instances, kobj_ns(run), iname, inst);
+	}
+	if (rc < 0) {
+		return (-1);
+	}
+	if (jx_array_len(*skills) == 0
+	        && (src == NULL || strcmp(src, "web-proxy") != 0)) {
+		*skills = jx_get(*inst, "spec.skills");
+	}
+	return (0);
+}
+
+/* The first skill whose pack's sidecar has an image and requiresServer
+ * (upstream resolveSkillSidecars, then the first RequiresServer). */
+static int
+find_server(const struct rec_in *in, struct rec_out *out, json_object *skills,
+        struct server_sc *s)
+{
+	for (size_t i = 0; i < jx_array_len(skills); i++) {
+		json_object *ref = json_object_array_get_idx(skills, i), *p;
+		const char *n = jx_get_str(ref, "skillPackRef");
+		bool server = false;
+		int rc;
+		if (n == NULL || n[0] == '\0') {
+			continue;
+		}
+		n = strncmp(n, "skillpack-", 10) == 0 ? n + 10 : n;
+		rc = get(
+		        in, out, &kobj_skillpacks, kobj_ns(in->object), n, &p);
+		if (rc == 1) {
+			rc = get(in, out, &kobj_skillpacks, KOBJ_SYSTEM_NS, n,
+			        &p);
+		}
+		if (rc < 0) {
+			return (-1);
+		}
+		jx_get_bool(p, "spec.sidecar.requiresServer", &server);
+		if (rc == 0 && server
+		        && str_or(p, "spec.sidecar.image", NULL) != NULL) {
+			*s = (struct server_sc) { p, jx_get(p, "spec.sidecar"),
+				jx_get(ref, "params") };
+			return (0);
+		}
+		json_object_put(p);
+	}
+	return (1);
+}
+
+static json_object *
+owned(json_object *run, const char *api, const char *kind, const char *name)
+{
+	json_object *o = kobj_new(api, kind, kobj_ns(run), name);
+
+	kobj_set_label(o, CONTRACT_LABEL_AGENT_RUN, kobj_name(run));
+	kobj_set_owner(o, run);
+	return (o);
+}
+
+static const char *
+param(struct server_sc *s, const char *key)
+{
+	json_object *v = json_object_object_get(s->params, key);
+
+	return (json_object_is_type(v, json_type_string)
+	                ? json_object_get_string(v)
+	                : NULL);
+}
+
+/* The API key Secret's name (upstream ensureServerAPIKeySecret): the
+ * skill's auth_secret_ref, else <instance>-web-proxy-key.  Deliberate
+ * difference: the Secret is not created here (the write policy lets no
+ * worker create Secrets, and the key would cross the RESULT): whoever
+ * installs the web endpoint creates it, or names one in auth_secret_ref. */
+static char *
+api_key_secret(json_object *run, struct server_sc *s)
+{
+	const char *ref = param(s, "auth_secret_ref");
+
+	if (ref != NULL && ref[0] != '\0') {
+		return (xstrdup(ref));
+	}
+	return (xasprintf(
+	        "%s-web-proxy-key", str_or(run, "spec.instanceRef", "")));
+}
+
+static json_object *
+env_var(const char *name, const char *value)
+{
+	json_object *e = json_object_new_object();
+
+	set_str(e, "name", name);
+	if (value != NULL) {
+		set_str(e, "value", value);
+	}
+	return (e);
+}
+
+/* The web-proxy's env: the sidecar's, INSTANCE_NAME, WEB_PROXY_API_KEY
+ * from the Secret, RATE_LIMIT_*, SKILL_<PARAM>. */
+static json_object *
+server_env(json_object *run, struct server_sc *s, const char *secret)
+{
+	json_object *env = json_object_new_array(), *e;
+	json_object *own = json_object_object_get(s->sidecar, "env");
+
+	for (size_t i = 0; i < jx_array_len(own); i++) {
+		json_object *v = json_object_array_get_idx(own, i);
+		json_object_array_add(env,
+		        env_var(str_or(v, "name", ""),
+		                str_or(v, "value", "")));
+	}
+	json_object_array_add(env,
+	        env_var("INSTANCE_NAME", str_or(run, "spec.instanceRef", "")));
+	e = env_var("WEB_PROXY_API_KEY", NULL);
+	jx_setv(e, json_object_new_string(secret), "valueFrom", "secretKeyRef",
+	        "name", NULL);
+	jx_setv(e, json_object_new_string("api-key"), "valueFrom",
+	        "secretKeyRef", "key", NULL);
+	json_object_array_add(env, e);
+	if (param(s, "rate_limit_rpm") != NULL) {
+		json_object_array_add(env,
+		        env_var("RATE_LIMIT_RPM", param(s, "rate_limit_rpm")));
+	}
+	if (param(s, "rate_limit_burst") != NULL) {
+		json_object_array_add(env,
+		        env_var("RATE_LIMIT_BURST",
+		                param(s, "rate_limit_burst")));
+	}
+	if (json_object_is_type(s->params, json_type_object)) {
+		json_object_object_foreach(s->params, k, v)
+		{
+			char *n = xasprintf("SKILL_%s", k);
+			for (char *p = n; *p != '\0'; p++) {
+				*p = (char)toupper((unsigned char)*p);
+			}
+			json_object_array_add(
+			        env, env_var(n, json_object_get_string(v)));
+			free(n);
+		}
+	}
+	return (env);
+}
+
+/* Container ports (svc false) or Service ports (svc true). */
+static json_object *
+ports(struct server_sc *s, bool svc)
+{
+	json_object *in = json_object_object_get(s->sidecar, "ports");
+	json_object *outp = json_object_new_array();
+
+	for (size_t i = 0; i < jx_array_len(in); i++) {
+		json_object *p = json_object_array_get_idx(in, i);
+		json_object *o = json_object_new_object();
+		int64_t port = 0;
+		jx_get_int(p, "containerPort", &port);
+		if (jx_get_str(p, "name") != NULL) {
+			set_str(o, "name", jx_get_str(p, "name"));
+		}
+		json_object_object_add(o, svc ? "port" : "containerPort",
+		        json_object_new_int64(port));
+		if (svc) {
+			json_object_object_add(
+			        o, "targetPort", json_object_new_int64(port));
+		}
+		set_str(o, "protocol", str_or(p, "protocol", "TCP"));
+		json_object_array_add(outp, o);
+	}
+	return (outp);
+}
+
+static json_object *
+probe(int64_t delay, int64_t period)
+{
+	json_object *p = json_object_new_object();
+
+	jx_setv(p, json_object_new_string("/healthz"), "httpGet", "path",
+	        NULL);
+	jx_setv(p, json_object_new_int64(8080), "httpGet", "port", NULL);
+	json_object_object_add(
+	        p, "initialDelaySeconds", json_object_new_int64(delay));
+	json_object_object_add(
+	        p, "periodSeconds", json_object_new_int64(period));
+	return (p);
+}
+
+static json_object *
+labels(json_object *run)
+{
+	json_object *l = json_object_new_object();
+
+	set_str(l, CONTRACT_LABEL_AGENT_RUN, kobj_name(run));
+	set_str(l, CONTRACT_LABEL_INSTANCE,
+	        str_or(run, "spec.instanceRef", ""));
+	set_str(l, CONTRACT_LABEL_COMPONENT, "agent-server");
+	set_str(l, CONTRACT_LABEL_K8S_PART_OF, "sympozium");
+	set_str(l, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium-controller");
+	return (l);
+}
+
+static json_object *
+container(json_object *run, struct server_sc *s, const char *secret)
+{
+	json_object *c = json_object_new_object();
+	json_object *sc = json_object_new_object();
+
+	set_str(c, "name", "web-proxy");
+	set_str(c, "image", str_or(s->sidecar, "image", ""));
+	set_str(c, "imagePullPolicy", "IfNotPresent");
+	json_object_object_add(c, "env", server_env(run, s, secret));
+	json_object_object_add(c, "ports", ports(s, false));
+	json_object_object_add(c, "livenessProbe", probe(5, 10));
+	json_object_object_add(c, "readinessProbe", probe(3, 5));
+	jx_setv(c,
+	        json_object_new_string(
+	                str_or(s->sidecar, "resources.cpu", "100m")),
+	        "resources", "requests", "cpu", NULL);
+	jx_setv(c,
+	        json_object_new_string(
+	                str_or(s->sidecar, "resources.memory", "128Mi")),
+	        "resources", "requests", "memory", NULL);
+	jx_setv(c, json_object_new_string("500m"), "resources", "limits",
+	        "cpu", NULL);
+	jx_setv(c, json_object_new_string("256Mi"), "resources", "limits",
+	        "memory", NULL);
+	json_object_object_add(sc, "runAsNonRoot", json_object_new_boolean(1));
+	json_object_object_add(
+	        sc, "readOnlyRootFilesystem", json_object_new_boolean(1));
+	json_object_object_add(
+	        sc, "allowPrivilegeEscalation", json_object_new_boolean(0));
+	json_object_object_add(c, "securityContext", sc);
+	return (c);
+}
+
+static json_object *
+deployment(json_object *run, struct server_sc *s, const char *name,
+        const char *secret)
+{
+	json_object *d = owned(run, "apps/v1", "Deployment", name);
+	json_object *spec = json_object_new_object();
+	json_object *pod = json_object_new_object();
+	json_object *cs = json_object_new_array();
+	json_object *v;
+
+	jx_setv(d, labels(run), "metadata", "labels", NULL);
+	json_object_object_add(spec, "replicas", json_object_new_int64(1));
+	jx_setv(spec, labels(run), "selector", "matchLabels", NULL);
+	jx_setv(spec, labels(run), "template", "metadata", "labels", NULL);
+	set_str(pod, "restartPolicy", "Always");
+	set_str(pod, "serviceAccountName", SERVER_SA);
+	if ((v = jx_get(run, "spec.imagePullSecrets")) != NULL) {
+		json_object_object_add(
+		        pod, "imagePullSecrets", json_object_get(v));
+	}
+	if ((v = jx_get(run, "spec.model.nodeSelector")) != NULL) {
+		json_object_object_add(
+		        pod, "nodeSelector", json_object_get(v));
+	}
+	json_object_array_add(cs, container(run, s, secret));
+	json_object_object_add(pod, "containers", cs);
+	jx_setv(spec, pod, "template", "spec", NULL);
+	json_object_object_add(d, "spec", spec);
+	return (d);
+}
+
+static json_object *
+service(json_object *run, struct server_sc *s, const char *name)
+{
+	json_object *svc = owned(run, "v1", "Service", name);
+
+	jx_setv(svc, labels(run), "metadata", "labels", NULL);
+	jx_setv(svc, labels(run), "spec", "selector", NULL);
+	jx_setv(svc, ports(s, true), "spec", "ports", NULL);
+	return (svc);
+}
+
+/* The writes once the server sidecar is known. */
+static int
+build(const struct rec_in *in, struct rec_out *out, json_object *status,
+        struct server_sc *s)
+{
+	json_object *run = in->object;
+	json_object *sa
+	        = kobj_new("v1", "ServiceAccount", kobj_ns(run), SERVER_SA);
+	char *secret = api_key_secret(run, s);
+	char *name = xasprintf("%s-server", kobj_name(run));
+
+	kobj_set_label(sa, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium");
+	kobj_create(out, &kobj_serviceaccounts, sa, true);
+	kobj_create(out, &kobj_deployments, deployment(run, s, name, secret),
+	        true);
+	kobj_create(out, &kobj_services, service(run, s, name), true);
+	set_str(status, "phase", "Serving");
+	set_str(status, "deploymentName", name);
+	set_str(status, "serviceName", name);
+	now_str(in, status, "startedAt");
+	rec_verdict(out, IPC_V_REQUEUE_AFTER, AGENTRUN_SERVER_POLL_MS, NULL);
+	free(secret);
+	free(name);
+	return (2);
+}
+
+int
+agentrun_server_pending(
+        const struct rec_in *in, struct rec_out *out, json_object *status)
+{
+	json_object *inst = NULL, *skills = NULL;
+	struct server_sc s = { 0 };
+	int rc = skills_of(in, out, &inst, &skills);
+
+	if (rc == 0) {
+		rc = find_server(in, out, skills, &s);
+	}
+	if (rc == 1) {
+		fail(in, status, "no sidecar with requiresServer=true found");
+	} else if (rc == 0) {
+		rc = build(in, out, status, &s);
+	}
+	json_object_put(s.pack);
+	json_object_put(inst);
+	return (rc);
+}
+
+void
+agentrun_server_serving(
+        const struct rec_in *in, struct rec_out *out, json_object *status)
+{
+	const char *d = jx_get_str(status, "deploymentName");
+
+	if (d != NULL && d[0] != '\0'
+	        && kobj_child(in->children, "Deployment", d) == NULL) {
+		if (in->children_stale) {
+			rec_verdict(out, IPC_V_REQUEUE_AFTER,
+			        AGENTRUN_SERVER_STALE_MS,
+			        "deployment %s not in the cache, which may "
+			        "lag "
+			        "the server",
+			        d);
+			return;
+		}
+		fail(in, status, "server Deployment not found");
+		rec_verdict(out, IPC_V_DONE, 0, NULL);
+		return;
+	}
+	rec_verdict(out, IPC_V_REQUEUE_AFTER, AGENTRUN_SERVER_POLL_MS, NULL);
+}
