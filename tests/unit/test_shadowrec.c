@@ -1,5 +1,5 @@
 /*
- * test_shadow.c: shadow mode's record table and summaries
+ * test_shadowrec.c: shadow mode's record table and summaries
  * (supervisor/shadow.h): one record per object (replace, not append),
  * a record cleared when its object needs no write, the cap with its
  * count of drops, and Secret bodies never in a summary.
