@@ -714,9 +714,13 @@ write_status(struct ictx *c, const char *phase, json_object *channels,
 		json_object_object_del(st, "channels");
 		json_object_put(channels);
 	}
-	if (active >= 0) {
+	if (active > 0) {
 		json_object_object_add(
 		        st, "activeAgentPods", json_object_new_int64(active));
+	} else if (active == 0) {
+		/* zero is omitted, as upstream's omitempty does
+		 * (api/v1alpha1 SympoziumInstanceStatus.ActiveAgentPods) */
+		json_object_object_del(st, "activeAgentPods");
 	}
 	if (jx_equal(st, jx_get(c->inst, "status"))) {
 		json_object_put(obj);
