@@ -219,6 +219,21 @@ static const struct contract_write mcpserver_w[] = {
 	        .label = CONTRACT_LABEL_MCP_SERVER },
 };
 
+static const struct contract_watch policy[] = {
+	{ "SympoziumPolicy", CONTRACT_RES_POLICIES, NULL, CONTRACT_PRIMARY },
+	/* listed through a view; upstream watches only the policy, so an
+	 * instance's events enqueue nothing */
+	{ "SympoziumInstance", CONTRACT_RES_INSTANCES, NULL, CONTRACT_READ },
+};
+
+/* status.boundInstances only (and Events, as every controller) */
+static const struct contract_write policy_w[] = {
+	W_EVENTS,
+	{ .res = CONTRACT_RES_POLICIES,
+	        .ops = CONTRACT_W_STATUS,
+	        .own = CONTRACT_OWN_SELF },
+};
+
 /* ---- the view tables: what each reconciler reads (workers/), where
  * upstream reads it: the key's namespace, built-ins also in the system
  * one (spec 0.2), the run's own pods and cluster RBAC by its label ---- */
@@ -275,6 +290,10 @@ static const struct contract_view mcpserver_views[] = {
 	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
 };
 
+static const struct contract_view policy_views[] = {
+	{ CONTRACT_RES_INSTANCES, V_LIST, V_NS, NULL },
+};
+
 #define CTRL(n, fin, w, v)                                                    \
 	{                                                                     \
 		.name = n, .finalizer = fin, .watches = w,                    \
@@ -299,6 +318,7 @@ static const struct contract_ctrl ctrls[] = {
 	CTRL("schedule", CONTRACT_FINALIZER_SCHEDULE, schedule,
 	        schedule_views),
 	CTRL("mcpserver", NULL, mcpserver, mcpserver_views),
+	CTRL("policy", NULL, policy, policy_views),
 };
 
 const struct contract_ctrl *

@@ -84,7 +84,7 @@ test_table(void **state)
 		}
 		assert_ptr_equal(contract_find(c->name), c);
 	}
-	assert_int_equal(n, 7); /* six product controllers, testctl */
+	assert_int_equal(n, 8); /* seven product controllers, testctl */
 	assert_null(contract_find("nope"));
 	assert_null(contract_find(NULL));
 }

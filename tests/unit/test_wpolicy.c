@@ -708,6 +708,44 @@ test_adopt(void **state)
 	w.patch = J(ok[0]);
 	assert_string_equal(run1(&w), "resource");
 	json_object_put(w.patch);
+/* The policy controller: the status of its own policy, nothing else
+ * (contract.c policy_w: update_status of the primary, Events). */
+static void
+test_policy_rows(void **state)
+{
+	static const struct ipc_res pols = CONTRACT_RES_POLICIES;
+	static const struct ipc_res insts = CONTRACT_RES_INSTANCES;
+	static const char pol[]
+	        = "{'apiVersion':'sympozium.ai/v1alpha1','kind':"
+	          "'SympoziumPolicy','metadata':{'name':'p','namespace':"
+	          "'ns','uid':'u-p'}}";
+	json_object *self = J("{'metadata':{'name':'p','namespace':'ns'}}");
+	json_object *other = J("{'metadata':{'name':'q','namespace':'ns'}}");
+	json_object *inst = J("{'metadata':{'name':'i','namespace':'ns'}}");
+	struct ipc_write w;
+	struct wpol_violation v;
+
+	(void)state;
+	w = wr(IPC_OP_UPDATE_STATUS, &pols, "ns", "p", self);
+	assert_int_equal(check("policy", "ns/p", pol, &w, 1, &v), WPOL_OK);
+	/* the spec is not its to change */
+	w = wr(IPC_OP_UPDATE, &pols, "ns", "p", self);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "resource");
+	/* another policy's status */
+	w = wr(IPC_OP_UPDATE_STATUS, &pols, "ns", "q", other);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "not-owned");
+	/* the instances it only lists */
+	w = wr(IPC_OP_UPDATE_STATUS, &insts, "ns", "i", inst);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "resource");
+	json_object_put(self);
+	json_object_put(other);
+	json_object_put(inst);
 }
 
 int
@@ -726,6 +764,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_adopt),
+		cmocka_unit_test(test_policy_rows),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
