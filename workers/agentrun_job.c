@@ -208,6 +208,11 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 	if (in->memory_enabled) {
 		kobj_env_add(env, "MEMORY_ENABLED", "true");
 	}
+	if (agentrun_job_memory_skill(in->skills)) {
+		char *url = agentrun_job_memory_url(in->run);
+		kobj_env_add(env, "MEMORY_SERVER_URL", url);
+		free(url);
+	}
 	env_map(env, jx_get(in->run, "spec.env"), "", false);
 	kobj_env_add(env, "TOOLS_ENABLED", "true");
 	ch = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHANNEL);
@@ -543,6 +548,59 @@ base_volumes(const struct agentrun_job_in *in)
 	return (vols);
 }
 
+bool
+agentrun_job_memory_skill(json_object *skills)
+{
+	size_t n = jx_array_len(skills);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *ref = jx_get_str(
+		        json_object_array_get_idx(skills, i), "skillPackRef");
+		if (ref != NULL && strcmp(ref, "memory") == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+char *
+agentrun_job_memory_url(json_object *run)
+{
+	const char *inst = jx_get_str(run, "spec.instanceRef");
+
+	return (xasprintf("http://%s-memory.%s.svc:8080", inst ?: "",
+	        kobj_ns(run) ?: ""));
+}
+
+/* wait-for-memory: polls the memory server's /health for up to 120 s
+ * (upstream buildContainers). */
+static json_object *
+wait_memory_container(const struct agentrun_job_in *in)
+{
+	char *url = agentrun_job_memory_url(in->run);
+	char *script = xasprintf("elapsed=0; until wget -q --spider "
+	                         "--timeout=2 %s/health; do echo 'waiting "
+	                         "for memory server...'; sleep 2; "
+	                         "elapsed=$((elapsed+2)); if [ $elapsed -ge "
+	                         "120 ]; then echo 'ERROR: memory server not "
+	                         "ready after 120s'; exit 1; fi; done",
+	        url);
+	json_object *env, *mounts, *c, *cmd = json_object_new_array();
+
+	c = container("wait-for-memory", "busybox:1.36", &env, &mounts);
+	json_object_object_del(c, "volumeMounts");
+	put(c, "securityContext", hardened());
+	json_object_array_add(cmd, str("sh"));
+	json_object_array_add(cmd, str("-c"));
+	json_object_array_add(cmd, str(script));
+	put(c, "command", cmd);
+	put(c, "resources", resources("50m", "32Mi", "100m", "64Mi"));
+	tidy(c);
+	free(script);
+	free(url);
+	return (c);
+}
+
 static json_object *
 init_containers(const struct agentrun_job_in *in)
 {
@@ -550,6 +608,9 @@ init_containers(const struct agentrun_job_in *in)
 	json_object *list = json_object_new_array();
 	size_t n = jx_array_len(pre);
 
+	if (agentrun_job_memory_skill(in->skills)) {
+		json_object_array_add(list, wait_memory_container(in));
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,
 		        hook_container(in, json_object_array_get_idx(pre, i)));

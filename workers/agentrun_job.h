@@ -37,4 +37,12 @@ json_object *agentrun_job_build(const struct agentrun_job_in *in);
  * empty, cut to 63 characters.  out must hold 64 bytes. */
 void agentrun_job_host_volume(const char *pack, size_t idx, char out[64]);
 
+/* True when skills (effective skill refs) name the "memory" SkillPack:
+ * the run then gets MEMORY_SERVER_URL and the wait-for-memory init
+ * container, and waits for the memory Deployment (spec 1.12). */
+bool agentrun_job_memory_skill(json_object *skills);
+
+/* "http://<instanceRef>-memory.<ns>.svc:8080".  Caller frees. */
+char *agentrun_job_memory_url(json_object *run);
+
 #endif

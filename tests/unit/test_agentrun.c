@@ -1317,6 +1317,63 @@ test_completed_variants(void **state)
 	free(post);
 }
 
+/* spec 1.3 step 12 (agentrun_controller.go reconcilePending and
+ * buildContainers): a run with the memory skill waits for the Deployment
+ * <instance>-memory to have a ready replica (requeue 5 s), fails once
+ * older than 120 s, and otherwise gets MEMORY_SERVER_URL and the
+ * wait-for-memory init container. */
+static void
+test_memory_wait(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(
+	        FIN, ",\"skills\":[{\"skillPackRef\":\"memory\"}]", "");
+	json_object *res, *st, *job;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	res = run(f, r, NULL, T0 + 10000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(after(res), 5000);
+	assert_null(find_w(res, "create", "jobs", "r"));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	res = run(f, r, NULL, T0 + 121500);
+	st = status_of(res);
+	assert_string_equal(jx_get_str(st, "phase"), "Failed");
+	assert_string_equal(jx_get_str(st, "error"),
+	        "memory server deployment \"alice-memory\" not found after "
+	        "2m1s \xe2\x80\x94 ensure the instance has been reconciled");
+	assert_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_add_json(f, "deployments",
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+	        "\"ns\"},\"status\":{\"readyReplicas\":0}}");
+	res = run(f, r, NULL, T0 + 130000);
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "memory server deployment \"alice-memory\" has no ready "
+	        "replicas after 2m10s");
+	json_object_put(res);
+	res = run(f, r, NULL, T0 + 1000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "deployments",
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+	        "\"ns\"},\"status\":{\"readyReplicas\":1}}");
+	res = run(f, r, NULL, T0 + 1000);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_non_null(job);
+	assert_string_equal(
+	        jx_get_str(job, "spec.template.spec.initContainers.0.name"),
+	        "wait-for-memory");
+	assert_string_equal(agent_env(job, "MEMORY_SERVER_URL"),
+	        "http://alice-memory.ns.svc:8080");
+	json_object_put(res);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -1373,6 +1430,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_completed_variants,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_memory_wait, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -399,6 +399,59 @@ test_host_volume_name(void **state)
 	assert_memory_equal(out, "host-aaaa", 9);
 }
 
+/* The memory skill (agentrun_controller.go buildContainers): the agent
+ * gets MEMORY_SERVER_URL after MEMORY_ENABLED and before the spec env,
+ * and wait-for-memory (busybox:1.36, hardened, 120 s wget loop on
+ * <url>/health, 50m/32Mi..100m/64Mi) runs before the preRun hooks. */
+static void
+test_memory_skill(void **state)
+{
+	json_object *job = build(RUN("",
+	                                 ",\"env\":{\"A\":\"1\"},"
+	                                 "\"lifecycle\":{\"preRun\":[{"
+	                                 "\"name\":\"p\",\"image\":\"x\"}]}"),
+	        "[{\"skillPackRef\":\"memory\"}]", NULL, 0, NULL, true, 0);
+	json_object *env = jx_get(job, "spec.template.spec.containers.0.env");
+	size_t n = json_object_array_length(env);
+
+	(void)state;
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 4),
+	        "{\"name\":\"MEMORY_ENABLED\",\"value\":\"true\"}");
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 3),
+	        "{\"name\":\"MEMORY_SERVER_URL\",\"value\":"
+	        "\"http://alice-memory.ns.svc:8080\"}");
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 2),
+	        "{\"name\":\"A\",\"value\":\"1\"}");
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.initContainers")),
+	        2);
+	fakesup_assert_json(at(job, "spec.template.spec.initContainers", 0),
+	        "{\"name\":\"wait-for-memory\",\"image\":\"busybox:1.36\","
+	        "\"imagePullPolicy\":\"IfNotPresent\","
+	        "\"securityContext\":" HARDENED
+	        ",\"command\":[\"sh\",\"-c\",\"elapsed=0; until "
+	        "wget -q --spider --timeout=2 "
+	        "http://alice-memory.ns.svc:8080/health; do echo 'waiting "
+	        "for memory server...'; sleep 2; elapsed=$((elapsed+2)); if "
+	        "[ $elapsed -ge 120 ]; then echo 'ERROR: memory server not "
+	        "ready after 120s'; exit 1; fi; done\"],\"resources\":{"
+	        "\"requests\":{\"cpu\":\"50m\",\"memory\":\"32Mi\"},"
+	        "\"limits\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}");
+	assert_string_equal(
+	        jx_get_str(at(job, "spec.template.spec.initContainers", 1),
+	                "name"),
+	        "pre-p");
+	json_object_put(job);
+	/* another skill: neither */
+	job = build(RUN("", ""), "[{\"skillPackRef\":\"k8s-ops\"}]", NULL, 0,
+	        NULL, false, 0);
+	assert_null(jx_get(job, "spec.template.spec.initContainers"));
+	json_object_put(job);
+}
+
 int
 main(void)
 {
@@ -408,6 +461,7 @@ main(void)
 		cmocka_unit_test(test_sidecars),
 		cmocka_unit_test(test_sandbox_default_image),
 		cmocka_unit_test(test_host_volume_name),
+		cmocka_unit_test(test_memory_skill),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
