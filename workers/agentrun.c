@@ -569,6 +569,7 @@ struct plan {
 	struct agentrun_sidecar *sc;
 	size_t nsc;
 	int64_t timeout_s;
+	json_object *mcp; /* resolved MCP servers, owned */
 };
 
 static void
@@ -576,6 +577,7 @@ plan_fini(struct plan *p)
 {
 	json_object_put(p->inst);
 	json_object_put(p->packs);
+	json_object_put(p->mcp);
 	free(p->sc);
 }
 
@@ -732,8 +734,8 @@ find_mcp(struct ctx *c, json_object *entry, json_object **srv)
 }
 
 /* spec 1.3 step 7 [PERIPH]: the ConfigMap <run>-mcp-servers of the
- * instance's reachable MCP servers (the bridge containers are not
- * built).  Returns -1 on a view error. */
+ * instance's reachable MCP servers, kept in p->mcp for the Job's
+ * mcp-discover/mcp-bridge containers.  Returns -1 on a view error. */
 static int
 mcp_config(struct ctx *c, struct plan *p)
 {
@@ -765,7 +767,7 @@ mcp_config(struct ctx *c, struct plan *p)
 		free(yaml);
 		free(name);
 	}
-	json_object_put(servers);
+	p->mcp = servers;
 	return (0);
 }
 
@@ -920,7 +922,7 @@ create_job(struct ctx *c, struct plan *p)
 
 	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		persona_pack(c, p), mem, p->timeout_s };
+		persona_pack(c, p), mem, p->timeout_s, p->mcp };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);

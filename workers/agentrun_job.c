@@ -1,7 +1,8 @@
 /*
  * agentrun_job.c: builds the Job of a task-mode AgentRun (spec 1.12): the
- * labels, deadlines, pod security, the preRun init containers, the agent,
- * ipc-bridge, sandbox and skill sidecar containers, and the volumes.
+ * labels, deadlines, pod security, the init containers (wait-for-memory,
+ * mcp-discover, preRun hooks), the agent, ipc-bridge, sandbox, mcp-bridge
+ * and skill sidecar containers, and the volumes.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "workers/agentrun_job.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/kobj.h"
 
 #define NATS_URL "nats://nats.sympozium-system.svc:4222"
@@ -174,6 +176,12 @@ static const char *
 spec_str(const struct agentrun_job_in *in, const char *path)
 {
 	return (jx_get_str(json_object_object_get(in->run, "spec"), path));
+}
+
+static bool
+has_mcp(const struct agentrun_job_in *in)
+{
+	return (jx_array_len(in->mcp) > 0);
 }
 
 static void
@@ -525,6 +533,21 @@ skills_volume(const struct agentrun_job_in *in)
 	return (v);
 }
 
+/* Volume name from the optional ConfigMap <base><suffix>. */
+static void
+cm_volume(json_object *vols, const char *name, const char *base,
+        const char *suffix)
+{
+	json_object *v = json_object_new_object();
+	char *cm = xasprintf("%s%s", base ?: "", suffix);
+
+	put(v, "name", str(name));
+	jx_setv(v, str(cm), "configMap", "name", NULL);
+	jx_setv(v, json_object_new_boolean(1), "configMap", "optional", NULL);
+	json_object_array_add(vols, v);
+	free(cm);
+}
+
 static json_object *
 base_volumes(const struct agentrun_job_in *in)
 {
@@ -535,17 +558,79 @@ base_volumes(const struct agentrun_job_in *in)
 	json_object_array_add(vols, empty_dir("tmp", NULL, "256Mi"));
 	json_object_array_add(vols, skills_volume(in));
 	if (in->memory_enabled) {
-		json_object *v = json_object_new_object();
-		char *cm = xasprintf(
-		        "%s-memory", spec_str(in, "instanceRef") ?: "");
-		put(v, "name", str("memory"));
-		jx_setv(v, str(cm), "configMap", "name", NULL);
-		jx_setv(v, json_object_new_boolean(1), "configMap", "optional",
-		        NULL);
-		json_object_array_add(vols, v);
-		free(cm);
+		cm_volume(vols, "memory", spec_str(in, "instanceRef"),
+		        "-memory");
+	}
+	if (has_mcp(in)) {
+		cm_volume(vols, "mcp-config", run_name(in), "-mcp-servers");
 	}
 	return (vols);
+}
+
+/* MCP_AUTH_<NAME> from the server's authSecret (key authKey, default
+ * "token"), optional. */
+static void
+mcp_auth_env(json_object *env, json_object *srv)
+{
+	const char *secret = jx_get_str(srv, "authSecret");
+	const char *key = jx_get_str(srv, "authKey");
+	char *name;
+	json_object *e, *ref;
+
+	if (secret == NULL || secret[0] == '\0') {
+		return;
+	}
+	name = agentrun_mcp_auth_env(jx_get_str(srv, "name") ?: "");
+	e = json_object_new_object();
+	ref = json_object_new_object();
+	put(ref, "name", str(secret));
+	put(ref, "key", str(key != NULL && key[0] != '\0' ? key : "token"));
+	put(ref, "optional", json_object_new_boolean(1));
+	put(e, "name", str(name));
+	jx_setv(e, ref, "valueFrom", "secretKeyRef", NULL);
+	json_object_array_add(env, e);
+	free(name);
+}
+
+/* The env shared by mcp-discover and mcp-bridge (upstream
+ * buildContainers' mcpEnv). */
+static void
+mcp_env(const struct agentrun_job_in *in, json_object *env)
+{
+	const char *tp
+	        = kobj_annotation(in->run, AGENTRUN_JOB_ANN_TRACEPARENT);
+
+	kobj_env_add(env, "AGENT_RUN_ID", run_name(in));
+	kobj_env_add(env, "MCP_CONFIG_PATH", "/config/mcp-servers.yaml");
+	kobj_env_add(env, "MCP_IPC_PATH", "/ipc/tools");
+	kobj_env_add(env, "MCP_MANIFEST_PATH", "/ipc/tools/mcp-tools.json");
+	if (tp != NULL && tp[0] != '\0') {
+		kobj_env_add(env, "TRACEPARENT", tp);
+	}
+	for (size_t i = 0; i < jx_array_len(in->mcp); i++) {
+		mcp_auth_env(env, json_object_array_get_idx(in->mcp, i));
+	}
+}
+
+/* mcp-discover (init, discover_only) or mcp-bridge (sidecar). */
+static json_object *
+mcp_container(const struct agentrun_job_in *in, bool discover)
+{
+	char image[256];
+	json_object *env, *mounts, *c;
+
+	kobj_image(image, sizeof(image), NULL, "mcp-bridge", NULL);
+	c = container(discover ? "mcp-discover" : "mcp-bridge", image, &env,
+	        &mounts);
+	put(c, "securityContext", hardened());
+	mcp_env(in, env);
+	if (discover) {
+		kobj_env_add(env, "MCP_DISCOVER_ONLY", "true");
+	}
+	mount(mounts, "ipc", "/ipc", false);
+	mount(mounts, "mcp-config", "/config", true);
+	put(c, "resources", resources("100m", "128Mi", "200m", "256Mi"));
+	return (c);
 }
 
 bool
@@ -611,6 +696,9 @@ init_containers(const struct agentrun_job_in *in)
 	if (agentrun_job_memory_skill(in->skills)) {
 		json_object_array_add(list, wait_memory_container(in));
 	}
+	if (has_mcp(in)) {
+		json_object_array_add(list, mcp_container(in, true));
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,
 		        hook_container(in, json_object_array_get_idx(pre, i)));
@@ -645,6 +733,9 @@ containers(const struct agentrun_job_in *in, json_object *vols,
 	jx_get_bool(in->run, "spec.sandbox.enabled", &sandbox);
 	if (sandbox) {
 		json_object_array_add(list, sandbox_container(in));
+	}
+	if (has_mcp(in)) {
+		json_object_array_add(list, mcp_container(in, false));
 	}
 	for (size_t i = 0; i < in->nsidecars; i++) {
 		json_object_array_add(

@@ -12,6 +12,10 @@
 
 #include <json-c/json.h>
 
+/* The run annotation whose value becomes TRACEPARENT (upstream
+ * buildContainers). */
+#define AGENTRUN_JOB_ANN_TRACEPARENT "otel.dev/traceparent"
+
 /* A resolved skill sidecar (spec 1.3 step 9).  Borrowed. */
 struct agentrun_sidecar {
 	const char *pack;     /* the SkillPack name */
@@ -27,6 +31,9 @@ struct agentrun_job_in {
 	const char *persona_pack; /* "" or NULL when none */
 	bool memory_enabled;      /* instance legacy memory */
 	int64_t timeout_s;        /* known timeout in seconds, 0: none */
+	/* resolved MCP servers (agentrun_mcp_resolve entries, borrowed;
+	 * NULL or empty: none): mcp-discover, mcp-bridge, mcp-config */
+	json_object *mcp;
 };
 
 /* The Job for in->run, without owner reference.  Caller puts. */

@@ -530,7 +530,19 @@ test_mcp_config(void **state)
 	        "    timeout: 30\n");
 	assert_string_equal(jx_get_str(wr(res, 2), "object.metadata.name"),
 	        "r-mcp-servers");
-	assert_non_null(find_w(res, "create", "jobs", "r"));
+	/* the resolved servers reach the Job (agentrun_controller.go
+	 * buildContainers): mcp-discover, mcp-bridge, MCP_AUTH_GH */
+	w = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(
+	        jx_get_str(w, "spec.template.spec.initContainers.0.name"),
+	        "mcp-discover");
+	assert_string_equal(
+	        jx_get_str(w, "spec.template.spec.containers.2.name"),
+	        "mcp-bridge");
+	assert_string_equal(jx_get_str(w,
+	                            "spec.template.spec.containers.2."
+	                            "env.4.valueFrom.secretKeyRef.name"),
+	        "gh-tok");
 	json_object_put(res);
 	fakesup_remove(f, "mcpservers", NULL, "gh");
 	res = run(f, r, NULL, T0);
@@ -550,7 +562,9 @@ test_mcp_config(void **state)
 	        "\"toolsPrefix\":\"g\"}]}}");
 	res = run(f, r, NULL, T0);
 	assert_null(find_w(res, "create", "configmaps", "r-mcp-servers"));
-	assert_non_null(find_w(res, "create", "jobs", "r"));
+	w = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_non_null(w);
+	assert_null(jx_get(w, "spec.template.spec.initContainers"));
 	json_object_put(res);
 	free(r);
 }

@@ -64,7 +64,7 @@ build(const char *run, const char *skills, const struct agentrun_sidecar *sc,
 	json_object *r = json_tokener_parse(run);
 	json_object *sk = skills != NULL ? json_tokener_parse(skills) : NULL;
 	struct agentrun_job_in in
-	        = { r, sk, sc, nsc, persona, memory, timeout_s };
+	        = { r, sk, sc, nsc, persona, memory, timeout_s, NULL };
 	json_object *job;
 
 	assert_non_null(r);
@@ -452,6 +452,65 @@ test_memory_skill(void **state)
 	json_object_put(job);
 }
 
+#define MCP_ENV                                                               \
+	"{\"name\":\"AGENT_RUN_ID\",\"value\":\"r\"},{\"name\":"              \
+	"\"MCP_CONFIG_PATH\",\"value\":\"/config/mcp-servers.yaml\"},{"       \
+	"\"name\":\"MCP_IPC_PATH\",\"value\":\"/ipc/tools\"},{\"name\":"      \
+	"\"MCP_MANIFEST_PATH\",\"value\":\"/ipc/tools/mcp-tools.json\"},{"    \
+	"\"name\":\"TRACEPARENT\",\"value\":\"00-aa-bb-01\"},{\"name\":"      \
+	"\"MCP_AUTH_GH_X\",\"valueFrom\":{\"secretKeyRef\":{\"name\":"        \
+	"\"gh-tok\",\"key\":\"token\",\"optional\":true}}},{\"name\":"        \
+	"\"MCP_AUTH_JIRA\",\"valueFrom\":{\"secretKeyRef\":{\"name\":"        \
+	"\"j\",\"key\":\"pat\",\"optional\":true}}}"
+#define MCP_REST                                                              \
+	"\"volumeMounts\":[{\"name\":\"ipc\",\"mountPath\":\"/ipc\"},{"       \
+	"\"name\":\"mcp-config\",\"mountPath\":\"/config\",\"readOnly\":"     \
+	"true}],\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":"    \
+	"\"128Mi\"},\"limits\":{\"cpu\":\"200m\",\"memory\":\"256Mi\"}},"     \
+	"\"securityContext\":" HARDENED "}"
+
+/* MCP servers (agentrun_controller.go buildContainers, buildVolumes):
+ * mcp-discover init container (MCP_DISCOVER_ONLY last), mcp-bridge after
+ * ipc-bridge (and sandbox), the shared env with TRACEPARENT and
+ * MCP_AUTH_* secret refs (authKey, default "token"; none without
+ * authSecret), and the optional mcp-config ConfigMap volume. */
+static void
+test_mcp(void **state)
+{
+	json_object *r
+	        = json_tokener_parse(RUN(",\"annotations\":{\"otel.dev/"
+	                                 "traceparent\":\"00-aa-bb-01\"}",
+	                ""));
+	json_object *mcp = json_tokener_parse(
+	        "[{\"name\":\"gh-x\",\"url\":\"http://gh\",\"authSecret\":"
+	        "\"gh-tok\"},{\"name\":\"plain\",\"url\":\"http://p\"},{"
+	        "\"name\":\"jira\",\"url\":\"http://j\",\"authSecret\":\"j\","
+	        "\"authKey\":\"pat\"}]");
+	struct agentrun_job_in in = { r, NULL, NULL, 0, NULL, false, 0, mcp };
+	json_object *job = agentrun_job_build(&in), *vols;
+
+	(void)state;
+	fakesup_assert_json(at(job, "spec.template.spec.initContainers", 0),
+	        "{\"name\":\"mcp-discover\",\"image\":\"ghcr.io/sympozium-ai/"
+	        "sympozium/mcp-bridge:latest\",\"imagePullPolicy\":"
+	        "\"IfNotPresent\",\"env\":[" MCP_ENV ",{\"name\":"
+	        "\"MCP_DISCOVER_ONLY\",\"value\":\"true\"}]," MCP_REST);
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.containers")), 3);
+	fakesup_assert_json(at(job, "spec.template.spec.containers", 2),
+	        "{\"name\":\"mcp-bridge\",\"image\":\"ghcr.io/sympozium-ai/"
+	        "sympozium/mcp-bridge:latest\",\"imagePullPolicy\":"
+	        "\"IfNotPresent\",\"env\":[" MCP_ENV "]," MCP_REST);
+	vols = jx_get(job, "spec.template.spec.volumes");
+	fakesup_assert_json(
+	        json_object_array_get_idx(vols, jx_array_len(vols) - 1),
+	        "{\"name\":\"mcp-config\",\"configMap\":{\"name\":"
+	        "\"r-mcp-servers\",\"optional\":true}}");
+	json_object_put(job);
+	json_object_put(mcp);
+	json_object_put(r);
+}
+
 int
 main(void)
 {
@@ -462,6 +521,7 @@ main(void)
 		cmocka_unit_test(test_sandbox_default_image),
 		cmocka_unit_test(test_host_volume_name),
 		cmocka_unit_test(test_memory_skill),
+		cmocka_unit_test(test_mcp),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
