@@ -916,13 +916,15 @@ persona_pack(struct ctx *c, struct plan *p)
 static void
 create_job(struct ctx *c, struct plan *p)
 {
-	bool mem = false;
+	bool mem = false, otel = false;
 	json_object *job;
 	struct agentrun_job_in ji;
 
 	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
+	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		persona_pack(c, p), mem, p->timeout_s, p->mcp };
+		persona_pack(c, p), mem, p->timeout_s, p->mcp,
+		otel ? jx_get(p->inst, "spec.observability") : NULL };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
@@ -184,6 +185,100 @@ has_mcp(const struct agentrun_job_in *in)
 	return (jx_array_len(in->mcp) > 0);
 }
 
+/* attrs[k] = v for every string entry of map with k, v not empty. */
+static void
+attrs_merge(json_object *attrs, json_object *map)
+{
+	if (map == NULL || !json_object_is_type(map, json_type_object)) {
+		return;
+	}
+	json_object_object_foreach(map, k, v)
+	{
+		if (json_object_is_type(v, json_type_string)) {
+			put(attrs, k, json_object_get(v));
+		}
+	}
+}
+
+/* "k=v,..." of the default resource attributes overridden by the
+ * instance's, empty keys and values skipped, the pairs sorted (upstream
+ * buildObservabilityEnv).  NULL when none.  Caller frees. */
+static char *
+resource_attrs(const struct agentrun_job_in *in)
+{
+	json_object *attrs = json_object_new_object();
+	char **pairs, *out;
+	size_t n = 0;
+	struct buf b;
+
+	put(attrs, "sympozium.instance.name",
+	        str(spec_str(in, "instanceRef")));
+	put(attrs, "sympozium.agent_run.id", str(run_name(in)));
+	put(attrs, "k8s.namespace.name", str(kobj_ns(in->run)));
+	attrs_merge(attrs,
+	        json_object_object_get(
+	                in->observability, "resourceAttributes"));
+	pairs = xcalloc(
+	        (size_t)json_object_object_length(attrs) + 1, sizeof(*pairs));
+	json_object_object_foreach(attrs, k, v)
+	{
+		const char *val = json_object_get_string(v);
+		if (k[0] != '\0' && val != NULL && val[0] != '\0') {
+			pairs[n++] = xasprintf("%s=%s", k, val);
+		}
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_str);
+	buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&b, "%s%s", i > 0 ? "," : "", pairs[i]);
+		free(pairs[i]);
+	}
+	free(pairs);
+	json_object_put(attrs);
+	out = buf_detach(&b, NULL);
+	if (n == 0) {
+		free(out);
+		out = NULL;
+	}
+	return (out);
+}
+
+/* SYMPOZIUM_OTEL_* and OTEL_* pairs of an enabled instance.observability
+ * (upstream buildObservabilityEnv), appended to env. */
+static void
+otel_env(const struct agentrun_job_in *in, json_object *env)
+{
+	static const char *const keys[][2]
+	        = { { "otlpEndpoint", "OTLP_ENDPOINT" },
+		          { "otlpProtocol", "OTLP_PROTOCOL" },
+		          { "serviceName", "SERVICE_NAME" } };
+	char *attrs;
+
+	if (in->observability == NULL) {
+		return;
+	}
+	kobj_env_add(env, "SYMPOZIUM_OTEL_ENABLED", "true");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = jx_get_str(in->observability, keys[i][0]);
+		char *a, *o;
+		if (v == NULL || v[0] == '\0') {
+			continue;
+		}
+		a = xasprintf("SYMPOZIUM_OTEL_%s", keys[i][1]);
+		o = xasprintf(
+		        i == 2 ? "OTEL_%s" : "OTEL_EXPORTER_%s", keys[i][1]);
+		kobj_env_add(env, a, v);
+		kobj_env_add(env, o, v);
+		free(a);
+		free(o);
+	}
+	if ((attrs = resource_attrs(in)) != NULL) {
+		kobj_env_add(env, "SYMPOZIUM_OTEL_RESOURCE_ATTRIBUTES", attrs);
+		kobj_env_add(env, "OTEL_RESOURCE_ATTRIBUTES", attrs);
+		free(attrs);
+	}
+}
+
 static void
 common_env(const struct agentrun_job_in *in, json_object *env)
 {
@@ -231,6 +326,7 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 	if (chat != NULL) {
 		kobj_env_add(env, "SOURCE_CHAT_ID", chat);
 	}
+	otel_env(in, env);
 }
 
 static json_object *
@@ -272,6 +368,7 @@ bridge_container(const struct agentrun_job_in *in)
 	c = container("ipc-bridge", image, &env, &mounts);
 	common_env(in, env);
 	kobj_env_add(env, "EVENT_BUS_URL", NATS_URL);
+	otel_env(in, env);
 	mount(mounts, "ipc", "/ipc", false);
 	put(c, "resources", resources("50m", "64Mi", "100m", "128Mi"));
 	put(c, "securityContext", hardened());
@@ -607,6 +704,7 @@ mcp_env(const struct agentrun_job_in *in, json_object *env)
 	if (tp != NULL && tp[0] != '\0') {
 		kobj_env_add(env, "TRACEPARENT", tp);
 	}
+	otel_env(in, env);
 	for (size_t i = 0; i < jx_array_len(in->mcp); i++) {
 		mcp_auth_env(env, json_object_array_get_idx(in->mcp, i));
 	}

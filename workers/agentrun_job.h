@@ -34,6 +34,9 @@ struct agentrun_job_in {
 	/* resolved MCP servers (agentrun_mcp_resolve entries, borrowed;
 	 * NULL or empty: none): mcp-discover, mcp-bridge, mcp-config */
 	json_object *mcp;
+	/* the instance's spec.observability when enabled (borrowed; NULL:
+	 * off): the OTel env of agent, ipc-bridge and the MCP containers */
+	json_object *observability;
 };
 
 /* The Job for in->run, without owner reference.  Caller puts. */

@@ -1388,6 +1388,37 @@ test_memory_wait(void **state)
 	free(r);
 }
 
+/* agentrun_controller.go reconcilePending: the instance's
+ * spec.observability reaches the Job only when enabled. */
+static void
+test_observability_enabled(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *res, *job;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"observability\":{\"enabled\":false,"
+	        "\"otlpEndpoint\":\"otel:4317\"}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_null(agent_env(job, "SYMPOZIUM_OTEL_ENABLED"));
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"observability\":{\"enabled\":true,"
+	        "\"otlpEndpoint\":\"otel:4317\"}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(agent_env(job, "SYMPOZIUM_OTEL_ENABLED"), "true");
+	assert_string_equal(
+	        agent_env(job, "OTEL_EXPORTER_OTLP_ENDPOINT"), "otel:4317");
+	json_object_put(res);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -1446,6 +1477,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_memory_wait, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_observability_enabled,
+		        fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +65,7 @@ build(const char *run, const char *skills, const struct agentrun_sidecar *sc,
 	json_object *r = json_tokener_parse(run);
 	json_object *sk = skills != NULL ? json_tokener_parse(skills) : NULL;
 	struct agentrun_job_in in
-	        = { r, sk, sc, nsc, persona, memory, timeout_s, NULL };
+	        = { r, sk, sc, nsc, persona, memory, timeout_s, NULL, NULL };
 	json_object *job;
 
 	assert_non_null(r);
@@ -486,7 +487,8 @@ test_mcp(void **state)
 	        "\"gh-tok\"},{\"name\":\"plain\",\"url\":\"http://p\"},{"
 	        "\"name\":\"jira\",\"url\":\"http://j\",\"authSecret\":\"j\","
 	        "\"authKey\":\"pat\"}]");
-	struct agentrun_job_in in = { r, NULL, NULL, 0, NULL, false, 0, mcp };
+	struct agentrun_job_in in
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, NULL };
 	json_object *job = agentrun_job_build(&in), *vols;
 
 	(void)state;
@@ -511,6 +513,68 @@ test_mcp(void **state)
 	json_object_put(r);
 }
 
+#define OTEL_ENV                                                              \
+	"{\"name\":\"SYMPOZIUM_OTEL_ENABLED\",\"value\":\"true\"},{\"name\":" \
+	"\"SYMPOZIUM_OTEL_OTLP_ENDPOINT\",\"value\":\"otel:4317\"},{"         \
+	"\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\",\"value\":\"otel:4317\"},"  \
+	"{\"name\":\"SYMPOZIUM_OTEL_SERVICE_NAME\",\"value\":\"svc\"},{"      \
+	"\"name\":\"OTEL_SERVICE_NAME\",\"value\":\"svc\"},{\"name\":"        \
+	"\"SYMPOZIUM_OTEL_RESOURCE_ATTRIBUTES\",\"value\":" ATTRS "},{"       \
+	"\"name\":\"OTEL_RESOURCE_ATTRIBUTES\",\"value\":" ATTRS "}"
+#define ATTRS                                                                 \
+	"\"env=prod,k8s.namespace.name=ns,sympozium.agent_run.id=r,"          \
+	"sympozium.instance.name=other\""
+
+/* An enabled spec.observability (agentrun_controller.go
+ * buildObservabilityEnv and buildContainers): SYMPOZIUM_OTEL_ENABLED, the
+ * set pairs (no protocol here), resource attributes (defaults overridden,
+ * empty values dropped, "k=v" sorted) last in the agent's, ipc-bridge's
+ * and, after TRACEPARENT, before MCP_AUTH_*, the MCP containers' env. */
+static void
+test_observability(void **state)
+{
+	json_object *r = json_tokener_parse(RUN("", ""));
+	json_object *obs = json_tokener_parse(
+	        "{\"enabled\":true,\"otlpEndpoint\":\"otel:4317\","
+	        "\"serviceName\":\"svc\",\"resourceAttributes\":{\"env\":"
+	        "\"prod\",\"sympozium.instance.name\":\"other\",\"empty\":"
+	        "\"\"}}");
+	json_object *mcp
+	        = json_tokener_parse("[{\"name\":\"a\",\"url\":\"http://"
+	                             "a\",\"authSecret\":\"s\"}]");
+	struct agentrun_job_in in
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, obs };
+	json_object *job = agentrun_job_build(&in), *env, *want;
+	size_t n;
+
+	(void)state;
+	want = json_tokener_parse("[" OTEL_ENV "]");
+	for (size_t c = 0; c < 3; c++) {
+		char path[64];
+		snprintf(path, sizeof(path),
+		        "spec.template.spec.containers.%zu.env", c);
+		env = jx_get(job, path);
+		n = json_object_array_length(env);
+		/* the MCP container ends with its one MCP_AUTH_A */
+		for (size_t i = 0; i < 7; i++) {
+			assert_true(json_object_equal(
+			        json_object_array_get_idx(
+			                env, n - 7 - (c == 2) + i),
+			        json_object_array_get_idx(want, i)));
+		}
+	}
+	assert_string_equal(
+	        jx_get_str(
+	                at(job, "spec.template.spec.containers.2.env", n - 1),
+	                "name"),
+	        "MCP_AUTH_A");
+	json_object_put(want);
+	json_object_put(job);
+	json_object_put(obs);
+	json_object_put(mcp);
+	json_object_put(r);
+}
+
 int
 main(void)
 {
@@ -522,6 +586,7 @@ main(void)
 		cmocka_unit_test(test_host_volume_name),
 		cmocka_unit_test(test_memory_skill),
 		cmocka_unit_test(test_mcp),
+		cmocka_unit_test(test_observability),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
