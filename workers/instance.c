@@ -472,6 +472,7 @@ memory_container(void)
 	kobj_image(image, sizeof(image), registry(), "skill-memory", NULL);
 	json_object_object_add(ctr, "name", jstr("memory-server"));
 	json_object_object_add(ctr, "image", jstr(image));
+	json_object_object_add(ctr, "imagePullPolicy", jstr("IfNotPresent"));
 	json_object_object_add(port, "name", jstr("http"));
 	json_object_object_add(
 	        port, "containerPort", json_object_new_int(8080));

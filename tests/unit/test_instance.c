@@ -878,6 +878,10 @@ test_memory_server(void **state)
 	assert_string_equal(jx_get_str(ctr, "name"), "memory-server");
 	assert_string_equal(
 	        jx_get_str(ctr, "image"), "reg.example/x/skill-memory:latest");
+	/* sympoziuminstance_controller.go: reconcileMemoryDeployment's
+	 * container sets ImagePullPolicy PullIfNotPresent */
+	assert_string_equal(
+	        jx_get_str(ctr, "imagePullPolicy"), "IfNotPresent");
 	fakesup_assert_json(jx_get(ctr, "env"),
 	        "[{\"name\":\"MEMORY_DB_PATH\",\"value\":\"/data/memory.db\"},"
 	        "{\"name\":\"MEMORY_PORT\",\"value\":\"8080\"}]");
