@@ -708,6 +708,8 @@ test_adopt(void **state)
 	w.patch = J(ok[0]);
 	assert_string_equal(run1(&w), "resource");
 	json_object_put(w.patch);
+}
+
 /* The policy controller: the status of its own policy, nothing else
  * (contract.c policy_w: update_status of the primary, Events). */
 static void
