@@ -261,6 +261,8 @@ static const struct contract_view agentrun_views[] = {
 	        CONTRACT_LABEL_AGENT_RUN },
 	/* the instance's memory server, waited for (spec 1.3 step 12) */
 	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	/* the run's PersonaPack: shared memory (spec 1.13) */
+	{ CONTRACT_RES_PERSONAPACKS, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {

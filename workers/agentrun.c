@@ -572,7 +572,8 @@ struct plan {
 	struct agentrun_sidecar *sc;
 	size_t nsc;
 	int64_t timeout_s;
-	json_object *mcp; /* resolved MCP servers, owned */
+	json_object *mcp;    /* resolved MCP servers, owned */
+	char *shared_access; /* shared-memory access, owned; NULL: none */
 };
 
 static void
@@ -581,6 +582,7 @@ plan_fini(struct plan *p)
 	json_object_put(p->inst);
 	json_object_put(p->packs);
 	json_object_put(p->mcp);
+	free(p->shared_access);
 	free(p->sc);
 }
 
@@ -915,6 +917,40 @@ persona_pack(struct ctx *c, struct plan *p)
 	                  : kobj_label(c->run, CONTRACT_LABEL_PERSONA_PACK));
 }
 
+/* spec 1.13 (agentrun_controller.go injectSharedMemory): when the run's
+ * PersonaPack has sharedMemory.enabled, the access of the instance's
+ * persona (its sympozium.ai/persona label) from accessRules, first match,
+ * default "read-write", into p->shared_access.  Returns -1 on a view
+ * error (upstream skips the injection; we retry). */
+static int
+shared_memory(struct ctx *c, struct plan *p)
+{
+	const char *pack = persona_pack(c, p);
+	const char *persona = kobj_label(p->inst, CONTRACT_LABEL_PERSONA);
+	const char *access = "read-write";
+	json_object *pp = NULL, *rules;
+	bool on = false;
+	int rc = get(c, &kobj_personapacks, c->ns, pack, &pp);
+
+	if (rc != 0 || jx_get_bool(pp, "spec.sharedMemory.enabled", &on) != 0
+	        || !on) {
+		json_object_put(pp);
+		return (rc < 0 ? -1 : 0);
+	}
+	rules = jx_get(pp, "spec.sharedMemory.accessRules");
+	for (size_t i = 0; i < jx_array_len(rules); i++) {
+		json_object *rule = json_object_array_get_idx(rules, i);
+		const char *who = jx_get_str(rule, "persona");
+		if (strcmp(who ?: "", persona ?: "") == 0) {
+			access = jx_get_str(rule, "access") ?: "";
+			break;
+		}
+	}
+	p->shared_access = xstrdup(access);
+	json_object_put(pp);
+	return (0);
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
@@ -927,7 +963,8 @@ create_job(struct ctx *c, struct plan *p)
 	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
 		persona_pack(c, p), mem, p->timeout_s, p->mcp,
-		otel ? jx_get(p->inst, "spec.observability") : NULL };
+		otel ? jx_get(p->inst, "spec.observability") : NULL,
+		p->shared_access };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);
@@ -1013,6 +1050,9 @@ pending(struct ctx *c)
 	}
 	if (rc == 0) {
 		rc = mirror_skills(c, &p);
+	}
+	if (rc == 0) {
+		rc = shared_memory(c, &p);
 	}
 	if (rc == 0) {
 		rbac(c, &p);

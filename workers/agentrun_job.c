@@ -279,6 +279,13 @@ otel_env(const struct agentrun_job_in *in, json_object *env)
 	}
 }
 
+static char *
+shared_memory_url(const struct agentrun_job_in *in)
+{
+	return (xasprintf("http://%s-shared-memory.%s.svc:8080",
+	        in->persona_pack ?: "", kobj_ns(in->run) ?: ""));
+}
+
 static void
 common_env(const struct agentrun_job_in *in, json_object *env)
 {
@@ -327,6 +334,12 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 		kobj_env_add(env, "SOURCE_CHAT_ID", chat);
 	}
 	otel_env(in, env);
+	if (in->shared_access != NULL) {
+		char *url = shared_memory_url(in);
+		kobj_env_add(env, "WORKFLOW_MEMORY_SERVER_URL", url);
+		kobj_env_add(env, "WORKFLOW_MEMORY_ACCESS", in->shared_access);
+		free(url);
+	}
 }
 
 static json_object *
@@ -755,22 +768,22 @@ agentrun_job_memory_url(json_object *run)
 	        kobj_ns(run) ?: ""));
 }
 
-/* wait-for-memory: polls the memory server's /health for up to 120 s
- * (upstream buildContainers). */
+/* wait-for-<what>: polls url/health for up to 120 s (upstream
+ * buildContainers, injectSharedMemory); label is "memory server" or
+ * "shared memory server". */
 static json_object *
-wait_memory_container(const struct agentrun_job_in *in)
+wait_container(const char *name, const char *url, const char *label)
 {
-	char *url = agentrun_job_memory_url(in->run);
 	char *script = xasprintf("elapsed=0; until wget -q --spider "
 	                         "--timeout=2 %s/health; do echo 'waiting "
-	                         "for memory server...'; sleep 2; "
+	                         "for %s...'; sleep 2; "
 	                         "elapsed=$((elapsed+2)); if [ $elapsed -ge "
-	                         "120 ]; then echo 'ERROR: memory server not "
+	                         "120 ]; then echo 'ERROR: %s not "
 	                         "ready after 120s'; exit 1; fi; done",
-	        url);
+	        url, label, label);
 	json_object *env, *mounts, *c, *cmd = json_object_new_array();
 
-	c = container("wait-for-memory", "busybox:1.36", &env, &mounts);
+	c = container(name, "busybox:1.36", &env, &mounts);
 	json_object_object_del(c, "volumeMounts");
 	put(c, "securityContext", hardened());
 	json_object_array_add(cmd, str("sh"));
@@ -780,7 +793,6 @@ wait_memory_container(const struct agentrun_job_in *in)
 	put(c, "resources", resources("50m", "32Mi", "100m", "64Mi"));
 	tidy(c);
 	free(script);
-	free(url);
 	return (c);
 }
 
@@ -792,7 +804,11 @@ init_containers(const struct agentrun_job_in *in)
 	size_t n = jx_array_len(pre);
 
 	if (agentrun_job_memory_skill(in->skills)) {
-		json_object_array_add(list, wait_memory_container(in));
+		char *url = agentrun_job_memory_url(in->run);
+		json_object_array_add(list,
+		        wait_container(
+		                "wait-for-memory", url, "memory server"));
+		free(url);
 	}
 	if (has_mcp(in)) {
 		json_object_array_add(list, mcp_container(in, true));
@@ -800,6 +816,13 @@ init_containers(const struct agentrun_job_in *in)
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,
 		        hook_container(in, json_object_array_get_idx(pre, i)));
+	}
+	if (in->shared_access != NULL) {
+		char *url = shared_memory_url(in);
+		json_object_array_add(list,
+		        wait_container("wait-for-shared-memory", url,
+		                "shared memory server"));
+		free(url);
 	}
 	return (list);
 }

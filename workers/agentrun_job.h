@@ -37,6 +37,10 @@ struct agentrun_job_in {
 	/* the instance's spec.observability when enabled (borrowed; NULL:
 	 * off): the OTel env of agent, ipc-bridge and the MCP containers */
 	json_object *observability;
+	/* the persona's access to its pack's shared memory ("read-write",
+	 * ...), NULL when the pack has none: WORKFLOW_MEMORY_* and
+	 * wait-for-shared-memory (spec 1.13) */
+	const char *shared_access;
 };
 
 /* The Job for in->run, without owner reference.  Caller puts. */

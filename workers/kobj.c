@@ -598,11 +598,17 @@ kobj_resolve_auth_secret(json_object *inst)
 	return ("");
 }
 
+const char *
+kobj_image_tag(void)
+{
+	return (KOBJ_IMAGE_TAG[0] != '\0' ? KOBJ_IMAGE_TAG : "latest");
+}
+
 void
 kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag)
 {
 	snprintf(out, len, "%s/%s:%s",
 	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
-	        name, tag != NULL && tag[0] ? tag : "latest");
+	        name, tag != NULL && tag[0] ? tag : kobj_image_tag());
 }

@@ -27,6 +27,10 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
 
 #define KOBJ_SYSTEM_NS CONTRACT_SYSTEM_NS
 #define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"
+/* The default image tag, set at build time (Makefile IMAGE_TAG). */
+#ifndef KOBJ_IMAGE_TAG
+#define KOBJ_IMAGE_TAG "latest"
+#endif
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
  * ns may be NULL (cluster-scoped).  Caller puts. */
@@ -139,7 +143,9 @@ const char *kobj_resolve_provider(json_object *instance);
 /* spec 0.3 resolveAuthSecret(instance): "" when none (borrowed). */
 const char *kobj_resolve_auth_secret(json_object *instance);
 /* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
- * the defaults (KOBJ_REGISTRY, "latest"). */
+ * the defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG). */
+/* The build's default tag (KOBJ_IMAGE_TAG, "latest" when empty). */
+const char *kobj_image_tag(void);
 void kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag);
 

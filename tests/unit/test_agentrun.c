@@ -1423,6 +1423,83 @@ test_observability_enabled(void **state)
 	free(r);
 }
 
+/* spec 1.13 (agentrun_controller.go injectSharedMemory): a run of an
+ * instance stamped from a PersonaPack with sharedMemory.enabled gets
+ * WORKFLOW_MEMORY_SERVER_URL and WORKFLOW_MEMORY_ACCESS (the persona's
+ * accessRules entry, default read-write) last in the agent's env and
+ * wait-for-shared-memory after the preRun hooks. */
+static void
+test_shared_memory(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN,
+	        ",\"lifecycle\":{\"preRun\":[{\"name\":\"p\",\"image\":\"x\"}]"
+	        "}",
+	        "");
+	json_object *res, *job, *env;
+	const char *inst
+	        = "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\","
+	          "\"labels\":{\"sympozium.ai/persona-pack\":\"team\","
+	          "\"sympozium.ai/persona\":\"%s\"}},\"spec\":{}}";
+	char *i1 = xasprintf(inst, "writer");
+	char *i2 = xasprintf(inst, "nobody");
+
+	fakesup_add_json(f, "sympoziuminstances", i1);
+	fakesup_add_json(f, "personapacks",
+	        "{\"metadata\":{\"name\":\"team\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"sharedMemory\":{\"enabled\":true,"
+	        "\"accessRules\":[{\"persona\":\"reader\",\"access\":"
+	        "\"read-only\"},{\"persona\":\"writer\",\"access\":"
+	        "\"write-only\"}]}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	env = jx_get(job, "spec.template.spec.containers.0.env");
+	fakesup_assert_json(json_object_array_get_idx(
+	                            env, json_object_array_length(env) - 2),
+	        "{\"name\":\"WORKFLOW_MEMORY_SERVER_URL\",\"value\":"
+	        "\"http://team-shared-memory.ns.svc:8080\"}");
+	fakesup_assert_json(json_object_array_get_idx(
+	                            env, json_object_array_length(env) - 1),
+	        "{\"name\":\"WORKFLOW_MEMORY_ACCESS\",\"value\":"
+	        "\"write-only\"}");
+	assert_string_equal(
+	        jx_get_str(job, "spec.template.spec.initContainers.0.name"),
+	        "pre-p");
+	fakesup_assert_json(jx_get(job, "spec.template.spec.initContainers.1"),
+	        "{\"name\":\"wait-for-shared-memory\",\"image\":"
+	        "\"busybox:1.36\",\"imagePullPolicy\":\"IfNotPresent\","
+	        "\"securityContext\":{\"readOnlyRootFilesystem\":true,"
+	        "\"allowPrivilegeEscalation\":false,\"capabilities\":{"
+	        "\"drop\":[\"ALL\"]}},\"command\":[\"sh\",\"-c\",\"elapsed=0;"
+	        " until wget -q --spider --timeout=2 "
+	        "http://team-shared-memory.ns.svc:8080/health; do echo "
+	        "'waiting for shared memory server...'; sleep 2; "
+	        "elapsed=$((elapsed+2)); if [ $elapsed -ge 120 ]; then echo "
+	        "'ERROR: shared memory server not ready after 120s'; exit 1; "
+	        "fi; done\"],\"resources\":{\"requests\":{\"cpu\":\"50m\","
+	        "\"memory\":\"32Mi\"},\"limits\":{\"cpu\":\"100m\","
+	        "\"memory\":\"64Mi\"}}}");
+	json_object_put(res);
+	fakesup_remove(f, "sympoziuminstances", "ns", "alice");
+	fakesup_add_json(f, "sympoziuminstances", i2);
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(
+	        agent_env(job, "WORKFLOW_MEMORY_ACCESS"), "read-write");
+	json_object_put(res);
+	fakesup_remove(f, "personapacks", "ns", "team");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_null(agent_env(job, "WORKFLOW_MEMORY_ACCESS"));
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.initContainers")),
+	        1);
+	json_object_put(res);
+	free(i1);
+	free(i2);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -1483,6 +1560,8 @@ main(void)
 		        test_memory_wait, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_observability_enabled,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_shared_memory, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

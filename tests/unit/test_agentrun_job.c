@@ -64,8 +64,8 @@ build(const char *run, const char *skills, const struct agentrun_sidecar *sc,
 {
 	json_object *r = json_tokener_parse(run);
 	json_object *sk = skills != NULL ? json_tokener_parse(skills) : NULL;
-	struct agentrun_job_in in
-	        = { r, sk, sc, nsc, persona, memory, timeout_s, NULL, NULL };
+	struct agentrun_job_in in = { r, sk, sc, nsc, persona, memory,
+		timeout_s, NULL, NULL, NULL };
 	json_object *job;
 
 	assert_non_null(r);
@@ -488,7 +488,7 @@ test_mcp(void **state)
 	        "\"name\":\"jira\",\"url\":\"http://j\",\"authSecret\":\"j\","
 	        "\"authKey\":\"pat\"}]");
 	struct agentrun_job_in in
-	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, NULL };
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, NULL, NULL };
 	json_object *job = agentrun_job_build(&in), *vols;
 
 	(void)state;
@@ -543,7 +543,7 @@ test_observability(void **state)
 	        = json_tokener_parse("[{\"name\":\"a\",\"url\":\"http://"
 	                             "a\",\"authSecret\":\"s\"}]");
 	struct agentrun_job_in in
-	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, obs };
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, obs, NULL };
 	json_object *job = agentrun_job_build(&in), *env, *want;
 	size_t n;
 
