@@ -3,7 +3,7 @@
 # requests and limits (docs/operating.md).  Starts bin/kubesim, applies our
 # CRDs (deploy/crds/), the upstream samples (where the reference tree is
 # present) and deploy/samples/ with kubectl, runs
-# bin/sympoziumd (all six workers) against it, and samples the process
+# bin/sympoziumd (all its workers) against it, and samples the process
 # tree (sympoziumd and its children) every second for SECONDS_TO_RUN
 # (default 60): the sum of Rss and Pss from /proc/PID/smaps_rollup, and
 # the CPU seconds used.  Prints the peak and the final values.

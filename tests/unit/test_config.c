@@ -179,7 +179,7 @@ test_ctrl_table(void **state)
 			}
 		}
 	}
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8); /* seven product controllers and testctl */
 	assert_non_null(ctrl_find("agentrun"));
 	assert_string_equal(
 	        ctrl_find("skillpack")->watches[1].res.plural, "configmaps");
