@@ -1285,8 +1285,8 @@ test_running_subsecond_timeout(void **state)
 }
 
 /* Completed: the workspace PVC after a postRun, no finalizer patch when
- * there is none, no pruning without an instanceRef; PostRunning and
- * Serving runs (features this controller does not build) fail. */
+ * there is none, no pruning without an instanceRef; PostRunning runs
+ * (a feature this controller does not build) fail. */
 static void
 test_completed_variants(void **state)
 {
