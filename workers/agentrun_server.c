@@ -2,13 +2,14 @@
  * agentrun_server.c: the server-mode AgentRun (spec 1.4, 1.8; upstream
  * agentrun_controller.go reconcilePendingServer, ensureServerAPIKeySecret
  * and reconcileServing at 008266e).  A Pending run with spec.mode
- * "server" gets the agent ServiceAccount, a one-replica Deployment
+ * "server" gets its input ConfigMap, the agent ServiceAccount, a
+ * one-replica Deployment
  * <run>-server running the first requiresServer sidecar as container
  * "web-proxy", a Service <run>-server over the sidecar's ports, and phase
  * Serving.  A Serving run is checked every 30 s: it fails when its Deployment
  * is gone and never times out.  The skill RBAC of the sidecars is made as the
  * task path's.  Not built here: the API key Secret (see
- * api_key_secret()) and the gateway's HTTPRoute.
+ * api_key_secret()), the MCP ConfigMap and the gateway's HTTPRoute.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -437,6 +438,24 @@ service(json_object *run, struct server_sc *s, const char *name)
 	return (svc);
 }
 
+/* The input ConfigMap <run>-input (upstream createInputConfigMap, run
+ * before the server branch of reconcilePending). */
+static void
+input_cm(json_object *run, struct rec_out *out)
+{
+	char *name = xasprintf("%s-input", kobj_name(run));
+	json_object *cm = owned(run, "v1", "ConfigMap", name);
+	json_object *data = json_object_new_object();
+
+	set_str(data, "task", str_or(run, "spec.task", ""));
+	set_str(data, "system-prompt", str_or(run, "spec.systemPrompt", ""));
+	set_str(data, "agent-id", str_or(run, "spec.agentId", ""));
+	set_str(data, "session-key", str_or(run, "spec.sessionKey", ""));
+	json_object_object_add(cm, "data", data);
+	kobj_create(out, &kobj_configmaps, cm, true);
+	free(name);
+}
+
 /* The writes once the server sidecar is known. */
 static int
 build(const struct rec_in *in, struct rec_out *out, json_object *status,
@@ -469,8 +488,10 @@ agentrun_server_pending(
 {
 	json_object *inst = NULL, *skills = NULL;
 	struct server_sc s = { 0 };
-	int rc = skills_of(in, out, &inst, &skills);
+	int rc;
 
+	input_cm(in->object, out);
+	rc = skills_of(in, out, &inst, &skills);
 	if (rc == 0) {
 		rc = find_server(in, out, skills, &s);
 	}

@@ -182,6 +182,11 @@ test_pending_server(void **state)
 	fakesup_add_json(f, "skillpacks", PACK);
 	res = run(f, r, NULL, T0);
 	assert_null(find_w(res, "create", "jobs"));
+	/* createInputConfigMap runs first in upstream reconcilePending */
+	d = jx_get(find_w(res, "create", "configmaps"), "object");
+	assert_string_equal(jx_get_str(d, "metadata.name"), "r-input");
+	assert_string_equal(jx_get_str(d, "data.task"), "serve");
+	assert_string_equal(jx_get_str(d, "data.agent-id"), "primary");
 	assert_non_null(find_w(res, "create", "serviceaccounts"));
 	d = jx_get(find_w(res, "create", "deployments"), "object");
 	assert_non_null(d);
