@@ -142,6 +142,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The tag of child images when SYMPOZIUM_IMAGE_TAG does not override it
+# (upstream's main.imageTag, set by -ldflags in release builds).  Only
+# workers/kobj.c uses it; a release build sets IMAGE_TAG=vX.Y.Z.
+IMAGE_TAG ?= latest
+$(BUILD)/workers/kobj.o: CFLAGS_ALL += -DKOBJ_IMAGE_TAG='"$(IMAGE_TAG)"'
+
 $(LIBCOMMON): $(COMMON_OBJS) $(IPC_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@

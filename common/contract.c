@@ -208,6 +208,30 @@ static const struct contract_write mcpserver_w[] = {
 	W_SELF(CONTRACT_RES_MCPSERVERS),
 	W_CHILD(CONTRACT_RES_DEPLOYMENTS, MCP_W, CONTRACT_LABEL_MCP_SERVER),
 	W_CHILD(CONTRACT_RES_SERVICES, MCP_W, CONTRACT_LABEL_MCP_SERVER),
+	/* upstream's Deployment and Service carry no label: adopted */
+	{ .res = CONTRACT_RES_DEPLOYMENTS,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_ADOPT,
+	        .label = CONTRACT_LABEL_MCP_SERVER },
+	{ .res = CONTRACT_RES_SERVICES,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_ADOPT,
+	        .label = CONTRACT_LABEL_MCP_SERVER },
+};
+
+static const struct contract_watch policy[] = {
+	{ "SympoziumPolicy", CONTRACT_RES_POLICIES, NULL, CONTRACT_PRIMARY },
+	/* listed through a view; upstream watches only the policy, so an
+	 * instance's events enqueue nothing */
+	{ "SympoziumInstance", CONTRACT_RES_INSTANCES, NULL, CONTRACT_READ },
+};
+
+/* status.boundInstances only (and Events, as every controller) */
+static const struct contract_write policy_w[] = {
+	W_EVENTS,
+	{ .res = CONTRACT_RES_POLICIES,
+	        .ops = CONTRACT_W_STATUS,
+	        .own = CONTRACT_OWN_SELF },
 };
 
 /* ---- the view tables: what each reconciler reads (workers/), where
@@ -235,6 +259,10 @@ static const struct contract_view agentrun_views[] = {
 	        CONTRACT_LABEL_AGENT_RUN },
 	{ CONTRACT_RES_CLUSTERROLEBINDINGS, V_LIST, CONTRACT_VIEW_CLUSTER,
 	        CONTRACT_LABEL_AGENT_RUN },
+	/* the instance's memory server, waited for (spec 1.3 step 12) */
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	/* the run's PersonaPack: shared memory (spec 1.13) */
+	{ CONTRACT_RES_PERSONAPACKS, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -260,6 +288,14 @@ static const struct contract_view schedule_views[] = {
 
 static const struct contract_view mcpserver_views[] = {
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* a Deployment or Service of its name the child watch does not
+	 * see (upstream's, unlabelled: adopted) */
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
+};
+
+static const struct contract_view policy_views[] = {
+	{ CONTRACT_RES_INSTANCES, V_LIST, V_NS, NULL },
 };
 
 #define CTRL(n, fin, w, v)                                                    \
@@ -286,6 +322,7 @@ static const struct contract_ctrl ctrls[] = {
 	CTRL("schedule", CONTRACT_FINALIZER_SCHEDULE, schedule,
 	        schedule_views),
 	CTRL("mcpserver", NULL, mcpserver, mcpserver_views),
+	CTRL("policy", NULL, policy, policy_views),
 };
 
 const struct contract_ctrl *

@@ -184,6 +184,18 @@ enum contract_own {
 	/* only the objects the primary's spec names: the strings at
 	 * key `item` of the objects of the array at path `ref` */
 	CONTRACT_OWN_NAMED,
+	/* adoption (take-over of upstream's children, which lack the child
+	 * label, so the cache cannot hold them): a JSON patch of exactly
+	 * four operations, in order: test /metadata/resourceVersion (a
+	 * string); test /metadata/ownerReferences/N/uid equal to the
+	 * primary's uid; test /metadata/ownerReferences/N/controller true
+	 * (the same N); add the label `label` valued the primary's name
+	 * (/metadata/labels/<key as a JSON Pointer token>, or
+	 * /metadata/labels with an object of that one label).  The API
+	 * server's tests make it apply only to an object the primary
+	 * already controls, unchanged since the worker read it
+	 * (workers/kobj.h kobj_adopt). */
+	CONTRACT_OWN_ADOPT,
 };
 
 struct contract_write {

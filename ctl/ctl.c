@@ -34,6 +34,8 @@ ctl_usage(void)
 	        "  pause CONTROLLER   stop dispatching its queue (keys "
 	        "accumulate)\n"
 	        "  resume CONTROLLER  dispatch again\n"
+	        "  shadow             writes a --shadow supervisor would "
+	        "send (Secrets redacted)\n"
 	        "flags:\n"
 	        "  --socket PATH      default $SYMPOZIUM_HEALTH_SOCKET, else "
 	        "$TMPDIR/sympoziumd-UID/health.sock\n"
@@ -467,6 +469,41 @@ ctl_format_worker(json_object *reply, struct buf *out)
 	        (long long)num(w, "latencyMs.count"));
 }
 
+/* The pending writes of shadow mode, one row each. */
+void
+ctl_format_shadow(json_object *reply, struct buf *out)
+{
+	json_object *a = jx_get(reply, "pending");
+	size_t n = jx_array_len(a);
+
+	if (!flag_of(reply, "shadow")) {
+		buf_puts(out, "not in shadow mode (sympoziumd --shadow)\n");
+		return;
+	}
+	buf_printf(out, "%zu pending write%s", n, n == 1 ? "" : "s");
+	if (num(reply, "dropped") > 0) {
+		buf_printf(out, " (%lld not recorded: table full)",
+		        (long long)num(reply, "dropped"));
+	}
+	buf_puts(out, "\n");
+	if (n == 0) {
+		return;
+	}
+	buf_printf(out, "%-16s %-14s %-28s %-40s %s\n", "CONTROLLER", "VERB",
+	        "RESOURCE", "OBJECT", "CHANGES");
+	for (size_t i = 0; i < n; i++) {
+		json_object *r = json_object_array_get_idx(a, i);
+		char obj[300];
+		const char *ns = jx_get_str(r, "namespace");
+		ns = ns != NULL ? ns : "";
+		snprintf(obj, sizeof(obj), "%s%s%s", ns,
+		        ns[0] != '\0' ? "/" : "", str(r, "name"));
+		buf_printf(out, "%-16s %-14s %-28s %-40s %s\n",
+		        str(r, "controller"), str(r, "verb"),
+		        str(r, "resource"), obj, str(r, "summary"));
+	}
+}
+
 void
 ctl_format(enum hp_cmd cmd, json_object *reply, struct buf *out)
 {
@@ -490,6 +527,9 @@ ctl_format(enum hp_cmd cmd, json_object *reply, struct buf *out)
 		}
 		break;
 	}
+	case HP_SHADOW:
+		ctl_format_shadow(reply, out);
+		break;
 	default:
 		buf_printf(out, "%s %s\n", str(reply, "controller"),
 		        flag_of(reply, "paused") ? "paused" : "resumed");

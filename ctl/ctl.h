@@ -61,6 +61,7 @@ void ctl_format(enum hp_cmd cmd, json_object *reply, struct buf *out);
 void ctl_format_status(json_object *reply, struct buf *out);
 void ctl_format_workers(json_object *reply, struct buf *out);
 void ctl_format_worker(json_object *reply, struct buf *out);
+void ctl_format_shadow(json_object *reply, struct buf *out);
 
 /* client.c: sends req to the socket at path and reads the reply within
  * timeout_ms.  Returns CTL_EXIT_OK with *reply (caller puts) and the raw

@@ -9,8 +9,8 @@
 #include "common/xmalloc.h"
 #include "ipc/hproto.h"
 
-static const char *const names[HP_NCMDS]
-        = { "status", "workers", "worker", "restart", "pause", "resume" };
+static const char *const names[HP_NCMDS] = { "status", "workers", "worker",
+	"restart", "pause", "resume", "shadow" };
 
 const char *
 hp_cmd_name(enum hp_cmd c)

@@ -31,6 +31,7 @@ enum hp_cmd {
 	HP_RESTART,
 	HP_PAUSE,
 	HP_RESUME,
+	HP_SHADOW, /* shadow mode's pending writes (supervisor/shadow.h) */
 	HP_NCMDS,
 };
 

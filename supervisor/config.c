@@ -39,6 +39,7 @@ enum {
 	O_MAXRESP,
 	O_MAXWRITES,
 	O_WILDCARD,
+	O_SHADOW,
 };
 
 static const struct option opts[] = {
@@ -69,6 +70,7 @@ static const struct option opts[] = {
 	{ "max-response-bytes", required_argument, NULL, O_MAXRESP },
 	{ "max-concurrent-writes", required_argument, NULL, O_MAXWRITES },
 	{ "allow-skill-wildcard", no_argument, NULL, O_WILDCARD },
+	{ "shadow", no_argument, NULL, O_SHADOW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -124,6 +126,10 @@ cfg_usage(void)
 	        "  --max-concurrent-writes N         writes in flight to the "
 	        "API at most (1-1024;\n"
 	        "                                    default 32)\n"
+	        "  --shadow                          read and reconcile, "
+	        "send no write: record the\n"
+	        "                                    writes it would send "
+	        "(sympoziumctl shadow)\n"
 	        "  -v, --verbose                     debug logs\n"
 	        "  --help                            this text\n");
 }
@@ -317,6 +323,9 @@ one(struct sup_config *c, int ch, char *err, size_t len)
 		return (bytes_arg(c, optarg, err, len));
 	case O_MAXWRITES:
 		return (writes_arg(c, optarg, err, len));
+	case O_SHADOW:
+		c->shadow = true;
+		return (0);
 	default:
 		errmsg(err, len, "unknown flag (see --help)");
 		return (-1);
@@ -358,6 +367,12 @@ cfg_parse(
 	if (strcmp(c->log_format, "text") != 0
 	        && strcmp(c->log_format, "json") != 0) {
 		errmsg(err, errlen, "--log-format: want text or json");
+		return (-1);
+	}
+	if (c->shadow && c->leader_elect) {
+		errmsg(err, errlen,
+		        "--shadow: refuses --leader-elect (shadow mode never "
+		        "takes a Lease)");
 		return (-1);
 	}
 	if (!(c->lease_ms > c->renew_ms

@@ -49,6 +49,9 @@ struct sup_config {
 	                              * default, KAPI_MAX_LIST_BYTES) */
 	size_t max_writes;           /* --max-concurrent-writes: requests of
 	                              * the writer in flight at most */
+	bool shadow;                 /* --shadow: no write sent, each one
+	                              * recorded (supervisor/shadow.h);
+	                              * excludes --leader-elect */
 	int verbose;                 /* -v */
 	bool help;                   /* --help */
 };

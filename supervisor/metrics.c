@@ -421,6 +421,36 @@ violations(const struct stats *st, struct buf *b)
 	}
 }
 
+/* Shadow mode's writes not sent, and its pending records (only under
+ * --shadow). */
+static void
+shadow(const struct stats *st, struct buf *b)
+{
+	static const char name[] = "sympozium_shadow_writes_total";
+
+	if (!st->shadow) {
+		return;
+	}
+	family(b, name, "counter",
+	        "Writes shadow mode did not send, by controller, verb and "
+	        "resource");
+	for (size_t i = 0; i < st->nshadow; i++) {
+		const struct stats_shadow *r = &st->shadow_w[i];
+		struct lbl l = { { "controller", "verb", "resource" },
+			{ r->controller, r->verb, r->resource }, 3 };
+		line(b, name, &l, NULL, (double)r->count);
+	}
+	family(b, "sympozium_shadow_pending_writes", "gauge",
+	        "Objects shadow mode would write now (the latest write per "
+	        "object that would change it)");
+	line(b, "sympozium_shadow_pending_writes", NULL, NULL,
+	        (double)st->shadow_pending);
+	family(b, "sympozium_shadow_dropped_records_total", "counter",
+	        "Pending writes not recorded: the record table was full");
+	line(b, "sympozium_shadow_dropped_records_total", NULL, NULL,
+	        (double)st->shadow_dropped);
+}
+
 /* One 0/1 or counter sample per controller. */
 static void
 per_ctl(const struct stats *st, struct buf *b, const char *name,
@@ -538,6 +568,7 @@ met_render(const struct stats *st, const struct met_ctx *ctx, struct buf *out)
 	violations(st, out);
 	controller_faults(st, out);
 	caches(st, out);
+	shadow(st, out);
 	process(st, ctx, out);
 }
 

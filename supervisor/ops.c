@@ -18,6 +18,7 @@
 #include "supervisor/leader.h"
 #include "supervisor/metrics.h"
 #include "supervisor/ops.h"
+#include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
 /* ---- the figures ---- */
@@ -48,6 +49,7 @@ ops_stats_new(struct sup *s, int64_t now_ms)
 		        k->resource);
 	}
 	st->cache_stale_ms = s->cfg.cache_stale_ms;
+	st->shadow = s->cfg.shadow;
 	return (st);
 }
 
@@ -173,6 +175,10 @@ ops_stats_refresh(struct sup *s, int64_t now_ms)
 	st->leading = leader_leading(s->leader);
 	st->epoch = leader_epoch(s->leader);
 	st->stopping = s->stopping;
+	if (s->shadow != NULL) {
+		st->shadow_pending = sh_pending(s->shadow);
+		st->shadow_dropped = sh_dropped(s->shadow);
+	}
 	stats_set_text(
 	        st->holder, sizeof(st->holder), leader_holder(s->leader));
 	wk_foreach(s->pool, now_ms, copy_worker, s);
@@ -250,6 +256,24 @@ do_pause(struct sup *s, const char *name, bool pause)
 	return (hp_reply_error("no controller \"%s\"", name));
 }
 
+/* {"shadow": on, "pending": [records], "dropped": n} (shadow.h). */
+static char *
+do_shadow(struct sup *s)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(
+	        o, "shadow", json_object_new_boolean(s->shadow != NULL));
+	json_object_object_add(o, "pending",
+	        s->shadow != NULL ? sh_json(s->shadow)
+	                          : json_object_new_array());
+	json_object_object_add(o, "dropped",
+	        json_object_new_int64(s->shadow != NULL
+	                        ? (int64_t)sh_dropped(s->shadow)
+	                        : 0));
+	return (hp_reply_ok(o));
+}
+
 char *
 ops_health_request(void *arg, const struct hp_req *req, int64_t now)
 {
@@ -268,6 +292,8 @@ ops_health_request(void *arg, const struct hp_req *req, int64_t now)
 	case HP_PAUSE:
 	case HP_RESUME:
 		return (do_pause(s, req->name, req->cmd == HP_PAUSE));
+	case HP_SHADOW:
+		return (do_shadow(s));
 	default:
 		return (hp_reply_error("unknown command"));
 	}

@@ -207,9 +207,11 @@ submit(struct settle *st, size_t ctl, int worker, const struct ipc_result *r,
 		.verdict = verdict_of(r->verdict),
 		.after_ms = r->after_ms };
 	uint64_t token = pend_put(st, &p);
-	struct wr_batch b = {
-		.key = r->key, .ops = ops, .n = r->nwrites, .keep = r->writes
-	};
+	struct wr_batch b = { .key = r->key,
+		.controller = st->ctls[ctl].name,
+		.ops = ops,
+		.n = r->nwrites,
+		.keep = r->writes };
 
 	if (st->conf.wr.submit(st->conf.arg, &b, token) != 0) {
 		log_warnx("%s: %s: the writer refused the result",

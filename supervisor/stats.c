@@ -38,6 +38,7 @@ stats_free(struct stats *st)
 	free(st->workers);
 	free(st->ctls);
 	free(st->kinds);
+	free(st->shadow_w);
 	free(st);
 }
 
@@ -288,6 +289,44 @@ stats_api(struct stats *st, enum kapi_verb verb, long code)
 		return;
 	}
 	st->api[st->napi++] = (struct stats_api) { verb, code, 1 };
+}
+
+static bool
+shadow_is(const struct stats_shadow *r, const char *controller,
+        const char *verb, const char *resource)
+{
+	return (strcmp(r->controller, controller) == 0
+	        && strcmp(r->verb, verb) == 0
+	        && strcmp(r->resource, resource) == 0);
+}
+
+void
+stats_shadow(struct stats *st, const char *controller, const char *verb,
+        const char *resource)
+{
+	struct stats_shadow *r;
+
+	if (st == NULL) {
+		return;
+	}
+	if (st->shadow_w == NULL) {
+		st->shadow_w = xcalloc(STATS_SHADOW_SLOTS, sizeof(*r));
+	}
+	for (size_t i = 0; i < st->nshadow; i++) {
+		if (shadow_is(&st->shadow_w[i], controller, verb, resource)) {
+			st->shadow_w[i].count++;
+			return;
+		}
+	}
+	if (st->nshadow == STATS_SHADOW_SLOTS) {
+		st->shadow_overflow++;
+		return;
+	}
+	r = &st->shadow_w[st->nshadow++];
+	snprintf(r->controller, sizeof(r->controller), "%s", controller);
+	snprintf(r->verb, sizeof(r->verb), "%s", verb);
+	snprintf(r->resource, sizeof(r->resource), "%s", resource);
+	r->count = 1;
 }
 
 /* ---- names ---- */

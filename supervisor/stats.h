@@ -159,6 +159,15 @@ struct stats_api {
 	uint64_t count;
 };
 
+/* Writes shadow mode did not send, by (controller, verb, resource). */
+#define STATS_SHADOW_SLOTS 256
+struct stats_shadow {
+	char controller[STATS_NAME_MAX];
+	char verb[16];
+	char resource[STATS_NAME_MAX + 16];
+	uint64_t count;
+};
+
 struct stats {
 	int64_t start_ms;      /* the supervisor's start */
 	int64_t start_unix_ms; /* the same, wall clock */
@@ -187,6 +196,13 @@ struct stats {
 	size_t nctls;
 	struct stats_kind *kinds;
 	size_t nkinds;
+	/* shadow mode (--shadow, shadow.h): counted, and copied gauges */
+	bool shadow;
+	struct stats_shadow *shadow_w; /* STATS_SHADOW_SLOTS, or NULL */
+	size_t nshadow;
+	uint64_t shadow_overflow; /* triples beyond STATS_SHADOW_SLOTS */
+	uint64_t shadow_pending;  /* records held (sh_pending()) */
+	uint64_t shadow_dropped;  /* records not kept (sh_dropped()) */
 };
 
 /* A new, empty stats object started at now_ms.  Caller frees with
@@ -229,6 +245,9 @@ void stats_leadership(
         struct stats *st, bool leading, uint32_t epoch, int64_t now_ms);
 /* One API answer (resp->code; 0 when none came). */
 void stats_api(struct stats *st, enum kapi_verb verb, long code);
+/* One write shadow mode did not send. */
+void stats_shadow(struct stats *st, const char *controller, const char *verb,
+        const char *resource);
 
 /* ---- pure helpers ---- */
 

@@ -23,6 +23,7 @@
 #include "supervisor/health.h"
 #include "supervisor/http.h"
 #include "supervisor/ops.h"
+#include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
 #define MAX_FDS 512
@@ -240,6 +241,11 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	kapi_client_set_timeout(s->client, s->cfg.renew_ms);
 	set_caps(s, &ic);
 	s->m = kapi_multi_new(s->client);
+	if (s->cfg.shadow) {
+		s->shadow = sh_new(0);
+		log_info("shadow mode: no write goes to the API server; "
+		         "sympoziumctl shadow lists the writes it would send");
+	}
 	for (size_t i = 0; i < s->nctls; i++) {
 		add_kinds(s, i);
 	}
@@ -250,6 +256,7 @@ setup_api(struct sup *s, char *err, size_t errlen)
 	s->wr = wr_new(s->m, &wc);
 	wr_set_correlator(s->wr, NULL);
 	wr_set_stats(s->wr, s->stats);
+	wr_set_shadow(s->wr, s->shadow);
 	return (0);
 }
 
@@ -452,6 +459,7 @@ sup_free(struct sup *s)
 	http_free(s->metrics);
 	sup_path_free(s);
 	wr_free(s->wr);
+	sh_free(s->shadow);
 	inf_free(s->inf);
 	leader_free(s->leader);
 	if (s->m != NULL) {

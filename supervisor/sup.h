@@ -76,6 +76,8 @@ struct sup {
 	struct http *probe;     /* /healthz, /readyz (http.h); NULL: off */
 	struct http *metrics;   /* /metrics (http.h); NULL: off */
 	struct mtune_trim trim; /* freed heap given back when idle */
+	struct shadow *shadow;  /* --shadow: the writes not sent (shadow.h);
+	                         * NULL otherwise */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive

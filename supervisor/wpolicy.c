@@ -406,6 +406,127 @@ row_cluster(const struct prim *p, const struct contract_write *row,
 	return (WPOL_OK);
 }
 
+/* ---- adoption (CONTRACT_OWN_ADOPT) ---- */
+
+/* Operation i of a JSON patch, when it is {op, path, value} with that op
+ * and a string path. */
+static bool
+patch_at(json_object *ops, size_t i, const char *op, const char **path,
+        json_object **value)
+{
+	json_object *e = json_object_array_get_idx(ops, i);
+
+	if (!json_object_is_type(e, json_type_object)
+	        || json_object_object_length(e) != 3
+	        || strcmp(str_or(jx_get_str(e, "op")), op) != 0) {
+		return (false);
+	}
+	*path = jx_get_str(e, "path");
+	*value = json_object_object_get(e, "value");
+	return (*path != NULL && *value != NULL);
+}
+
+/* Whether path is /metadata/ownerReferences/<n>/<leaf> (n decimal, no
+ * leading zero). */
+static bool
+ref_path(const char *path, const char *leaf, long *n)
+{
+	static const char pre[] = "/metadata/ownerReferences/";
+	const char *d = path + sizeof(pre) - 1;
+	char *end;
+
+	if (strncmp(path, pre, sizeof(pre) - 1) != 0 || d[0] < '0'
+	        || d[0] > '9' || (d[0] == '0' && d[1] != '/')) {
+		return (false);
+	}
+	*n = strtol(d, &end, 10);
+	return (*n < 1024 && *end == '/' && strcmp(end + 1, leaf) == 0);
+}
+
+/* Whether path and value add exactly the row's label valued the
+ * primary's name. */
+static bool
+label_add(const struct prim *p, const struct contract_write *row,
+        const char *path, json_object *value)
+{
+	static const char pre[] = "/metadata/labels";
+	const char *k = row->label, *t = path + sizeof(pre) - 1;
+
+	if (strncmp(path, pre, sizeof(pre) - 1) != 0) {
+		return (false);
+	}
+	if (*t == '\0') {
+		json_object *l = json_object_is_type(value, json_type_object)
+		        ? json_object_object_get(value, k)
+		        : NULL;
+		return (l != NULL && json_object_object_length(value) == 1
+		        && json_object_is_type(l, json_type_string)
+		        && strcmp(json_object_get_string(l), p->name) == 0);
+	}
+	if (*t++ != '/') {
+		return (false);
+	}
+	for (; *k != '\0'; k++) { /* the key as a JSON Pointer token */
+		const char *want = *k == '/' ? "~1" : *k == '~' ? "~0" : NULL;
+		if (want != NULL ? strncmp(t, want, 2) != 0 : *t != *k) {
+			return (false);
+		}
+		t += want != NULL ? 2 : 1;
+	}
+	return (*t == '\0' && json_object_is_type(value, json_type_string)
+	        && strcmp(json_object_get_string(value), p->name) == 0);
+}
+
+/* Why w is not the adoption patch of contract.h, or NULL. */
+static const char *
+adopt_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch, *val;
+	const char *path;
+	long n1 = -1, n2 = -2;
+
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) != 4) {
+		return ("not a JSON patch of four operations");
+	}
+	if (!patch_at(ops, 0, "test", &path, &val)
+	        || strcmp(path, "/metadata/resourceVersion") != 0
+	        || !json_object_is_type(val, json_type_string)) {
+		return ("operation 0 does not test the resourceVersion");
+	}
+	if (!patch_at(ops, 1, "test", &path, &val)
+	        || !ref_path(path, "uid", &n1)
+	        || !json_object_is_type(val, json_type_string)
+	        || p->uid[0] == '\0'
+	        || strcmp(json_object_get_string(val), p->uid) != 0) {
+		return ("operation 1 does not test an ownerReference's uid "
+		        "against the primary's");
+	}
+	if (!patch_at(ops, 2, "test", &path, &val)
+	        || !ref_path(path, "controller", &n2) || n2 != n1
+	        || !json_object_is_type(val, json_type_boolean)
+	        || !json_object_get_boolean(val)) {
+		return ("operation 2 does not test that it is the controller "
+		        "reference");
+	}
+	if (!patch_at(ops, 3, "add", &path, &val)
+	        || !label_add(p, row, path, val)) {
+		return ("operation 3 does not add only the child label");
+	}
+	return (NULL);
+}
+
+static enum wpol_verdict
+row_adopt(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w, size_t i, struct wpol_violation *v)
+{
+	const char *why = adopt_why(p, row, w);
+
+	return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
+}
+
 /* Whether the primary's spec names name (CONTRACT_OWN_NAMED). */
 static bool
 named(const struct prim *p, const struct contract_write *row, const char *name)
@@ -446,6 +567,8 @@ check_row(const struct prim *p, const struct contract_write *row,
 		}
 		return (viol(v, "name", i, "create %s %.64s: only %s",
 		        w->res.plural, target_name(w), row->prefix));
+	case CONTRACT_OWN_ADOPT:
+		return (row_adopt(p, row, w, i, v));
 	case CONTRACT_OWN_NAMED:
 		if (named(p, row, w->name)) {
 			return (WPOL_OK);

@@ -24,6 +24,7 @@ struct job {
 	struct job *next;
 	struct wr *w;
 	char *key;
+	char *controller; /* "" for wr_event()'s */
 	uint64_t token;
 	bool own;              /* wr_event()'s: no on_done */
 	json_object *keep;     /* one reference: what ops borrow from */
@@ -49,6 +50,7 @@ struct wr {
 	size_t inflight; /* jobs with a request in flight */
 	struct wr_stats st;
 	struct stats *stats;
+	struct shadow *shadow; /* wr_set_shadow() */
 };
 
 struct wr *
@@ -77,6 +79,7 @@ job_free(struct job *j)
 	free(j->ops);
 	ev_action_fini(&j->act);
 	free(j->key);
+	free(j->controller);
 	free(j->msg);
 	free(j);
 }
@@ -85,6 +88,12 @@ void
 wr_set_stats(struct wr *w, struct stats *st)
 {
 	w->stats = st;
+}
+
+void
+wr_set_shadow(struct wr *w, struct shadow *sh)
+{
+	w->shadow = sh;
 }
 
 void
@@ -126,6 +135,7 @@ job_new(struct wr *w, const char *key, const struct ipc_write *ops, size_t n,
 
 	j->w = w;
 	j->key = xstrdup(key);
+	j->controller = xstrdup("");
 	j->keep = json_object_get(keep);
 	if (n > 0) {
 		j->ops = xmemdup(
@@ -145,6 +155,10 @@ wr_submit(struct wr *w, const struct wr_batch *b, uint64_t token)
 	}
 	j = job_new(w, b->key, b->ops, b->n, b->keep);
 	j->token = token;
+	if (b->controller != NULL) {
+		free(j->controller);
+		j->controller = xstrdup(b->controller);
+	}
 	append(w, j);
 	return (0);
 }
@@ -354,36 +368,92 @@ target_of(const struct ipc_write *wr, const char **ns, const char **name)
 	}
 }
 
+/* The cached state of wr's target: 1 and *cached (parsed; caller puts),
+ * 0 when the cache knows it absent, -1 when it cannot tell. */
+static int
+cached_of(struct wr *w, const struct ipc_write *wr, json_object **cached)
+{
+	const char *ns, *name, *text = NULL;
+	int found;
+
+	*cached = NULL;
+	if (w->conf.lookup == NULL || wr->op == IPC_OP_EVENT) {
+		return (-1);
+	}
+	target_of(wr, &ns, &name);
+	if (name[0] == '\0') {
+		return (-1);
+	}
+	found = w->conf.lookup(w->conf.arg, &wr->res, ns, name, &text);
+	if (found < 0 || (found == 1 && text == NULL)) {
+		return (-1);
+	}
+	if (found == 1) {
+		*cached = jx_parse(text, strlen(text), 0, NULL, 0);
+		if (*cached == NULL) {
+			return (-1);
+		}
+	}
+	return (found);
+}
+
 /* Asks the caches whether wr is a no-op. */
 static bool
 is_noop(struct wr *w, const struct ipc_write *wr)
 {
-	const char *ns, *name, *text = NULL;
 	json_object *cached = NULL;
 	bool noop;
-	int found;
 
-	if (w->conf.lookup == NULL || wr->op == IPC_OP_EVENT
-	        || wr->op == IPC_OP_APPLY) {
+	if (wr->op == IPC_OP_APPLY || cached_of(w, wr, &cached) < 0) {
 		return (false);
-	}
-	target_of(wr, &ns, &name);
-	if (name[0] == '\0') {
-		return (false);
-	}
-	found = w->conf.lookup(w->conf.arg, &wr->res, ns, name, &text);
-	if (found < 0 || (found == 1 && text == NULL)) {
-		return (false);
-	}
-	if (found == 1) {
-		cached = jx_parse(text, strlen(text), 0, NULL, 0);
-		if (cached == NULL) {
-			return (false);
-		}
 	}
 	noop = wr_noop(wr, cached, true);
 	json_object_put(cached);
 	return (noop);
+}
+
+/* Shadow mode: records wr instead of sending it (shadow.h). */
+static void
+shadow_write(struct wr *w, struct job *j, const struct ipc_write *wr)
+{
+	char res[256], sum[SH_SUMMARY_MAX];
+	const char *ns, *name, *verb = sh_verb(wr->op);
+	json_object *cached = NULL;
+
+	sh_resource(&wr->res, res, sizeof(res));
+	j->rep.shadowed++;
+	w->st.shadowed++;
+	stats_shadow(w->stats, j->controller, verb, res);
+	if (wr->op == IPC_OP_EVENT) {
+		log_debug("shadow: %s: event not sent: %s",
+		        j->controller[0] != '\0' ? j->controller : "-",
+		        obj_str(wr->object, "reason"));
+		return;
+	}
+	target_of(wr, &ns, &name);
+	(void)cached_of(w, wr, &cached);
+	sh_summary(wr, cached, sum, sizeof(sum));
+	json_object_put(cached);
+	if (sh_record(w->shadow, j->controller, verb, res, ns, name, sum)
+	        > 0) {
+		log_info("shadow: %s would %s %s %s%s%s: %s", j->controller,
+		        verb, res, ns, ns[0] != '\0' ? "/" : "", name, sum);
+	}
+}
+
+/* Shadow mode: wr is a no-op, its object needs no write any more. */
+static void
+shadow_forget(struct wr *w, const struct ipc_write *wr)
+{
+	char res[256];
+	const char *ns, *name;
+
+	if (w->shadow == NULL) {
+		return;
+	}
+	sh_resource(&wr->res, res, sizeof(res));
+	target_of(wr, &ns, &name);
+	sh_forget(w->shadow, res, ns, name);
 }
 
 static void
@@ -579,12 +649,20 @@ step(struct wr *w, struct job *j)
 			continue;
 		}
 		if (is_noop(w, wr)) {
+			shadow_forget(w, wr);
 			j->rep.skipped++;
 			w->st.skipped++;
 			j->i++;
 			continue;
 		}
 		if (!event_prepare(w, j, wr)) {
+			j->i++;
+			continue;
+		}
+		if (w->shadow != NULL) {
+			shadow_write(w, j, wr);
+			ev_action_fini(&j->act);
+			j->ev_active = false;
 			j->i++;
 			continue;
 		}

@@ -54,6 +54,7 @@
 #include "common/kapi_err.h"
 #include "ipc/ipc.h"
 #include "supervisor/events.h"
+#include "supervisor/shadow.h"
 
 #define WR_FIELD_MANAGER "sympozium"
 
@@ -79,6 +80,7 @@ struct wr_report {
 	size_t tolerated;      /* failures counted as success */
 	size_t event_errors;   /* failed events (logged only) */
 	size_t events_dropped; /* events the event function dropped */
+	size_t shadowed;       /* shadow mode: writes recorded, not sent */
 };
 
 /*
@@ -115,6 +117,11 @@ struct wr *wr_new(struct kapi_multi *m, const struct wr_conf *conf);
 void wr_set_correlator(struct wr *w, const struct ev_conf *conf);
 /* Counts every API answer in st (stats.h; borrowed, NULL: none). */
 void wr_set_stats(struct wr *w, struct stats *st);
+/* Shadow mode (--shadow) when sh is non-NULL (borrowed): nothing is sent;
+ * each write that is not a no-op is recorded in sh (one record per
+ * object, shadow.h), counted, and done as if it had succeeded; a no-op
+ * write clears its object's record. */
+void wr_set_shadow(struct wr *w, struct shadow *sh);
 
 /* Cancels requests in flight (a request already sent may still take
  * effect) and frees everything without callbacks.  NULL is fine. */
@@ -125,8 +132,9 @@ struct wr_batch {
 	const char *key;             /* the result's key (copied) */
 	const struct ipc_write *ops; /* n typed writes (copied) */
 	size_t n;
-	json_object *keep; /* what ops borrow from (referenced while the
-	                      writes run): the RESULT's "writes" array */
+	json_object *keep;      /* what ops borrow from (referenced while the
+	                           writes run): the RESULT's "writes" array */
+	const char *controller; /* its controller (copied; NULL: "") */
 };
 
 /*
@@ -174,6 +182,7 @@ struct wr_stats {
 	uint64_t fenced; /* results ended WR_FENCED */
 	uint64_t event_errors;
 	uint64_t events_dropped;
+	uint64_t shadowed; /* shadow mode: writes recorded, not sent */
 };
 void wr_stats(const struct wr *w, struct wr_stats *out);
 

@@ -573,6 +573,8 @@ struct plan {
 	struct agentrun_sidecar *sc;
 	size_t nsc;
 	int64_t timeout_s;
+	json_object *mcp;    /* resolved MCP servers, owned */
+	char *shared_access; /* shared-memory access, owned; NULL: none */
 };
 
 static void
@@ -580,6 +582,8 @@ plan_fini(struct plan *p)
 {
 	json_object_put(p->inst);
 	json_object_put(p->packs);
+	json_object_put(p->mcp);
+	free(p->shared_access);
 	free(p->sc);
 }
 
@@ -736,8 +740,8 @@ find_mcp(struct ctx *c, json_object *entry, json_object **srv)
 }
 
 /* spec 1.3 step 7 [PERIPH]: the ConfigMap <run>-mcp-servers of the
- * instance's reachable MCP servers (the bridge containers are not
- * built).  Returns -1 on a view error. */
+ * instance's reachable MCP servers, kept in p->mcp for the Job's
+ * mcp-discover/mcp-bridge containers.  Returns -1 on a view error. */
 static int
 mcp_config(struct ctx *c, struct plan *p)
 {
@@ -769,7 +773,7 @@ mcp_config(struct ctx *c, struct plan *p)
 		free(yaml);
 		free(name);
 	}
-	json_object_put(servers);
+	p->mcp = servers;
 	return (0);
 }
 
@@ -914,17 +918,54 @@ persona_pack(struct ctx *c, struct plan *p)
 	                  : kobj_label(c->run, CONTRACT_LABEL_PERSONA_PACK));
 }
 
+/* spec 1.13 (agentrun_controller.go injectSharedMemory): when the run's
+ * PersonaPack has sharedMemory.enabled, the access of the instance's
+ * persona (its sympozium.ai/persona label) from accessRules, first match,
+ * default "read-write", into p->shared_access.  Returns -1 on a view
+ * error (upstream skips the injection; we retry). */
+static int
+shared_memory(struct ctx *c, struct plan *p)
+{
+	const char *pack = persona_pack(c, p);
+	const char *persona = kobj_label(p->inst, CONTRACT_LABEL_PERSONA);
+	const char *access = "read-write";
+	json_object *pp = NULL, *rules;
+	bool on = false;
+	int rc = get(c, &kobj_personapacks, c->ns, pack, &pp);
+
+	if (rc != 0 || jx_get_bool(pp, "spec.sharedMemory.enabled", &on) != 0
+	        || !on) {
+		json_object_put(pp);
+		return (rc < 0 ? -1 : 0);
+	}
+	rules = jx_get(pp, "spec.sharedMemory.accessRules");
+	for (size_t i = 0; i < jx_array_len(rules); i++) {
+		json_object *rule = json_object_array_get_idx(rules, i);
+		const char *who = jx_get_str(rule, "persona");
+		if (strcmp(who ?: "", persona ?: "") == 0) {
+			access = jx_get_str(rule, "access") ?: "";
+			break;
+		}
+	}
+	p->shared_access = xstrdup(access);
+	json_object_put(pp);
+	return (0);
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
 {
-	bool mem = false;
+	bool mem = false, otel = false;
 	json_object *job;
 	struct agentrun_job_in ji;
 
 	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
+	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
 	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		persona_pack(c, p), mem, p->timeout_s };
+		persona_pack(c, p), mem, p->timeout_s, p->mcp,
+		otel ? jx_get(p->inst, "spec.observability") : NULL,
+		p->shared_access };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);
@@ -932,6 +973,59 @@ create_job(struct ctx *c, struct plan *p)
 	st_set(c, "jobName", kobj_name(job));
 	st_now(c, "startedAt");
 	rec_verdict(c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
+}
+
+/* Milliseconds since metadata.creationTimestamp, 0 when unknown. */
+static int64_t
+run_age_ms(struct ctx *c)
+{
+	int64_t us;
+	const char *ts = jx_get_str(c->run, "metadata.creationTimestamp");
+
+	if (ts == NULL || timefmt_parse(ts, &us) != 0) {
+		return (0);
+	}
+	return (c->in->now_ms - us / 1000);
+}
+
+/* spec 1.3 step 12 (agentrun_controller.go reconcilePending): a run with
+ * the memory skill waits for <instance>-memory to have a ready replica,
+ * requeueing every 5 s, and fails once older than 120 s.  Returns 0 (go
+ * on), 1 (failed), 2 (requeued) or -1 (view error). */
+static int
+memory_wait(struct ctx *c, struct plan *p)
+{
+	char *name, age[DURATION_STR_LEN];
+	json_object *dep = NULL;
+	int64_t ms = run_age_ms(c);
+	int rc;
+
+	if (!agentrun_job_memory_skill(p->skills)) {
+		return (0);
+	}
+	name = xasprintf("%s-memory", spec_str(c, "instanceRef"));
+	rc = get(c, &kobj_deployments, c->ns, name, &dep);
+	if (rc == 0 && int_or(dep, "status.readyReplicas", 0) >= 1) {
+		rc = 0;
+	} else if (rc >= 0 && ms > AGENTRUN_MEMORY_WAIT_MS) {
+		duration_format(ms / 1000 * 1000000000, age);
+		fail_run(c,
+		        rc == 1 ? "memory server deployment \"%s\" not found "
+		                  "after %s \u2014 ensure the instance has "
+		                  "been "
+		                  "reconciled"
+		                : "memory server deployment \"%s\" has no "
+		                  "ready replicas after %s",
+		        name, age);
+		rc = 1;
+	} else if (rc >= 0) {
+		rec_verdict(c->out, IPC_V_REQUEUE_AFTER,
+		        AGENTRUN_MEMORY_POLL_MS, NULL);
+		rc = 2;
+	}
+	json_object_put(dep);
+	free(name);
+	return (rc);
 }
 
 /* spec 1.3. */
@@ -953,7 +1047,13 @@ pending(struct ctx *c)
 		rc = resolve_sidecars(c, &p);
 	}
 	if (rc == 0) {
+		rc = memory_wait(c, &p);
+	}
+	if (rc == 0) {
 		rc = mirror_skills(c, &p);
+	}
+	if (rc == 0) {
+		rc = shared_memory(c, &p);
 	}
 	if (rc == 0) {
 		rbac(c, &p);

@@ -14,6 +14,10 @@
 
 #define AGENTRUN_POLL_MS    5000
 #define AGENTRUN_TIMEOUT_MS (10 * 60 * 1000)
+/* The memory-server wait (spec 1.3 step 12): requeue period, and the run
+ * age after which the run fails instead. */
+#define AGENTRUN_MEMORY_POLL_MS 5000
+#define AGENTRUN_MEMORY_WAIT_MS (120 * 1000)
 /* Completed runs kept per instance (spec 1.6 step 4: upstream flag
  * --max-run-history, default 50, <= 0 meaning 50): sympoziumd's flag of
  * that name reaches the worker as this environment variable. */

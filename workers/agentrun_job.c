@@ -1,17 +1,20 @@
 /*
  * agentrun_job.c: builds the Job of a task-mode AgentRun (spec 1.12): the
- * labels, deadlines, pod security, the preRun init containers, the agent,
- * ipc-bridge, sandbox and skill sidecar containers, and the volumes.
+ * labels, deadlines, pod security, the init containers (wait-for-memory,
+ * mcp-discover, preRun hooks), the agent, ipc-bridge, sandbox, mcp-bridge
+ * and skill sidecar containers, and the volumes.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
 #include "workers/agentrun_job.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/kobj.h"
 
 #define NATS_URL "nats://nats.sympozium-system.svc:4222"
@@ -176,6 +179,113 @@ spec_str(const struct agentrun_job_in *in, const char *path)
 	return (jx_get_str(json_object_object_get(in->run, "spec"), path));
 }
 
+static bool
+has_mcp(const struct agentrun_job_in *in)
+{
+	return (jx_array_len(in->mcp) > 0);
+}
+
+/* attrs[k] = v for every string entry of map with k, v not empty. */
+static void
+attrs_merge(json_object *attrs, json_object *map)
+{
+	if (map == NULL || !json_object_is_type(map, json_type_object)) {
+		return;
+	}
+	json_object_object_foreach(map, k, v)
+	{
+		if (json_object_is_type(v, json_type_string)) {
+			put(attrs, k, json_object_get(v));
+		}
+	}
+}
+
+/* "k=v,..." of the default resource attributes overridden by the
+ * instance's, empty keys and values skipped, the pairs sorted (upstream
+ * buildObservabilityEnv).  NULL when none.  Caller frees. */
+static char *
+resource_attrs(const struct agentrun_job_in *in)
+{
+	json_object *attrs = json_object_new_object();
+	char **pairs, *out;
+	size_t n = 0;
+	struct buf b;
+
+	put(attrs, "sympozium.instance.name",
+	        str(spec_str(in, "instanceRef")));
+	put(attrs, "sympozium.agent_run.id", str(run_name(in)));
+	put(attrs, "k8s.namespace.name", str(kobj_ns(in->run)));
+	attrs_merge(attrs,
+	        json_object_object_get(
+	                in->observability, "resourceAttributes"));
+	pairs = xcalloc(
+	        (size_t)json_object_object_length(attrs) + 1, sizeof(*pairs));
+	json_object_object_foreach(attrs, k, v)
+	{
+		const char *val = json_object_get_string(v);
+		if (k[0] != '\0' && val != NULL && val[0] != '\0') {
+			pairs[n++] = xasprintf("%s=%s", k, val);
+		}
+	}
+	qsort(pairs, n, sizeof(*pairs), cmp_str);
+	buf_init(&b);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&b, "%s%s", i > 0 ? "," : "", pairs[i]);
+		free(pairs[i]);
+	}
+	free(pairs);
+	json_object_put(attrs);
+	out = buf_detach(&b, NULL);
+	if (n == 0) {
+		free(out);
+		out = NULL;
+	}
+	return (out);
+}
+
+/* SYMPOZIUM_OTEL_* and OTEL_* pairs of an enabled instance.observability
+ * (upstream buildObservabilityEnv), appended to env. */
+static void
+otel_env(const struct agentrun_job_in *in, json_object *env)
+{
+	static const char *const keys[][2]
+	        = { { "otlpEndpoint", "OTLP_ENDPOINT" },
+		          { "otlpProtocol", "OTLP_PROTOCOL" },
+		          { "serviceName", "SERVICE_NAME" } };
+	char *attrs;
+
+	if (in->observability == NULL) {
+		return;
+	}
+	kobj_env_add(env, "SYMPOZIUM_OTEL_ENABLED", "true");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = jx_get_str(in->observability, keys[i][0]);
+		char *a, *o;
+		if (v == NULL || v[0] == '\0') {
+			continue;
+		}
+		a = xasprintf("SYMPOZIUM_OTEL_%s", keys[i][1]);
+		o = xasprintf(
+		        i == 2 ? "OTEL_%s" : "OTEL_EXPORTER_%s", keys[i][1]);
+		kobj_env_add(env, a, v);
+		kobj_env_add(env, o, v);
+		free(a);
+		free(o);
+	}
+	if ((attrs = resource_attrs(in)) != NULL) {
+		kobj_env_add(env, "SYMPOZIUM_OTEL_RESOURCE_ATTRIBUTES", attrs);
+		kobj_env_add(env, "OTEL_RESOURCE_ATTRIBUTES", attrs);
+		free(attrs);
+	}
+}
+
+static char *
+shared_memory_url(const struct agentrun_job_in *in)
+{
+	return (xasprintf("http://%s-shared-memory.%s.svc:8080",
+	        in->persona_pack ?: "", kobj_ns(in->run) ?: ""));
+}
+
 static void
 common_env(const struct agentrun_job_in *in, json_object *env)
 {
@@ -208,6 +318,11 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 	if (in->memory_enabled) {
 		kobj_env_add(env, "MEMORY_ENABLED", "true");
 	}
+	if (agentrun_job_memory_skill(in->skills)) {
+		char *url = agentrun_job_memory_url(in->run);
+		kobj_env_add(env, "MEMORY_SERVER_URL", url);
+		free(url);
+	}
 	env_map(env, jx_get(in->run, "spec.env"), "", false);
 	kobj_env_add(env, "TOOLS_ENABLED", "true");
 	ch = kobj_annotation(in->run, CONTRACT_ANN_REPLY_CHANNEL);
@@ -217,6 +332,13 @@ agent_env(const struct agentrun_job_in *in, json_object *env)
 	}
 	if (chat != NULL) {
 		kobj_env_add(env, "SOURCE_CHAT_ID", chat);
+	}
+	otel_env(in, env);
+	if (in->shared_access != NULL) {
+		char *url = shared_memory_url(in);
+		kobj_env_add(env, "WORKFLOW_MEMORY_SERVER_URL", url);
+		kobj_env_add(env, "WORKFLOW_MEMORY_ACCESS", in->shared_access);
+		free(url);
 	}
 }
 
@@ -259,6 +381,7 @@ bridge_container(const struct agentrun_job_in *in)
 	c = container("ipc-bridge", image, &env, &mounts);
 	common_env(in, env);
 	kobj_env_add(env, "EVENT_BUS_URL", NATS_URL);
+	otel_env(in, env);
 	mount(mounts, "ipc", "/ipc", false);
 	put(c, "resources", resources("50m", "64Mi", "100m", "128Mi"));
 	put(c, "securityContext", hardened());
@@ -520,6 +643,21 @@ skills_volume(const struct agentrun_job_in *in)
 	return (v);
 }
 
+/* Volume name from the optional ConfigMap <base><suffix>. */
+static void
+cm_volume(json_object *vols, const char *name, const char *base,
+        const char *suffix)
+{
+	json_object *v = json_object_new_object();
+	char *cm = xasprintf("%s%s", base ?: "", suffix);
+
+	put(v, "name", str(name));
+	jx_setv(v, str(cm), "configMap", "name", NULL);
+	jx_setv(v, json_object_new_boolean(1), "configMap", "optional", NULL);
+	json_object_array_add(vols, v);
+	free(cm);
+}
+
 static json_object *
 base_volumes(const struct agentrun_job_in *in)
 {
@@ -530,17 +668,132 @@ base_volumes(const struct agentrun_job_in *in)
 	json_object_array_add(vols, empty_dir("tmp", NULL, "256Mi"));
 	json_object_array_add(vols, skills_volume(in));
 	if (in->memory_enabled) {
-		json_object *v = json_object_new_object();
-		char *cm = xasprintf(
-		        "%s-memory", spec_str(in, "instanceRef") ?: "");
-		put(v, "name", str("memory"));
-		jx_setv(v, str(cm), "configMap", "name", NULL);
-		jx_setv(v, json_object_new_boolean(1), "configMap", "optional",
-		        NULL);
-		json_object_array_add(vols, v);
-		free(cm);
+		cm_volume(vols, "memory", spec_str(in, "instanceRef"),
+		        "-memory");
+	}
+	if (has_mcp(in)) {
+		cm_volume(vols, "mcp-config", run_name(in), "-mcp-servers");
 	}
 	return (vols);
+}
+
+/* MCP_AUTH_<NAME> from the server's authSecret (key authKey, default
+ * "token"), optional. */
+static void
+mcp_auth_env(json_object *env, json_object *srv)
+{
+	const char *secret = jx_get_str(srv, "authSecret");
+	const char *key = jx_get_str(srv, "authKey");
+	char *name;
+	json_object *e, *ref;
+
+	if (secret == NULL || secret[0] == '\0') {
+		return;
+	}
+	name = agentrun_mcp_auth_env(jx_get_str(srv, "name") ?: "");
+	e = json_object_new_object();
+	ref = json_object_new_object();
+	put(ref, "name", str(secret));
+	put(ref, "key", str(key != NULL && key[0] != '\0' ? key : "token"));
+	put(ref, "optional", json_object_new_boolean(1));
+	put(e, "name", str(name));
+	jx_setv(e, ref, "valueFrom", "secretKeyRef", NULL);
+	json_object_array_add(env, e);
+	free(name);
+}
+
+/* The env shared by mcp-discover and mcp-bridge (upstream
+ * buildContainers' mcpEnv). */
+static void
+mcp_env(const struct agentrun_job_in *in, json_object *env)
+{
+	const char *tp
+	        = kobj_annotation(in->run, AGENTRUN_JOB_ANN_TRACEPARENT);
+
+	kobj_env_add(env, "AGENT_RUN_ID", run_name(in));
+	kobj_env_add(env, "MCP_CONFIG_PATH", "/config/mcp-servers.yaml");
+	kobj_env_add(env, "MCP_IPC_PATH", "/ipc/tools");
+	kobj_env_add(env, "MCP_MANIFEST_PATH", "/ipc/tools/mcp-tools.json");
+	if (tp != NULL && tp[0] != '\0') {
+		kobj_env_add(env, "TRACEPARENT", tp);
+	}
+	otel_env(in, env);
+	for (size_t i = 0; i < jx_array_len(in->mcp); i++) {
+		mcp_auth_env(env, json_object_array_get_idx(in->mcp, i));
+	}
+}
+
+/* mcp-discover (init, discover_only) or mcp-bridge (sidecar). */
+static json_object *
+mcp_container(const struct agentrun_job_in *in, bool discover)
+{
+	char image[256];
+	json_object *env, *mounts, *c;
+
+	kobj_image(image, sizeof(image), NULL, "mcp-bridge", NULL);
+	c = container(discover ? "mcp-discover" : "mcp-bridge", image, &env,
+	        &mounts);
+	put(c, "securityContext", hardened());
+	mcp_env(in, env);
+	if (discover) {
+		kobj_env_add(env, "MCP_DISCOVER_ONLY", "true");
+	}
+	mount(mounts, "ipc", "/ipc", false);
+	mount(mounts, "mcp-config", "/config", true);
+	put(c, "resources", resources("100m", "128Mi", "200m", "256Mi"));
+	return (c);
+}
+
+bool
+agentrun_job_memory_skill(json_object *skills)
+{
+	size_t n = jx_array_len(skills);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *ref = jx_get_str(
+		        json_object_array_get_idx(skills, i), "skillPackRef");
+		if (ref != NULL && strcmp(ref, "memory") == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+char *
+agentrun_job_memory_url(json_object *run)
+{
+	const char *inst = jx_get_str(run, "spec.instanceRef");
+
+	return (xasprintf("http://%s-memory.%s.svc:8080", inst ?: "",
+	        kobj_ns(run) ?: ""));
+}
+
+/* wait-for-<what>: polls url/health for up to 120 s (upstream
+ * buildContainers, injectSharedMemory); label is "memory server" or
+ * "shared memory server". */
+static json_object *
+wait_container(const char *name, const char *url, const char *label)
+{
+	char *script = xasprintf("elapsed=0; until wget -q --spider "
+	                         "--timeout=2 %s/health; do echo 'waiting "
+	                         "for %s...'; sleep 2; "
+	                         "elapsed=$((elapsed+2)); if [ $elapsed -ge "
+	                         "120 ]; then echo 'ERROR: %s not "
+	                         "ready after 120s'; exit 1; fi; done",
+	        url, label, label);
+	json_object *env, *mounts, *c, *cmd = json_object_new_array();
+
+	c = container(name, "busybox:1.36", &env, &mounts);
+	json_object_object_del(c, "volumeMounts");
+	put(c, "securityContext", hardened());
+	json_object_array_add(cmd, str("sh"));
+	json_object_array_add(cmd, str("-c"));
+	json_object_array_add(cmd, str(script));
+	put(c, "command", cmd);
+	put(c, "resources", resources("50m", "32Mi", "100m", "64Mi"));
+	tidy(c);
+	free(script);
+	return (c);
 }
 
 static json_object *
@@ -550,9 +803,26 @@ init_containers(const struct agentrun_job_in *in)
 	json_object *list = json_object_new_array();
 	size_t n = jx_array_len(pre);
 
+	if (agentrun_job_memory_skill(in->skills)) {
+		char *url = agentrun_job_memory_url(in->run);
+		json_object_array_add(list,
+		        wait_container(
+		                "wait-for-memory", url, "memory server"));
+		free(url);
+	}
+	if (has_mcp(in)) {
+		json_object_array_add(list, mcp_container(in, true));
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object_array_add(list,
 		        hook_container(in, json_object_array_get_idx(pre, i)));
+	}
+	if (in->shared_access != NULL) {
+		char *url = shared_memory_url(in);
+		json_object_array_add(list,
+		        wait_container("wait-for-shared-memory", url,
+		                "shared memory server"));
+		free(url);
 	}
 	return (list);
 }
@@ -584,6 +854,9 @@ containers(const struct agentrun_job_in *in, json_object *vols,
 	jx_get_bool(in->run, "spec.sandbox.enabled", &sandbox);
 	if (sandbox) {
 		json_object_array_add(list, sandbox_container(in));
+	}
+	if (has_mcp(in)) {
+		json_object_array_add(list, mcp_container(in, false));
 	}
 	for (size_t i = 0; i < in->nsidecars; i++) {
 		json_object_array_add(

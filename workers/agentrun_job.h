@@ -12,6 +12,10 @@
 
 #include <json-c/json.h>
 
+/* The run annotation whose value becomes TRACEPARENT (upstream
+ * buildContainers). */
+#define AGENTRUN_JOB_ANN_TRACEPARENT "otel.dev/traceparent"
+
 /* A resolved skill sidecar (spec 1.3 step 9).  Borrowed. */
 struct agentrun_sidecar {
 	const char *pack;     /* the SkillPack name */
@@ -27,6 +31,16 @@ struct agentrun_job_in {
 	const char *persona_pack; /* "" or NULL when none */
 	bool memory_enabled;      /* instance legacy memory */
 	int64_t timeout_s;        /* known timeout in seconds, 0: none */
+	/* resolved MCP servers (agentrun_mcp_resolve entries, borrowed;
+	 * NULL or empty: none): mcp-discover, mcp-bridge, mcp-config */
+	json_object *mcp;
+	/* the instance's spec.observability when enabled (borrowed; NULL:
+	 * off): the OTel env of agent, ipc-bridge and the MCP containers */
+	json_object *observability;
+	/* the persona's access to its pack's shared memory ("read-write",
+	 * ...), NULL when the pack has none: WORKFLOW_MEMORY_* and
+	 * wait-for-shared-memory (spec 1.13) */
+	const char *shared_access;
 };
 
 /* The Job for in->run, without owner reference.  Caller puts. */
@@ -36,5 +50,13 @@ json_object *agentrun_job_build(const struct agentrun_job_in *in);
  * [^a-z0-9] replaced by '-', '-' trimmed at both ends, "host-mount" when
  * empty, cut to 63 characters.  out must hold 64 bytes. */
 void agentrun_job_host_volume(const char *pack, size_t idx, char out[64]);
+
+/* True when skills (effective skill refs) name the "memory" SkillPack:
+ * the run then gets MEMORY_SERVER_URL and the wait-for-memory init
+ * container, and waits for the memory Deployment (spec 1.12). */
+bool agentrun_job_memory_skill(json_object *skills);
+
+/* "http://<instanceRef>-memory.<ns>.svc:8080".  Caller frees. */
+char *agentrun_job_memory_url(json_object *run);
 
 #endif

@@ -472,6 +472,7 @@ memory_container(void)
 	kobj_image(image, sizeof(image), registry(), "skill-memory", NULL);
 	json_object_object_add(ctr, "name", jstr("memory-server"));
 	json_object_object_add(ctr, "image", jstr(image));
+	json_object_object_add(ctr, "imagePullPolicy", jstr("IfNotPresent"));
 	json_object_object_add(port, "name", jstr("http"));
 	json_object_object_add(
 	        port, "containerPort", json_object_new_int(8080));
@@ -714,9 +715,13 @@ write_status(struct ictx *c, const char *phase, json_object *channels,
 		json_object_object_del(st, "channels");
 		json_object_put(channels);
 	}
-	if (active >= 0) {
+	if (active > 0) {
 		json_object_object_add(
 		        st, "activeAgentPods", json_object_new_int64(active));
+	} else if (active == 0) {
+		/* zero is omitted, as upstream's omitempty does
+		 * (api/v1alpha1 SympoziumInstanceStatus.ActiveAgentPods) */
+		json_object_object_del(st, "activeAgentPods");
 	}
 	if (jx_equal(st, jx_get(c->inst, "status"))) {
 		json_object_put(obj);

@@ -9,6 +9,7 @@
 
 #include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/xmalloc.h"
 #include "workers/kobj.h"
 
 const struct ipc_res kobj_configmaps = CONTRACT_RES_CONFIGMAPS;
@@ -210,8 +211,9 @@ kobj_set_owner(json_object *child, json_object *owner)
 	jx_setv(child, out, "metadata", "ownerReferences", NULL);
 }
 
-bool
-kobj_owned_by(json_object *child, json_object *owner)
+/* The index of child's controller reference to owner, or -1. */
+static int
+owner_index(json_object *child, json_object *owner)
 {
 	json_object *refs
 	        = jx_getv(child, "metadata", "ownerReferences", NULL);
@@ -222,10 +224,88 @@ kobj_owned_by(json_object *child, json_object *owner)
 		const char *uid = jx_get_str(e, "uid");
 		if (jx_get_bool(e, "controller", &ctl) == 0 && ctl
 		        && uid != NULL && strcmp(uid, kobj_uid(owner)) == 0) {
-			return (true);
+			return ((int)i);
 		}
 	}
-	return (false);
+	return (-1);
+}
+
+bool
+kobj_owned_by(json_object *child, json_object *owner)
+{
+	return (owner_index(child, owner) >= 0);
+}
+
+static json_object *
+patch_op(const char *op, const char *path, json_object *value)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "op", json_object_new_string(op));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "value", value);
+	return (o);
+}
+
+/* key as a JSON Pointer token (RFC 6901: ~ as ~0, / as ~1). */
+static char *
+pointer_token(const char *key)
+{
+	char *t = xmalloc(strlen(key) * 2 + 1), *p = t;
+
+	for (; *key != '\0'; key++) {
+		if (*key == '~' || *key == '/') {
+			*p++ = '~';
+			*p++ = *key == '~' ? '0' : '1';
+		} else {
+			*p++ = *key;
+		}
+	}
+	*p = '\0';
+	return (t);
+}
+
+int
+kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
+        json_object *owner, const char *key, const char *value)
+{
+	int i = owner_index(live, owner);
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+	char path[64];
+
+	if (i < 0 || rv == NULL) {
+		return (-1);
+	}
+	ops = json_object_new_array();
+	json_object_array_add(ops,
+	        patch_op("test", "/metadata/resourceVersion",
+	                json_object_new_string(rv)));
+	snprintf(path, sizeof(path), "/metadata/ownerReferences/%d/uid", i);
+	json_object_array_add(ops,
+	        patch_op("test", path,
+	                json_object_new_string(kobj_uid(owner))));
+	snprintf(path, sizeof(path), "/metadata/ownerReferences/%d/controller",
+	        i);
+	json_object_array_add(
+	        ops, patch_op("test", path, json_object_new_boolean(1)));
+	if (json_object_is_type(labels, json_type_object)) {
+		char *tok = pointer_token(key);
+		char *lp = xasprintf("/metadata/labels/%s", tok);
+		json_object_array_add(ops,
+		        patch_op("add", lp, json_object_new_string(value)));
+		free(lp);
+		free(tok);
+	} else {
+		json_object *l = json_object_new_object();
+		json_object_object_add(l, key, json_object_new_string(value));
+		json_object_array_add(
+		        ops, patch_op("add", "/metadata/labels", l));
+	}
+	rec_write(out,
+	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
+	                IPC_PATCH_JSON));
+	return (0);
 }
 
 json_object *
@@ -518,11 +598,17 @@ kobj_resolve_auth_secret(json_object *inst)
 	return ("");
 }
 
+const char *
+kobj_image_tag(void)
+{
+	return (KOBJ_IMAGE_TAG[0] != '\0' ? KOBJ_IMAGE_TAG : "latest");
+}
+
 void
 kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag)
 {
 	snprintf(out, len, "%s/%s:%s",
 	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
-	        name, tag != NULL && tag[0] ? tag : "latest");
+	        name, tag != NULL && tag[0] ? tag : kobj_image_tag());
 }

@@ -27,6 +27,10 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
 
 #define KOBJ_SYSTEM_NS CONTRACT_SYSTEM_NS
 #define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"
+/* The default image tag, set at build time (Makefile IMAGE_TAG). */
+#ifndef KOBJ_IMAGE_TAG
+#define KOBJ_IMAGE_TAG "latest"
+#endif
 
 /* {"apiVersion":..,"kind":..,"metadata":{"name":..,"namespace":..}};
  * ns may be NULL (cluster-scoped).  Caller puts. */
@@ -69,6 +73,17 @@ json_object *kobj_finalizer_patch(
 void kobj_set_owner(json_object *child, json_object *owner);
 /* Whether child's controller reference names owner's uid. */
 bool kobj_owned_by(json_object *child, json_object *owner);
+
+/* Adoption of an object the reconciler's child watch cannot see, one
+ * that another controller (upstream's) created for owner without the
+ * child label: when live's controller reference already names owner's
+ * uid, appends the JSON patch of contract.h's CONTRACT_OWN_ADOPT (tests of
+ * live's resourceVersion and of that reference, then the label key=value
+ * added) and returns 0; returns -1, appending nothing, when live is not
+ * controlled by owner.  live and owner borrowed. */
+int kobj_adopt(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, const char *key,
+        const char *value);
 
 /* The child of that kind and name in a WORK's children array, or NULL.
  * Borrowed. */
@@ -128,7 +143,9 @@ const char *kobj_resolve_provider(json_object *instance);
 /* spec 0.3 resolveAuthSecret(instance): "" when none (borrowed). */
 const char *kobj_resolve_auth_secret(json_object *instance);
 /* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
- * the defaults (KOBJ_REGISTRY, "latest"). */
+ * the defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG). */
+/* The build's default tag (KOBJ_IMAGE_TAG, "latest" when empty). */
+const char *kobj_image_tag(void);
 void kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag);
 

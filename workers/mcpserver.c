@@ -701,6 +701,73 @@ managed_status(const struct rec_in *in, struct rec_out *out,
 	}
 }
 
+/* ---- take-over of upstream's children ---- */
+
+/* The child of m's name that the child watch does not see (upstream
+ * creates its Deployment and Service with no label): 0 when there is
+ * none (it is to be created), 1 when it is controlled by m and the
+ * adoption patch was written (the watch sees it next), -1 with the
+ * reason in err (it is someone else's: not taken over). */
+static int
+unseen_child(const struct rec_in *in, struct rec_out *out,
+        const struct ipc_res *res, const char *kind, const struct mcp *m,
+        char *err, size_t errlen)
+{
+	json_object *live = NULL;
+	int rc;
+
+	if (in->view == NULL) {
+		return (0);
+	}
+	rc = view_get(in->view, res, m->ns, m->name, &live, err, errlen);
+	if (rc != 0) {
+		return (rc == 1 ? 0 : -1);
+	}
+	rc = kobj_adopt(
+	        out, res, live, m->obj, CONTRACT_LABEL_MCP_SERVER, m->name);
+	if (rc == 0) {
+		log_info("mcpserver %s/%s: adopting %s %s (no child label)",
+		        m->ns, m->name, kind, m->name);
+		rc = 1;
+	} else {
+		snprintf(err, errlen,
+		        "%s %s/%s exists and is not controlled by MCPServer "
+		        "%s: not taken over (delete it, or make the MCPServer "
+		        "its controller)",
+		        kind, m->ns, m->name, m->name);
+	}
+	json_object_put(live);
+	return (rc);
+}
+
+/* Adopts what upstream made before anything else is written.  Returns 0
+ * to go on; otherwise the verdict is set. */
+static int
+take_over(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
+{
+	char err[512] = "";
+	int d = 0, s = 0;
+
+	if (find_child(in->children, "Deployment", m->name) == NULL) {
+		d = unseen_child(in, out, &kobj_deployments, "Deployment", m,
+		        err, sizeof(err));
+	}
+	if (d >= 0 && find_child(in->children, "Service", m->name) == NULL) {
+		s = unseen_child(in, out, &kobj_services, "Service", m, err,
+		        sizeof(err));
+	}
+	if (d < 0 || s < 0) {
+		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		return (-1);
+	}
+	if (d + s > 0) {
+		rec_verdict(out, IPC_V_REQUEUE_AFTER, MCPSERVER_ADOPT_MS,
+		        "adopted the existing children");
+		return (1);
+	}
+	return (0);
+}
+
 /* ---- reconcile ---- */
 
 static void
@@ -709,6 +776,9 @@ managed(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 	json_object *env = NULL, *cur, *o;
 	char err[256];
 
+	if (take_over(in, out, m) != 0) {
+		return;
+	}
 	if (m->stdio && (env = stdio_env(in, m, err, sizeof(err))) == NULL) {
 		rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
 		return;

@@ -13,6 +13,8 @@
  * them too, plus CONTRACT_LABEL_MCP_SERVER=<name> (common/contract.h) for
  * the supervisor's watch. */
 #define MCPSERVER_REQUEUE_MS 5000 /* while the Deployment is not ready */
+/* after adopting children upstream made (their watch event comes first) */
+#define MCPSERVER_ADOPT_MS 1000
 
 /* --controller mcpserver.  The stdio adapter's image is
  * <SYMPOZIUM_IMAGE_REGISTRY>/mcp-bridge:<SYMPOZIUM_IMAGE_TAG>, each env

@@ -12,6 +12,7 @@
 #include "workers/instance.h"
 #include "workers/mcpserver.h"
 #include "workers/personapack.h"
+#include "workers/policy.h"
 #include "workers/reconcile.h"
 #include "workers/schedule.h"
 #include "workers/skillpack.h"
@@ -23,6 +24,7 @@ static const struct reconciler *const builtin[] = {
 	&mcpserver_reconciler,
 	&personapack_reconciler,
 	&schedule_reconciler,
+	&policy_reconciler,
 	NULL,
 };
 

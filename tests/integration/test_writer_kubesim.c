@@ -138,7 +138,7 @@ submit_as(struct fx *f, const char *key, json_object *writes, uint64_t token)
 	assert_int_equal(
 	        ipc_decode(b.data, b.len, 0, &msg, err, sizeof(err)), 0);
 	assert_int_equal(ipc_result_decode(&msg, &r, &ops), 0);
-	struct wr_batch wb = { r.key, ops, r.nwrites, r.writes };
+	struct wr_batch wb = { r.key, ops, r.nwrites, r.writes, NULL };
 	assert_int_equal(wr_submit(f->w, &wb, token), 0);
 	free(ops);
 	ipc_msg_fini(&msg);
@@ -455,7 +455,7 @@ test_event_and_order(void **state)
 		r.nwrites = 1;
 		struct ipc_write op;
 		assert_int_equal(ipc_result_write(&r, 0, &op), 0);
-		struct wr_batch wb = { r.key, &op, 1, r.writes };
+		struct wr_batch wb = { r.key, &op, 1, r.writes, NULL };
 		run(&f, ws, 1, 0);
 		assert_int_equal(wr_submit(f.w, &wb, 2), 0);
 		json_object_put(res);

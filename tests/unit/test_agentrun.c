@@ -536,7 +536,19 @@ test_mcp_config(void **state)
 	        "    timeout: 30\n");
 	assert_string_equal(jx_get_str(wr(res, 2), "object.metadata.name"),
 	        "r-mcp-servers");
-	assert_non_null(find_w(res, "create", "jobs", "r"));
+	/* the resolved servers reach the Job (agentrun_controller.go
+	 * buildContainers): mcp-discover, mcp-bridge, MCP_AUTH_GH */
+	w = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(
+	        jx_get_str(w, "spec.template.spec.initContainers.0.name"),
+	        "mcp-discover");
+	assert_string_equal(
+	        jx_get_str(w, "spec.template.spec.containers.2.name"),
+	        "mcp-bridge");
+	assert_string_equal(jx_get_str(w,
+	                            "spec.template.spec.containers.2."
+	                            "env.4.valueFrom.secretKeyRef.name"),
+	        "gh-tok");
 	json_object_put(res);
 	fakesup_remove(f, "mcpservers", NULL, "gh");
 	res = run(f, r, NULL, T0);
@@ -556,7 +568,9 @@ test_mcp_config(void **state)
 	        "\"toolsPrefix\":\"g\"}]}}");
 	res = run(f, r, NULL, T0);
 	assert_null(find_w(res, "create", "configmaps", "r-mcp-servers"));
-	assert_non_null(find_w(res, "create", "jobs", "r"));
+	w = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_non_null(w);
+	assert_null(jx_get(w, "spec.template.spec.initContainers"));
 	json_object_put(res);
 	free(r);
 }
@@ -1321,6 +1335,171 @@ test_completed_variants(void **state)
 	free(post);
 }
 
+/* spec 1.3 step 12 (agentrun_controller.go reconcilePending and
+ * buildContainers): a run with the memory skill waits for the Deployment
+ * <instance>-memory to have a ready replica (requeue 5 s), fails once
+ * older than 120 s, and otherwise gets MEMORY_SERVER_URL and the
+ * wait-for-memory init container. */
+static void
+test_memory_wait(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(
+	        FIN, ",\"skills\":[{\"skillPackRef\":\"memory\"}]", "");
+	json_object *res, *st, *job;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	res = run(f, r, NULL, T0 + 10000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(after(res), 5000);
+	assert_null(find_w(res, "create", "jobs", "r"));
+	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	res = run(f, r, NULL, T0 + 121500);
+	st = status_of(res);
+	assert_string_equal(jx_get_str(st, "phase"), "Failed");
+	assert_string_equal(jx_get_str(st, "error"),
+	        "memory server deployment \"alice-memory\" not found after "
+	        "2m1s \xe2\x80\x94 ensure the instance has been reconciled");
+	assert_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_add_json(f, "deployments",
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+	        "\"ns\"},\"status\":{\"readyReplicas\":0}}");
+	res = run(f, r, NULL, T0 + 130000);
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "memory server deployment \"alice-memory\" has no ready "
+	        "replicas after 2m10s");
+	json_object_put(res);
+	res = run(f, r, NULL, T0 + 1000);
+	assert_int_equal(verdict(res), IPC_V_REQUEUE_AFTER);
+	assert_null(find_w(res, "create", "jobs", "r"));
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "deployments",
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+	        "\"ns\"},\"status\":{\"readyReplicas\":1}}");
+	res = run(f, r, NULL, T0 + 1000);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_non_null(job);
+	assert_string_equal(
+	        jx_get_str(job, "spec.template.spec.initContainers.0.name"),
+	        "wait-for-memory");
+	assert_string_equal(agent_env(job, "MEMORY_SERVER_URL"),
+	        "http://alice-memory.ns.svc:8080");
+	json_object_put(res);
+	free(r);
+}
+
+/* agentrun_controller.go reconcilePending: the instance's
+ * spec.observability reaches the Job only when enabled. */
+static void
+test_observability_enabled(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN, "", "");
+	json_object *res, *job;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"observability\":{\"enabled\":false,"
+	        "\"otlpEndpoint\":\"otel:4317\"}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_null(agent_env(job, "SYMPOZIUM_OTEL_ENABLED"));
+	json_object_put(res);
+	fakesup_reset(f);
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"observability\":{\"enabled\":true,"
+	        "\"otlpEndpoint\":\"otel:4317\"}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(agent_env(job, "SYMPOZIUM_OTEL_ENABLED"), "true");
+	assert_string_equal(
+	        agent_env(job, "OTEL_EXPORTER_OTLP_ENDPOINT"), "otel:4317");
+	json_object_put(res);
+	free(r);
+}
+
+/* spec 1.13 (agentrun_controller.go injectSharedMemory): a run of an
+ * instance stamped from a PersonaPack with sharedMemory.enabled gets
+ * WORKFLOW_MEMORY_SERVER_URL and WORKFLOW_MEMORY_ACCESS (the persona's
+ * accessRules entry, default read-write) last in the agent's env and
+ * wait-for-shared-memory after the preRun hooks. */
+static void
+test_shared_memory(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(FIN,
+	        ",\"lifecycle\":{\"preRun\":[{\"name\":\"p\",\"image\":\"x\"}]"
+	        "}",
+	        "");
+	json_object *res, *job, *env;
+	const char *inst
+	        = "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\","
+	          "\"labels\":{\"sympozium.ai/persona-pack\":\"team\","
+	          "\"sympozium.ai/persona\":\"%s\"}},\"spec\":{}}";
+	char *i1 = xasprintf(inst, "writer");
+	char *i2 = xasprintf(inst, "nobody");
+
+	fakesup_add_json(f, "sympoziuminstances", i1);
+	fakesup_add_json(f, "personapacks",
+	        "{\"metadata\":{\"name\":\"team\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"sharedMemory\":{\"enabled\":true,"
+	        "\"accessRules\":[{\"persona\":\"reader\",\"access\":"
+	        "\"read-only\"},{\"persona\":\"writer\",\"access\":"
+	        "\"write-only\"}]}}}");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	env = jx_get(job, "spec.template.spec.containers.0.env");
+	fakesup_assert_json(json_object_array_get_idx(
+	                            env, json_object_array_length(env) - 2),
+	        "{\"name\":\"WORKFLOW_MEMORY_SERVER_URL\",\"value\":"
+	        "\"http://team-shared-memory.ns.svc:8080\"}");
+	fakesup_assert_json(json_object_array_get_idx(
+	                            env, json_object_array_length(env) - 1),
+	        "{\"name\":\"WORKFLOW_MEMORY_ACCESS\",\"value\":"
+	        "\"write-only\"}");
+	assert_string_equal(
+	        jx_get_str(job, "spec.template.spec.initContainers.0.name"),
+	        "pre-p");
+	fakesup_assert_json(jx_get(job, "spec.template.spec.initContainers.1"),
+	        "{\"name\":\"wait-for-shared-memory\",\"image\":"
+	        "\"busybox:1.36\",\"imagePullPolicy\":\"IfNotPresent\","
+	        "\"securityContext\":{\"readOnlyRootFilesystem\":true,"
+	        "\"allowPrivilegeEscalation\":false,\"capabilities\":{"
+	        "\"drop\":[\"ALL\"]}},\"command\":[\"sh\",\"-c\",\"elapsed=0;"
+	        " until wget -q --spider --timeout=2 "
+	        "http://team-shared-memory.ns.svc:8080/health; do echo "
+	        "'waiting for shared memory server...'; sleep 2; "
+	        "elapsed=$((elapsed+2)); if [ $elapsed -ge 120 ]; then echo "
+	        "'ERROR: shared memory server not ready after 120s'; exit 1; "
+	        "fi; done\"],\"resources\":{\"requests\":{\"cpu\":\"50m\","
+	        "\"memory\":\"32Mi\"},\"limits\":{\"cpu\":\"100m\","
+	        "\"memory\":\"64Mi\"}}}");
+	json_object_put(res);
+	fakesup_remove(f, "sympoziuminstances", "ns", "alice");
+	fakesup_add_json(f, "sympoziuminstances", i2);
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_string_equal(
+	        agent_env(job, "WORKFLOW_MEMORY_ACCESS"), "read-write");
+	json_object_put(res);
+	fakesup_remove(f, "personapacks", "ns", "team");
+	res = run(f, r, NULL, T0);
+	job = jx_get(find_w(res, "create", "jobs", "r"), "object");
+	assert_null(agent_env(job, "WORKFLOW_MEMORY_ACCESS"));
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.initContainers")),
+	        1);
+	json_object_put(res);
+	free(i1);
+	free(i2);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -1377,6 +1556,12 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_completed_variants,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_memory_wait, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_observability_enabled,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_shared_memory, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,8 +64,8 @@ build(const char *run, const char *skills, const struct agentrun_sidecar *sc,
 {
 	json_object *r = json_tokener_parse(run);
 	json_object *sk = skills != NULL ? json_tokener_parse(skills) : NULL;
-	struct agentrun_job_in in
-	        = { r, sk, sc, nsc, persona, memory, timeout_s };
+	struct agentrun_job_in in = { r, sk, sc, nsc, persona, memory,
+		timeout_s, NULL, NULL, NULL };
 	json_object *job;
 
 	assert_non_null(r);
@@ -399,6 +400,181 @@ test_host_volume_name(void **state)
 	assert_memory_equal(out, "host-aaaa", 9);
 }
 
+/* The memory skill (agentrun_controller.go buildContainers): the agent
+ * gets MEMORY_SERVER_URL after MEMORY_ENABLED and before the spec env,
+ * and wait-for-memory (busybox:1.36, hardened, 120 s wget loop on
+ * <url>/health, 50m/32Mi..100m/64Mi) runs before the preRun hooks. */
+static void
+test_memory_skill(void **state)
+{
+	json_object *job = build(RUN("",
+	                                 ",\"env\":{\"A\":\"1\"},"
+	                                 "\"lifecycle\":{\"preRun\":[{"
+	                                 "\"name\":\"p\",\"image\":\"x\"}]}"),
+	        "[{\"skillPackRef\":\"memory\"}]", NULL, 0, NULL, true, 0);
+	json_object *env = jx_get(job, "spec.template.spec.containers.0.env");
+	size_t n = json_object_array_length(env);
+
+	(void)state;
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 4),
+	        "{\"name\":\"MEMORY_ENABLED\",\"value\":\"true\"}");
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 3),
+	        "{\"name\":\"MEMORY_SERVER_URL\",\"value\":"
+	        "\"http://alice-memory.ns.svc:8080\"}");
+	fakesup_assert_json(
+	        at(job, "spec.template.spec.containers.0.env", n - 2),
+	        "{\"name\":\"A\",\"value\":\"1\"}");
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.initContainers")),
+	        2);
+	fakesup_assert_json(at(job, "spec.template.spec.initContainers", 0),
+	        "{\"name\":\"wait-for-memory\",\"image\":\"busybox:1.36\","
+	        "\"imagePullPolicy\":\"IfNotPresent\","
+	        "\"securityContext\":" HARDENED
+	        ",\"command\":[\"sh\",\"-c\",\"elapsed=0; until "
+	        "wget -q --spider --timeout=2 "
+	        "http://alice-memory.ns.svc:8080/health; do echo 'waiting "
+	        "for memory server...'; sleep 2; elapsed=$((elapsed+2)); if "
+	        "[ $elapsed -ge 120 ]; then echo 'ERROR: memory server not "
+	        "ready after 120s'; exit 1; fi; done\"],\"resources\":{"
+	        "\"requests\":{\"cpu\":\"50m\",\"memory\":\"32Mi\"},"
+	        "\"limits\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}");
+	assert_string_equal(
+	        jx_get_str(at(job, "spec.template.spec.initContainers", 1),
+	                "name"),
+	        "pre-p");
+	json_object_put(job);
+	/* another skill: neither */
+	job = build(RUN("", ""), "[{\"skillPackRef\":\"k8s-ops\"}]", NULL, 0,
+	        NULL, false, 0);
+	assert_null(jx_get(job, "spec.template.spec.initContainers"));
+	json_object_put(job);
+}
+
+#define MCP_ENV                                                               \
+	"{\"name\":\"AGENT_RUN_ID\",\"value\":\"r\"},{\"name\":"              \
+	"\"MCP_CONFIG_PATH\",\"value\":\"/config/mcp-servers.yaml\"},{"       \
+	"\"name\":\"MCP_IPC_PATH\",\"value\":\"/ipc/tools\"},{\"name\":"      \
+	"\"MCP_MANIFEST_PATH\",\"value\":\"/ipc/tools/mcp-tools.json\"},{"    \
+	"\"name\":\"TRACEPARENT\",\"value\":\"00-aa-bb-01\"},{\"name\":"      \
+	"\"MCP_AUTH_GH_X\",\"valueFrom\":{\"secretKeyRef\":{\"name\":"        \
+	"\"gh-tok\",\"key\":\"token\",\"optional\":true}}},{\"name\":"        \
+	"\"MCP_AUTH_JIRA\",\"valueFrom\":{\"secretKeyRef\":{\"name\":"        \
+	"\"j\",\"key\":\"pat\",\"optional\":true}}}"
+#define MCP_REST                                                              \
+	"\"volumeMounts\":[{\"name\":\"ipc\",\"mountPath\":\"/ipc\"},{"       \
+	"\"name\":\"mcp-config\",\"mountPath\":\"/config\",\"readOnly\":"     \
+	"true}],\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":"    \
+	"\"128Mi\"},\"limits\":{\"cpu\":\"200m\",\"memory\":\"256Mi\"}},"     \
+	"\"securityContext\":" HARDENED "}"
+
+/* MCP servers (agentrun_controller.go buildContainers, buildVolumes):
+ * mcp-discover init container (MCP_DISCOVER_ONLY last), mcp-bridge after
+ * ipc-bridge (and sandbox), the shared env with TRACEPARENT and
+ * MCP_AUTH_* secret refs (authKey, default "token"; none without
+ * authSecret), and the optional mcp-config ConfigMap volume. */
+static void
+test_mcp(void **state)
+{
+	json_object *r
+	        = json_tokener_parse(RUN(",\"annotations\":{\"otel.dev/"
+	                                 "traceparent\":\"00-aa-bb-01\"}",
+	                ""));
+	json_object *mcp = json_tokener_parse(
+	        "[{\"name\":\"gh-x\",\"url\":\"http://gh\",\"authSecret\":"
+	        "\"gh-tok\"},{\"name\":\"plain\",\"url\":\"http://p\"},{"
+	        "\"name\":\"jira\",\"url\":\"http://j\",\"authSecret\":\"j\","
+	        "\"authKey\":\"pat\"}]");
+	struct agentrun_job_in in
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, NULL, NULL };
+	json_object *job = agentrun_job_build(&in), *vols;
+
+	(void)state;
+	fakesup_assert_json(at(job, "spec.template.spec.initContainers", 0),
+	        "{\"name\":\"mcp-discover\",\"image\":\"ghcr.io/sympozium-ai/"
+	        "sympozium/mcp-bridge:latest\",\"imagePullPolicy\":"
+	        "\"IfNotPresent\",\"env\":[" MCP_ENV ",{\"name\":"
+	        "\"MCP_DISCOVER_ONLY\",\"value\":\"true\"}]," MCP_REST);
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.containers")), 3);
+	fakesup_assert_json(at(job, "spec.template.spec.containers", 2),
+	        "{\"name\":\"mcp-bridge\",\"image\":\"ghcr.io/sympozium-ai/"
+	        "sympozium/mcp-bridge:latest\",\"imagePullPolicy\":"
+	        "\"IfNotPresent\",\"env\":[" MCP_ENV "]," MCP_REST);
+	vols = jx_get(job, "spec.template.spec.volumes");
+	fakesup_assert_json(
+	        json_object_array_get_idx(vols, jx_array_len(vols) - 1),
+	        "{\"name\":\"mcp-config\",\"configMap\":{\"name\":"
+	        "\"r-mcp-servers\",\"optional\":true}}");
+	json_object_put(job);
+	json_object_put(mcp);
+	json_object_put(r);
+}
+
+#define OTEL_ENV                                                              \
+	"{\"name\":\"SYMPOZIUM_OTEL_ENABLED\",\"value\":\"true\"},{\"name\":" \
+	"\"SYMPOZIUM_OTEL_OTLP_ENDPOINT\",\"value\":\"otel:4317\"},{"         \
+	"\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\",\"value\":\"otel:4317\"},"  \
+	"{\"name\":\"SYMPOZIUM_OTEL_SERVICE_NAME\",\"value\":\"svc\"},{"      \
+	"\"name\":\"OTEL_SERVICE_NAME\",\"value\":\"svc\"},{\"name\":"        \
+	"\"SYMPOZIUM_OTEL_RESOURCE_ATTRIBUTES\",\"value\":" ATTRS "},{"       \
+	"\"name\":\"OTEL_RESOURCE_ATTRIBUTES\",\"value\":" ATTRS "}"
+#define ATTRS                                                                 \
+	"\"env=prod,k8s.namespace.name=ns,sympozium.agent_run.id=r,"          \
+	"sympozium.instance.name=other\""
+
+/* An enabled spec.observability (agentrun_controller.go
+ * buildObservabilityEnv and buildContainers): SYMPOZIUM_OTEL_ENABLED, the
+ * set pairs (no protocol here), resource attributes (defaults overridden,
+ * empty values dropped, "k=v" sorted) last in the agent's, ipc-bridge's
+ * and, after TRACEPARENT, before MCP_AUTH_*, the MCP containers' env. */
+static void
+test_observability(void **state)
+{
+	json_object *r = json_tokener_parse(RUN("", ""));
+	json_object *obs = json_tokener_parse(
+	        "{\"enabled\":true,\"otlpEndpoint\":\"otel:4317\","
+	        "\"serviceName\":\"svc\",\"resourceAttributes\":{\"env\":"
+	        "\"prod\",\"sympozium.instance.name\":\"other\",\"empty\":"
+	        "\"\"}}");
+	json_object *mcp
+	        = json_tokener_parse("[{\"name\":\"a\",\"url\":\"http://"
+	                             "a\",\"authSecret\":\"s\"}]");
+	struct agentrun_job_in in
+	        = { r, NULL, NULL, 0, NULL, false, 0, mcp, obs, NULL };
+	json_object *job = agentrun_job_build(&in), *env, *want;
+	size_t n;
+
+	(void)state;
+	want = json_tokener_parse("[" OTEL_ENV "]");
+	for (size_t c = 0; c < 3; c++) {
+		char path[64];
+		snprintf(path, sizeof(path),
+		        "spec.template.spec.containers.%zu.env", c);
+		env = jx_get(job, path);
+		n = json_object_array_length(env);
+		/* the MCP container ends with its one MCP_AUTH_A */
+		for (size_t i = 0; i < 7; i++) {
+			assert_true(json_object_equal(
+			        json_object_array_get_idx(
+			                env, n - 7 - (c == 2) + i),
+			        json_object_array_get_idx(want, i)));
+		}
+	}
+	assert_string_equal(
+	        jx_get_str(
+	                at(job, "spec.template.spec.containers.2.env", n - 1),
+	                "name"),
+	        "MCP_AUTH_A");
+	json_object_put(want);
+	json_object_put(job);
+	json_object_put(obs);
+	json_object_put(mcp);
+	json_object_put(r);
+}
+
 int
 main(void)
 {
@@ -408,6 +584,9 @@ main(void)
 		cmocka_unit_test(test_sidecars),
 		cmocka_unit_test(test_sandbox_default_image),
 		cmocka_unit_test(test_host_volume_name),
+		cmocka_unit_test(test_memory_skill),
+		cmocka_unit_test(test_mcp),
+		cmocka_unit_test(test_observability),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

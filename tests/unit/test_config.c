@@ -116,6 +116,32 @@ test_bad(void **state)
 }
 
 /* --allow-skill-wildcard: off by default, a plain switch, in --help. */
+/* --shadow: off by default; refuses --leader-elect (never a Lease). */
+static void
+test_shadow(void **state)
+{
+	struct sup_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&c, err, sizeof(err), NULL), 0);
+	assert_false(c.shadow);
+	assert_int_equal(parse(&c, err, sizeof(err), "--shadow", NULL), 0);
+	assert_true(c.shadow);
+	assert_false(c.leader_elect);
+	assert_int_equal(parse(&c, err, sizeof(err), "--shadow",
+	                         "--leader-elect=false", NULL),
+	        0);
+	assert_int_equal(parse(&c, err, sizeof(err), "--shadow",
+	                         "--leader-elect", NULL),
+	        -1);
+	assert_non_null(strstr(err, "--leader-elect"));
+	assert_int_equal(parse(&c, err, sizeof(err), "--leader-elect=true",
+	                         "--shadow", NULL),
+	        -1);
+	assert_non_null(strstr(cfg_usage(), "--shadow"));
+}
+
 static void
 test_allow_skill_wildcard(void **state)
 {
@@ -227,6 +253,7 @@ main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_allow_skill_wildcard),
+		cmocka_unit_test(test_shadow),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_max_response_bytes),
 		cmocka_unit_test(test_ctrl_table),

@@ -84,7 +84,7 @@ test_table(void **state)
 		}
 		assert_ptr_equal(contract_find(c->name), c);
 	}
-	assert_int_equal(n, 7); /* six product controllers, testctl */
+	assert_int_equal(n, 8); /* seven product controllers, testctl */
 	assert_null(contract_find("nope"));
 	assert_null(contract_find(NULL));
 }
@@ -146,6 +146,12 @@ check_writes(const struct contract_ctrl *c)
 			assert_int_equal(w->ops, CONTRACT_W_DELETE);
 			assert_non_null(w->ref);
 			assert_non_null(w->match);
+			break;
+		case CONTRACT_OWN_ADOPT:
+			/* a patch of a child kind the controller watches */
+			assert_int_equal(w->ops, CONTRACT_W_PATCH);
+			assert_non_null(w->label);
+			assert_true(watched(c, &w->res));
 			break;
 		}
 	}

@@ -241,6 +241,9 @@ static const struct {
 	{ "fetch", N_GET },
 	{ "locate", N_GET },
 	{ "view_list", N_LIST },
+	/* mcpserver.c: a child the watch does not see, read and adopted */
+	{ "unseen_child", N_GET },
+	{ "unseen_child", N_PATCH },
 };
 
 /* Whether some controller watches r with no label selector. */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <cmocka.h>
@@ -32,11 +33,34 @@ test_env_add(void **state)
 	json_object_put(env);
 }
 
+/* Child images (upstream agentrun_controller.go imageRef,
+ * sympoziuminstance_controller.go, mcpserver_controller.go
+ * mcpBridgeImage): <registry>/<name>:<tag>, registry defaulting to
+ * ghcr.io/sympozium-ai/sympozium and tag to the build's (main.imageTag
+ * upstream, IMAGE_TAG in our Makefile, "latest" by default). */
+static void
+test_image(void **state)
+{
+	char out[256], want[256];
+
+	(void)state;
+	assert_string_not_equal(kobj_image_tag(), "");
+	snprintf(want, sizeof(want), "ghcr.io/sympozium-ai/sympozium/x:%s",
+	        kobj_image_tag());
+	kobj_image(out, sizeof(out), NULL, "x", NULL);
+	assert_string_equal(out, want);
+	kobj_image(out, sizeof(out), "", "x", "");
+	assert_string_equal(out, want);
+	kobj_image(out, sizeof(out), "reg.example/y", "x", "v1.2");
+	assert_string_equal(out, "reg.example/y/x:v1.2");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_add),
+		cmocka_unit_test(test_image),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -198,7 +198,11 @@ test_stdio_create(void **state)
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("SYMPOZIUM_IMAGE_TAG");
 	run_view("{" MD(1) "," STDIO_SPEC "}", NULL, f, &g);
-	assert_int_equal(fakesup_nreqs(f), 2);
+	/* two Secrets, then the Deployment and the Service the child watch
+	 * did not show (none: created) */
+	assert_int_equal(fakesup_nreqs(f), 4);
+	assert_true(fakesup_was_read(f, "deployments", "github"));
+	assert_true(fakesup_was_read(f, "services", "github"));
 	assert_int_equal(g.r.nwrites, 3);
 	w = fakesup_write(&g, 0);
 	assert_int_equal(w.op, IPC_OP_CREATE);
@@ -302,7 +306,7 @@ test_stdio_image_env(void **state)
 	        NULL, f, &g);
 	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
 	unsetenv("SYMPOZIUM_IMAGE_TAG");
-	assert_int_equal(fakesup_nreqs(f), 0);
+	assert_int_equal(fakesup_nreqs(f), 2); /* the unseen children */
 	assert_string_equal(
 	        jx_get_str(fakesup_write(&g, 0).object,
 	                "spec.template.spec.initContainers.0.image"),
@@ -605,6 +609,98 @@ test_invalid_specs(void **state)
 	}
 }
 
+/* ---- take-over (upstream's mcpserver_controller.go reconcileDeployment
+ * and reconcileService: CreateOrUpdate of objects named like the
+ * MCPServer, SetControllerReference, no metadata labels) ---- */
+
+#define UP_OWNER                                                              \
+	"\"ownerReferences\":[{\"apiVersion\":\"sympozium.ai/v1alpha1\","     \
+	"\"kind\":\"MCPServer\",\"name\":\"github\",\"uid\":\"u-1\","         \
+	"\"controller\":true,\"blockOwnerDeletion\":true}]"
+
+/* What upstream left: both children unlabelled (the Service with a label
+ * a user added), both controlled by the MCPServer. */
+static int
+upstream_setup(void **state)
+{
+	struct fakesup *f = fakesup_start();
+
+	fakesup_add_json(f, "deployments",
+	        "{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+	        "\"resourceVersion\":\"41\"," UP_OWNER "}}");
+	fakesup_add_json(f, "services",
+	        "{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+	        "\"resourceVersion\":\"42\",\"labels\":{\"team\":\"a\"}"
+	        "," UP_OWNER "}}");
+	*state = f;
+	return (0);
+}
+
+/* Children the child watch cannot see, controlled by the MCPServer, are
+ * adopted (the JSON patch that tests they are still the MCPServer's and
+ * adds the child label) before anything else is written. */
+static void
+test_adopt_upstream_children(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	struct ipc_write w;
+
+	run_view("{" MD(1) "," HTTP_SPEC "}", NULL, f, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	w = fakesup_write(&g, 0);
+	assert_int_equal(w.op, IPC_OP_PATCH);
+	assert_int_equal(w.patch_type, IPC_PATCH_JSON);
+	assert_string_equal(w.res.plural, "deployments");
+	assert_string_equal(w.name, "github");
+	fakesup_assert_json(w.patch,
+	        "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\","
+	        "\"value\":\"41\"},{\"op\":\"test\",\"path\":"
+	        "\"/metadata/ownerReferences/0/uid\",\"value\":\"u-1\"},"
+	        "{\"op\":\"test\",\"path\":"
+	        "\"/metadata/ownerReferences/0/controller\",\"value\":true},"
+	        "{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":"
+	        "{\"sympozium.ai/mcp-server\":\"github\"}}]");
+	w = fakesup_write(&g, 1);
+	assert_string_equal(w.res.plural, "services");
+	fakesup_assert_json(jx_get(w.patch, "3"),
+	        "{\"op\":\"add\",\"path\":"
+	        "\"/metadata/labels/sympozium.ai~1mcp-server\","
+	        "\"value\":\"github\"}");
+	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(g.after_ms, MCPSERVER_ADOPT_MS);
+	fakesup_run_fini(&g);
+}
+
+/* One that is not the MCPServer's (no controller, or another) is not
+ * taken over: an error, nothing written. */
+static void
+test_adopt_refused(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	const char *const others[] = {
+		"{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+		"\"resourceVersion\":\"41\"}}",
+		"{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+		"\"resourceVersion\":\"41\",\"ownerReferences\":[{\"uid\":"
+		"\"u-2\",\"controller\":true}]}}",
+		"{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+		"\"resourceVersion\":\"41\",\"ownerReferences\":[{\"uid\":"
+		"\"u-1\"}]}}",
+	};
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		fakesup_remove(f, "deployments", "ns", "github");
+		fakesup_add_json(f, "deployments", others[i]);
+		run_view("{" MD(1) "," HTTP_SPEC "}", NULL, f, &g);
+		assert_int_equal(g.r.nwrites, 0);
+		assert_int_equal(g.verdict, IPC_V_ERROR);
+		assert_non_null(strstr(g.message, "not taken over"));
+		fakesup_run_fini(&g);
+	}
+}
+
 int
 main(void)
 {
@@ -627,6 +723,10 @@ main(void)
 		        test_stdio_to_http_clears_adapter, fake_setup,
 		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
+		cmocka_unit_test_setup_teardown(test_adopt_upstream_children,
+		        upstream_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_adopt_refused, upstream_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -205,6 +205,26 @@ test_namespaces(void **state)
 	        "c", NO_SEL));
 }
 
+/* The policy controller lists the instances of its key's namespace
+ * (workers/policy.c), nothing else. */
+static void
+test_policy_views(void **state)
+{
+	(void)state;
+	assert_null(LIST("policy", &instances, "default", NO_SEL));
+	assert_string_equal(
+	        GET("policy", &instances, "default", "i1"), "view-resource");
+	assert_string_equal(
+	        LIST("policy", &instances, "other", NO_SEL), "view-namespace");
+	assert_string_equal(
+	        LIST("policy", &instances, SYS, NO_SEL), "view-namespace");
+	assert_string_equal(LIST("policy", &agentruns, "default", NO_SEL),
+	        "view-resource");
+	assert_string_equal(rule("policy", KEY, IPC_VIEW_SECRET_META, NULL,
+	                            "default", "s", NO_SEL),
+	        "view-resource");
+}
+
 /* Lists of own objects must select the key's name by its label. */
 static void
 test_own_lists(void **state)
@@ -442,6 +462,7 @@ main(void)
 		cmocka_unit_test(test_meter_in_flight),
 		cmocka_unit_test(test_secret_meta),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_policy_views),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -571,6 +571,185 @@ test_budget(void **state)
 	wpol_budget_free(b);
 }
 
+/* One write of mcpserver ns/m1; its verdict and rule. */
+static const char *
+mcp1(const struct ipc_write *w)
+{
+	struct wpol_violation v;
+	enum wpol_verdict rc = check("mcpserver", "ns/m1",
+	        "{'apiVersion':'sympozium.ai/v1alpha1','kind':'MCPServer',"
+	        "'metadata':{'name':'m1','namespace':'ns','uid':'u-m1'}}",
+	        w, 1, &v);
+
+	return (rc == WPOL_OK ? "ok" : rc == WPOL_RETRY ? "retry" : v.rule);
+}
+
+/* The adoption patch of an uncached child (contract.h
+ * CONTRACT_OWN_ADOPT): exactly its four operations, the primary's uid
+ * and the child label valued the primary's name; anything else is
+ * not-owned. */
+static void
+test_adopt(void **state)
+{
+	static const char *const ok[] = {
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/12/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/12/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels/"
+		"sympozium.ai~1mcp-server',"
+		"'value':'m1'}]",
+	};
+	static const char *const bad[] = {
+		/* another uid, another index, not the controller flag */
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-x'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/1/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':false},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		/* a second label, another value, another key, a replace */
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1','a':'b'}}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels/"
+		"sympozium.ai~1mcp-server',"
+		"'value':'m2'}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels/"
+		"sympozium.ai~1mcp-serverx',"
+		"'value':'m1'}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'replace','path':'/spec/template','value':{}}]",
+		/* a fifth operation; no resourceVersion test; no tests */
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}},"
+		"{'op':'remove','path':'/spec/replicas'}]",
+		"[{'op':'test','path':'/metadata/name','value':'m1'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-m1'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		"[{'op':'add','path':'/metadata/labels','value':{"
+		"'sympozium.ai/mcp-server':'m1'}}]",
+		"{'metadata':{'labels':{'sympozium.ai/mcp-server':'m1'}}}",
+		"[1,2,3,4]",
+	};
+	struct ipc_write w = { .op = IPC_OP_PATCH,
+		.res = deps,
+		.namespace = "ns",
+		.name = "m1",
+		.patch_type = IPC_PATCH_JSON };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		w.patch = J(ok[i]);
+		assert_string_equal(mcp1(&w), "ok");
+		w.patch_type = IPC_PATCH_MERGE; /* only as a JSON patch */
+		assert_string_equal(mcp1(&w), "not-owned");
+		w.patch_type = IPC_PATCH_JSON;
+		w.namespace = "other";
+		assert_string_equal(mcp1(&w), "namespace");
+		w.namespace = "ns";
+		json_object_put(w.patch);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		w.patch = J(bad[i]);
+		assert_string_equal(mcp1(&w), "not-owned");
+		json_object_put(w.patch);
+	}
+	/* the agentrun controller has no adoption row */
+	w.patch = J(ok[0]);
+	assert_string_equal(run1(&w), "resource");
+	json_object_put(w.patch);
+}
+
+/* The policy controller: the status of its own policy, nothing else
+ * (contract.c policy_w: update_status of the primary, Events). */
+static void
+test_policy_rows(void **state)
+{
+	static const struct ipc_res pols = CONTRACT_RES_POLICIES;
+	static const struct ipc_res insts = CONTRACT_RES_INSTANCES;
+	static const char pol[]
+	        = "{'apiVersion':'sympozium.ai/v1alpha1','kind':"
+	          "'SympoziumPolicy','metadata':{'name':'p','namespace':"
+	          "'ns','uid':'u-p'}}";
+	json_object *self = J("{'metadata':{'name':'p','namespace':'ns'}}");
+	json_object *other = J("{'metadata':{'name':'q','namespace':'ns'}}");
+	json_object *inst = J("{'metadata':{'name':'i','namespace':'ns'}}");
+	struct ipc_write w;
+	struct wpol_violation v;
+
+	(void)state;
+	w = wr(IPC_OP_UPDATE_STATUS, &pols, "ns", "p", self);
+	assert_int_equal(check("policy", "ns/p", pol, &w, 1, &v), WPOL_OK);
+	/* the spec is not its to change */
+	w = wr(IPC_OP_UPDATE, &pols, "ns", "p", self);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "resource");
+	/* another policy's status */
+	w = wr(IPC_OP_UPDATE_STATUS, &pols, "ns", "q", other);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "not-owned");
+	/* the instances it only lists */
+	w = wr(IPC_OP_UPDATE_STATUS, &insts, "ns", "i", inst);
+	assert_int_equal(
+	        check("policy", "ns/p", pol, &w, 1, &v), WPOL_VIOLATION);
+	assert_string_equal(v.rule, "resource");
+	json_object_put(self);
+	json_object_put(other);
+	json_object_put(inst);
+}
+
 int
 main(void)
 {
@@ -586,6 +765,8 @@ main(void)
 		cmocka_unit_test(test_cluster_and_shared),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_adopt),
+		cmocka_unit_test(test_policy_rows),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
