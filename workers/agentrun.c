@@ -4,8 +4,9 @@
  * ConfigMap, skills, mirrors, RBAC, Job), the Running path (Job counters,
  * the agent container, log result, timeout), the Completed path (cluster
  * RBAC cleanup, finalizer, history pruning) and the Delete path.  The Job
- * itself is built by agentrun_job.c and logs are parsed by
- * agentrun_result.c.
+ * itself is built by agentrun_job.c, logs are parsed by
+ * agentrun_result.c, and server-mode runs (Pending with spec.mode
+ * "server", phase Serving) are handled by agentrun_server.c.
  */
 #include <stdarg.h>
 #include <stdio.h>

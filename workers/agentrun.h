@@ -2,7 +2,8 @@
  * agentrun.h: the AgentRun reconciler (spec sympozium-controllers.md
  * section 1): policy checks, the agent ServiceAccount, input ConfigMap,
  * skill ConfigMap mirrors and skill RBAC, the Job, the phase machine
- * Pending -> Running -> Succeeded/Failed, the result from the agent's
+ * Pending -> Running -> Succeeded/Failed (server mode: Pending -> Serving,
+ * agentrun_server.h), the result from the agent's
  * log, timeout, history pruning, finalizer and deletion.  Prefix
  * agentrun_.
  */

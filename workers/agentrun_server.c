@@ -2,13 +2,14 @@
  * agentrun_server.c: the server-mode AgentRun (spec 1.4, 1.8; upstream
  * agentrun_controller.go reconcilePendingServer, ensureServerAPIKeySecret
  * and reconcileServing at 008266e).  A Pending run with spec.mode
- * "server" gets the agent ServiceAccount, a one-replica Deployment
+ * "server" gets its input ConfigMap, the agent ServiceAccount, a
+ * one-replica Deployment
  * <run>-server running the first requiresServer sidecar as container
  * "web-proxy", a Service <run>-server over the sidecar's ports, and phase
  * Serving.  A Serving run is checked every 30 s: it fails when its Deployment
- * is gone and never times out.  Not built here: the API key Secret (see
- * api_key_secret()), the skill RBAC of the server sidecar and the
- * gateway's HTTPRoute.
+ * is gone and never times out.  The skill RBAC of the sidecars is made as the
+ * task path's.  Not built here: the API key Secret (see
+ * api_key_secret()), the MCP ConfigMap and the gateway's HTTPRoute.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -104,8 +105,74 @@ skills_of(const struct rec_in *in, struct rec_out *out, json_object **inst,
 	return (0);
 }
 
+static void
+rbac_meta(json_object *run, json_object *o, const char *pack)
+{
+	kobj_set_label(o, CONTRACT_LABEL_AGENT_RUN, kobj_name(run));
+	kobj_set_label(o, CONTRACT_LABEL_SKILL, pack);
+	kobj_set_label(o, CONTRACT_LABEL_MANAGED_BY, "sympozium");
+}
+
+/* The skill's Role (or ClusterRole) sympozium-skill-<pack>-<run> with
+ * rules and its binding to the agent ServiceAccount (spec 1.4 step 1,
+ * as the task path's spec 1.3 steps 14, 15). */
+static void
+role_pair(json_object *run, struct rec_out *out, bool cluster,
+        const char *pack, json_object *rules)
+{
+	const char *ns = cluster ? NULL : kobj_ns(run);
+	char *name = xasprintf("sympozium-skill-%s-%s", pack, kobj_name(run));
+	json_object *role = kobj_new("rbac.authorization.k8s.io/v1",
+	        cluster ? "ClusterRole" : "Role", ns, name);
+	json_object *bind = kobj_new("rbac.authorization.k8s.io/v1",
+	        cluster ? "ClusterRoleBinding" : "RoleBinding", ns, name);
+	json_object *subj = json_object_new_object();
+
+	rbac_meta(run, role, pack);
+	rbac_meta(run, bind, pack);
+	if (!cluster) {
+		kobj_set_owner(role, run);
+		kobj_set_owner(bind, run);
+	}
+	json_object_object_add(role, "rules", json_object_get(rules));
+	jx_setv(bind, json_object_new_string("rbac.authorization.k8s.io"),
+	        "roleRef", "apiGroup", NULL);
+	jx_setv(bind, json_object_new_string(cluster ? "ClusterRole" : "Role"),
+	        "roleRef", "kind", NULL);
+	jx_setv(bind, json_object_new_string(name), "roleRef", "name", NULL);
+	set_str(subj, "kind", "ServiceAccount");
+	set_str(subj, "name", SERVER_SA);
+	set_str(subj, "namespace", kobj_ns(run));
+	json_object_object_add(bind, "subjects", json_object_new_array());
+	json_object_array_add(json_object_object_get(bind, "subjects"), subj);
+	kobj_create(
+	        out, cluster ? &kobj_clusterroles : &kobj_roles, role, true);
+	kobj_create(out,
+	        cluster ? &kobj_clusterrolebindings : &kobj_rolebindings, bind,
+	        true);
+	free(name);
+}
+
+/* The skill RBAC of a resolved sidecar (one with an image). */
+static void
+sidecar_rbac(json_object *run, struct rec_out *out, const char *pack,
+        json_object *sc)
+{
+	json_object *r = json_object_object_get(sc, "rbac");
+	json_object *cr = json_object_object_get(sc, "clusterRBAC");
+
+	if (jx_array_len(r) > 0) {
+		role_pair(run, out, false, pack, r);
+	}
+	if (jx_array_len(cr) > 0) {
+		role_pair(run, out, true, pack, cr);
+	}
+}
+
 /* The first skill whose pack's sidecar has an image and requiresServer
- * (upstream resolveSkillSidecars, then the first RequiresServer). */
+ * (upstream resolveSkillSidecars, then the first RequiresServer); the
+ * skill RBAC of every sidecar with an image on the way (ensureSkillRBAC,
+ * before the server sidecar is looked for, as upstream). */
 static int
 find_server(const struct rec_in *in, struct rec_out *out, json_object *skills,
         struct server_sc *s)
@@ -128,16 +195,20 @@ find_server(const struct rec_in *in, struct rec_out *out, json_object *skills,
 		if (rc < 0) {
 			return (-1);
 		}
+		if (rc == 0 && str_or(p, "spec.sidecar.image", NULL) != NULL) {
+			sidecar_rbac(
+			        in->object, out, n, jx_get(p, "spec.sidecar"));
+		}
 		jx_get_bool(p, "spec.sidecar.requiresServer", &server);
-		if (rc == 0 && server
+		if (rc == 0 && server && s->pack == NULL
 		        && str_or(p, "spec.sidecar.image", NULL) != NULL) {
 			*s = (struct server_sc) { p, jx_get(p, "spec.sidecar"),
 				jx_get(ref, "params") };
-			return (0);
+			continue;
 		}
 		json_object_put(p);
 	}
-	return (1);
+	return (s->pack != NULL ? 0 : 1);
 }
 
 static json_object *
@@ -367,6 +438,24 @@ service(json_object *run, struct server_sc *s, const char *name)
 	return (svc);
 }
 
+/* The input ConfigMap <run>-input (upstream createInputConfigMap, run
+ * before the server branch of reconcilePending). */
+static void
+input_cm(json_object *run, struct rec_out *out)
+{
+	char *name = xasprintf("%s-input", kobj_name(run));
+	json_object *cm = owned(run, "v1", "ConfigMap", name);
+	json_object *data = json_object_new_object();
+
+	set_str(data, "task", str_or(run, "spec.task", ""));
+	set_str(data, "system-prompt", str_or(run, "spec.systemPrompt", ""));
+	set_str(data, "agent-id", str_or(run, "spec.agentId", ""));
+	set_str(data, "session-key", str_or(run, "spec.sessionKey", ""));
+	json_object_object_add(cm, "data", data);
+	kobj_create(out, &kobj_configmaps, cm, true);
+	free(name);
+}
+
 /* The writes once the server sidecar is known. */
 static int
 build(const struct rec_in *in, struct rec_out *out, json_object *status,
@@ -399,8 +488,10 @@ agentrun_server_pending(
 {
 	json_object *inst = NULL, *skills = NULL;
 	struct server_sc s = { 0 };
-	int rc = skills_of(in, out, &inst, &skills);
+	int rc;
 
+	input_cm(in->object, out);
+	rc = skills_of(in, out, &inst, &skills);
 	if (rc == 0) {
 		rc = find_server(in, out, skills, &s);
 	}

@@ -4,7 +4,8 @@
  * (bin/sympoziumd and its workers against bin/kubesim).  A run with
  * spec.mode "server" and a requiresServer skill reaches phase Serving
  * with its Deployment and Service <run>-server, owned by it (upstream
- * agentrun_controller.go reconcilePendingServer at 008266e); a run the
+ * agentrun_controller.go reconcilePendingServer at 008266e), and the
+ * skill Role and RoleBinding of its sidecar (ensureSkillRBAC); a run the
  * upstream operator left in Serving, with its Deployment, before ours
  * started, stays Serving (reconcileServing) instead of failing; a
  * Serving run whose Deployment is deleted fails with "server Deployment
@@ -43,6 +44,10 @@ static const struct kapi_res R_INST
 static const struct kapi_res R_SKP = { GROUP, VERSION, "skillpacks", true };
 static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
 static const struct kapi_res R_SVC = { "", "v1", "services", true };
+static const struct kapi_res R_ROLE
+        = { "rbac.authorization.k8s.io", "v1", "roles", true };
+static const struct kapi_res R_RB
+        = { "rbac.authorization.k8s.io", "v1", "rolebindings", true };
 
 static struct optest F;
 
@@ -122,12 +127,16 @@ setup(void **state)
 	                       "\"default\":{\"model\":\"gpt-4o\"}}}}"),
 	        NULL);
 	create(&R_SKP,
-	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	                       "\"kind\":\"SkillPack\",\"metadata\":{\"name\":"
-	                       "\"web-endpoint\"},\"spec\":{\"skills\":[],"
-	                       "\"sidecar\":{\"image\":\"web-proxy:e2e\","
-	                       "\"requiresServer\":true,\"ports\":[{\"name\":"
-	                       "\"http\",\"containerPort\":8080}]}}}"),
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                "\"kind\":\"SkillPack\",\"metadata\":{\"name\":"
+	                "\"web-endpoint\"},\"spec\":{\"skills\":[],"
+	                "\"sidecar\":{\"image\":\"web-proxy:e2e\","
+	                "\"requiresServer\":true,\"ports\":[{\"name\":"
+	                "\"http\",\"containerPort\":8080}],\"rbac\":[{"
+	                "\"apiGroups\":[\"sympozium.ai\"],\"resources\":"
+	                "[\"agentruns\"],\"verbs\":[\"get\","
+	                "\"create\"]}]}}}"),
 	        NULL);
 	/* before the operator starts: what upstream left behind */
 	create_serving("left");
@@ -155,6 +164,11 @@ test_pending_to_serving(void **state)
 	        &F, &R_DEP, NS, "srv-server", optest_check_owner, &own);
 	optest_wait_obj(
 	        &F, &R_SVC, NS, "srv-server", optest_check_owner, &own);
+	/* the server sidecar's skill RBAC passed the supervisor's bounds */
+	optest_wait_obj(&F, &R_ROLE, NS, "sympozium-skill-web-endpoint-srv",
+	        optest_check_owner, &own);
+	optest_wait_obj(&F, &R_RB, NS, "sympozium-skill-web-endpoint-srv",
+	        optest_check_owner, &own);
 }
 
 /* The taken-over Serving run stays Serving (checked after the operator

@@ -38,7 +38,8 @@
 	"\"ghcr.io/x/web-proxy:v1\",\"requiresServer\":true,\"env\":"         \
 	"[{\"name\":\"MODE\",\"value\":\"openai\"}],\"ports\":[{\"name\":"    \
 	"\"http\",\"containerPort\":8080}],\"resources\":{\"cpu\":"           \
-	"\"200m\"}}}}"
+	"\"200m\"},\"rbac\":[{\"apiGroups\":[\"sympozium.ai\"],"              \
+	"\"resources\":[\"agentruns\"],\"verbs\":[\"create\"]}]}}}"
 
 static json_object *
 run(struct fakesup *f, const char *obj, const char *children, int64_t now)
@@ -181,6 +182,11 @@ test_pending_server(void **state)
 	fakesup_add_json(f, "skillpacks", PACK);
 	res = run(f, r, NULL, T0);
 	assert_null(find_w(res, "create", "jobs"));
+	/* createInputConfigMap runs first in upstream reconcilePending */
+	d = jx_get(find_w(res, "create", "configmaps"), "object");
+	assert_string_equal(jx_get_str(d, "metadata.name"), "r-input");
+	assert_string_equal(jx_get_str(d, "data.task"), "serve");
+	assert_string_equal(jx_get_str(d, "data.agent-id"), "primary");
 	assert_non_null(find_w(res, "create", "serviceaccounts"));
 	d = jx_get(find_w(res, "create", "deployments"), "object");
 	assert_non_null(d);
@@ -214,6 +220,21 @@ test_pending_server(void **state)
 	        jx_get_str(st, "startedAt"), "2026-01-01T00:00:00Z");
 	assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
 	assert_int_equal(num(res, "after"), 30000);
+	/* ensureSkillRBAC: the sidecar's rules in Role and RoleBinding
+	 * sympozium-skill-<pack>-<run> bound to sympozium-agent */
+	d = jx_get(find_w(res, "create", "roles"), "object");
+	assert_string_equal(jx_get_str(d, "metadata.name"),
+	        "sympozium-skill-web-endpoint-r");
+	assert_string_equal(
+	        lab(jx_get(d, "metadata.labels"), "sympozium.ai/skill"),
+	        "web-endpoint");
+	assert_string_equal(jx_get_str(d, "rules.0.resources.0"), "agentruns");
+	d = jx_get(find_w(res, "create", "rolebindings"), "object");
+	assert_string_equal(jx_get_str(d, "roleRef.name"),
+	        "sympozium-skill-web-endpoint-r");
+	assert_string_equal(
+	        jx_get_str(d, "subjects.0.name"), "sympozium-agent");
+	assert_null(find_w(res, "create", "clusterroles"));
 	json_object_put(res);
 	free(r);
 }
