@@ -142,6 +142,13 @@ static const struct contract_watch personapack[] = {
 	/* cached for the write policy: the seed memory ConfigMaps */
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_PERSONA_PACK,
 	        CONTRACT_READ },
+	/* the shared memory server (spec 3.4) */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS,
+	        CONTRACT_LABEL_PERSONA_PACK, CONTRACT_CHILD },
+	{ "Deployment", CONTRACT_RES_DEPLOYMENTS, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
+	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
 };
 
 #define PP_W CONTRACT_W_CREATE | CONTRACT_W_UPDATE | CONTRACT_W_DELETE
@@ -158,6 +165,15 @@ static const struct contract_write personapack_w[] = {
 	        .own = CONTRACT_OWN_NAMED,
 	        .ref = "spec.authRefs",
 	        .match = "secret" },
+	/* the shared memory server (spec 3.4): created once, never
+	 * updated; deleted when disabled or with the pack */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS,
+	        CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
 };
 
 static const struct contract_watch skillpack[] = {
@@ -278,6 +294,10 @@ static const struct contract_view personapack_views[] = {
 	{ CONTRACT_RES_SCHEDULES, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* the shared memory server's objects the children miss */
+	{ CONTRACT_RES_PVCS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view schedule_views[] = {

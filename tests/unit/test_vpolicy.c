@@ -150,7 +150,12 @@ test_resources(void **state)
 	assert_string_equal(GET("skillpack", &configmaps, "default", NAME_ANY),
 	        "view-resource");
 	/* a kind the controller does not read; a view it does not make */
-	assert_string_equal(GET("personapack", &deployments, "default", "d"),
+	assert_string_equal(
+	        GET("personapack", &pods, "default", "p"), "view-resource");
+	/* the shared memory server (spec 3.4): got by name, never listed */
+	assert_null(GET("personapack", &deployments, "default", "d"));
+	assert_string_equal(
+	        LIST("personapack", &deployments, "default", NO_SEL),
 	        "view-resource");
 	assert_string_equal(LIST("instance", &deployments, "default", NO_SEL),
 	        "view-resource");
