@@ -9,7 +9,8 @@
  * sharedMemoryReady true (set once the three exist; kubesim also makes
  * the Deployment ready); a converged pack draws no write although its
  * Deployment's status events reach it; a storageSize change updates
- * nothing; sharedMemory disabled, and the pack disabled, remove the three
+ * nothing; a Service deleted by hand is created again (the child watch);
+ * sharedMemory disabled, and the pack disabled, remove the three
  * (deleted by the operator) and set sharedMemoryReady false; re-enabling
  * brings them back; deleting the pack removes them, the operator's
  * deletes before the garbage collector's.
@@ -124,6 +125,27 @@ check_dep_ready(json_object *o, const void *arg)
 	return (n == 1 ? NULL : "status.readyReplicas is not 1");
 }
 
+/* Present again, after a second POST by the operator. */
+static const char *
+check_recreated(json_object *o, const void *arg)
+{
+	if (sd_count("POST", PATH_NS "/services") <= *(const int *)arg) {
+		return ("not created again");
+	}
+	return (check_child(o, NULL));
+}
+
+static void
+del_obj(const struct kapi_res *r, const char *name)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	if (kapi_delete(F.a.c, r, NS, name, NULL, NULL, &e) != KAPI_OK) {
+		fail_msg("delete %s %s: %s", r->plural, name, e.message ?: "");
+	}
+	kapi_err_fini(&e);
+}
+
 static void
 wait_three(bool present)
 {
@@ -190,7 +212,7 @@ test_shared_memory(void **state)
 {
 	const char *size[2] = { "spec.resources.requests.storage", "2Gi" };
 	json_object *pack;
-	int skip;
+	int skip, posts;
 
 	(void)state;
 	pack = testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
@@ -201,6 +223,11 @@ test_shared_memory(void **state)
 	optest_create_or_fail(&F, &R_PACK, NS, pack, NULL);
 	json_object_put(pack);
 	created();
+
+	/* a Service deleted by hand comes back: the child watch sees it go */
+	posts = sd_count("POST", PATH_NS "/services");
+	del_obj(&R_SVC, DEP);
+	optest_wait_obj(&F, &R_SVC, NS, DEP, check_recreated, &posts);
 
 	/* create only: a new size is not applied */
 	merge_patch(&R_PACK, "crew",
@@ -235,13 +262,7 @@ test_shared_memory(void **state)
 	/* enabled again, then deleted: the operator deletes them first */
 	merge_patch(&R_PACK, "crew", "{\"spec\":{\"enabled\":true}}");
 	created();
-	{
-		struct kapi_err e = KAPI_ERR_INIT;
-		assert_int_equal(kapi_delete(F.a.c, &R_PACK, NS, "crew", NULL,
-		                         NULL, &e),
-		        KAPI_OK);
-		kapi_err_fini(&e);
-	}
+	del_obj(&R_PACK, "crew");
 	optest_wait_obj(&F, &R_PACK, NS, "crew", optest_check_absent, NULL);
 	wait_three(false);
 	assert_int_equal(sd_count("DELETE", PATH_NS "/deployments/" DEP), 3);
