@@ -361,7 +361,11 @@ deleting(struct ctx *c)
 		return;
 	}
 	delete_cluster_rbac(c);
-	if (st_str(c, "jobName")[0] != '\0') {
+	/* only a cached Job: the main Job of a PostRunning run is often
+	 * gone (deleted by the sidecar path, or its TTL), and a delete of an
+	 * object the caches do not hold is a policy violation; garbage
+	 * collection takes it with the run anyway */
+	if (kobj_child(c->in->children, "Job", st_str(c, "jobName")) != NULL) {
 		delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"),
 		        "Foreground");
 	}

@@ -1135,11 +1135,17 @@ test_deleting_and_unknown(void **state)
 	char *u = mkrun(FIN, "", "\"phase\":\"AwaitingDelegate\"");
 	json_object *res, *w;
 
-	res = run(f, r, NULL, T0);
+	res = run(f, r, JOB("\"active\":1"), T0);
 	w = find_w(res, "delete", "jobs", "r");
 	assert_string_equal(jx_get_str(w, "propagation"), "Foreground");
 	assert_non_null(find_w(res, "patch", "agentruns", "r"));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	/* the Job not cached (gone): no delete (a policy violation), the
+	 * finalizer still removed */
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "delete", "jobs", NULL));
+	assert_non_null(find_w(res, "patch", "agentruns", "r"));
 	json_object_put(res);
 	res = run(f, u, NULL, T0);
 	assert_int_equal(nwrites(res), 0);
