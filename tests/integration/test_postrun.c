@@ -46,11 +46,20 @@ static const struct kapi_res R_INST
 static const struct kapi_res R_JOB = { "batch", "v1", "jobs", true };
 static const struct kapi_res R_PVC
         = { "", "v1", "persistentvolumeclaims", true };
+static const struct kapi_res R_ROLE
+        = { "rbac.authorization.k8s.io", "v1", "roles", true };
+static const struct kapi_res R_RB
+        = { "rbac.authorization.k8s.io", "v1", "rolebindings", true };
 
 #define OK_LOG                                                                \
 	"__SYMPOZIUM_RESULT__\n{\"status\":\"success\",\"response\":"         \
 	"\"All done.\",\"metrics\":{\"inputTokens\":5,\"outputTokens\":"      \
 	"6}}\n__SYMPOZIUM_END__\n"
+
+/* What a gate hook needs to annotate its verdict (lifecycle RBAC). */
+#define GATE_RBAC                                                             \
+	",\"rbac\":[{\"apiGroups\":[\"sympozium.ai\"],\"resources\":"         \
+	"[\"agentruns\"],\"verbs\":[\"get\",\"patch\"]}]"
 
 static struct optest F;
 
@@ -75,11 +84,13 @@ create_run(const char *name, bool gated, json_object **out)
 	                "\"sessionKey\":\"s1\",\"task\":\"work\",\"model\":{"
 	                "\"provider\":\"openai\",\"model\":\"gpt-4o\","
 	                "\"authSecretRef\":\"\"},\"lifecycle\":{\"postRun\":[{"
-	                "\"name\":\"notify\",\"image\":\"notify:e2e\"}%s]}}}",
+	                "\"name\":\"notify\",\"image\":\"notify:e2e\"}%s]%s}}"
+	                "}",
 	                name,
 	                gated ? ",{\"name\":\"judge\",\"image\":\"judge:e2e\","
 	                        "\"gate\":true}"
-	                      : ""),
+	                      : "",
+	                gated ? GATE_RBAC : ""),
 	        out);
 }
 
@@ -274,16 +285,30 @@ test_hook_fails(void **state)
 	        optest_check_absent, NULL);
 }
 
-/* The gate: a verdict annotated while the hook runs ends the Job and
- * rewrites the result. */
+/* The gate: its lifecycle RBAC (ensureLifecycleRBAC: Role and
+ * RoleBinding sympozium-lifecycle-<run>, within the supervisor's bounds);
+ * a verdict annotated while the hook runs ends the Job and rewrites the
+ * result. */
 static void
 test_gate_verdict(void **state)
 {
+	const struct optest_owner own = { "AgentRun", "pr-gate", NULL };
 	struct kapi_err e = KAPI_ERR_INIT;
-	json_object *run;
+	json_object *run, *role;
 
 	(void)state;
 	create_run("pr-gate", true, NULL);
+	optest_wait_obj(&F, &R_ROLE, NS, "sympozium-lifecycle-pr-gate",
+	        optest_check_owner, &own);
+	optest_wait_obj(&F, &R_RB, NS, "sympozium-lifecycle-pr-gate",
+	        optest_check_owner, &own);
+	role = optest_get(&F, &R_ROLE, NS, "sympozium-lifecycle-pr-gate");
+	assert_string_equal(json_object_get_string(jx_getv(role, "metadata",
+	                            "labels", "sympozium.ai/component", NULL)),
+	        "lifecycle");
+	assert_string_equal(
+	        jx_get_str(role, "rules.0.resources.0") ?: "", "agentruns");
+	json_object_put(role);
 	optest_wait_obj(&F, &R_RUN, NS, "pr-gate", check_phase, "PostRunning");
 	optest_wait_obj(
 	        &F, &R_JOB, NS, "pr-gate-postrun", optest_check_present, NULL);
