@@ -114,6 +114,7 @@ flush_status(struct ctx *c)
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
+	agentrun_postrun_events(c->out, c->run, old, c->status);
 }
 
 static void fail_run(struct ctx *c, const char *fmt, ...)

@@ -668,6 +668,38 @@ agentrun_postrun_running(
 	}
 }
 
+static size_t
+failed_conditions(json_object *status)
+{
+	json_object *conds = json_object_object_get(status, "conditions");
+	size_t n = 0;
+
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
+		const char *t = jx_get_str(
+		        json_object_array_get_idx(conds, i), "type");
+		n += t != NULL && strcmp(t, "PostRunFailed") == 0;
+	}
+	return (n);
+}
+
+void
+agentrun_postrun_events(struct rec_out *out, json_object *run,
+        json_object *old, json_object *now)
+{
+	const char *was = jx_get_str(old, "phase") ?: "";
+	const char *is = jx_get_str(now, "phase") ?: "";
+
+	if (strcmp(is, "PostRunning") == 0 && strcmp(was, is) != 0) {
+		kobj_eventf(out, run, KOBJ_NORMAL, "PostRunStarted",
+		        "Created postRun Job %s",
+		        jx_get_str(now, "postRunJobName") ?: "");
+	}
+	if (failed_conditions(now) > failed_conditions(old)) {
+		kobj_event(out, run, KOBJ_WARNING, "PostRunFailed",
+		        "One or more postRun lifecycle hooks failed");
+	}
+}
+
 void
 agentrun_postrun_cleanup(
         const struct rec_in *in, struct rec_out *out, json_object *status)

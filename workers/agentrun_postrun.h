@@ -62,6 +62,13 @@ void agentrun_postrun_start(const struct rec_in *in, struct rec_out *out,
 void agentrun_postrun_running(
         const struct rec_in *in, struct rec_out *out, json_object *status);
 
+/* The Events of the postRun path, right after the status write (old: the
+ * cached status, now: the one written): Normal PostRunStarted when the
+ * phase turns PostRunning, Warning PostRunFailed when a PostRunFailed
+ * condition was added. */
+void agentrun_postrun_events(struct rec_out *out, json_object *run,
+        json_object *old, json_object *now);
+
 /* Completed path (cleanupWorkspacePVC): deletes the workspace PVC of a
  * run with status.postRunJobName when the children hold it. */
 void agentrun_postrun_cleanup(

@@ -20,6 +20,7 @@
 
 #include "common/jsonx.h"
 #include "common/xmalloc.h"
+#include "tests/lib/evtest.h"
 #include "tests/lib/fakesup.h"
 #include "tests/lib/testutil.h"
 #include "workers/agentrun.h"
@@ -95,6 +96,31 @@ status_of(struct res *r)
 
 	assert_non_null(w);
 	return (jx_get(w, "object.status"));
+}
+
+/* The index of the event write with reason after the status write, -1
+ * when there is none; asserted to be of type with msg in its message. */
+static int
+event_at(struct res *r, const char *type, const char *reason, const char *msg)
+{
+	json_object *body = json_object_new_object();
+	int st = index_of(r, find_w(r, "update_status", "agentruns", NULL));
+	int at = -1;
+
+	json_object_object_add(body, "writes", json_object_get(r->writes));
+	for (size_t i = (size_t)(st + 1);
+	        st >= 0 && i < json_object_array_length(r->writes); i++) {
+		json_object *w = json_object_array_get_idx(r->writes, i);
+		const char *why = jx_get_str(w, "object.reason");
+		if (strcmp(jx_get_str(w, "op"), "event") == 0 && why != NULL
+		        && strcmp(why, reason) == 0) {
+			evtest_assert(body, i, "r", type, reason, msg);
+			at = (int)i;
+			break;
+		}
+	}
+	json_object_put(body);
+	return (at);
 }
 
 /* A run ns/r with the finalizer; spec_extra and status spliced, then
@@ -406,6 +432,10 @@ test_running_to_postrunning(void **state)
 	        "the answer");
 	assert_int_equal(r.v, IPC_V_REQUEUE_AFTER);
 	assert_int_equal(r.after, AGENTRUN_POSTRUN_POLL_MS);
+	/* our Event (docs/observability.md; upstream records none) */
+	assert_true(event_at(&r, "Normal", "PostRunStarted",
+	                    "Created postRun Job r-postrun")
+	        > 0);
 	res_fini(&r);
 	/* the Job failed without a result in the log */
 	fakesup_add_log(f, "ns", "p", "boom\n");
@@ -492,6 +522,8 @@ test_postrunning(void **state)
 	assert_null(jx_get(st, "conditions"));
 	assert_null(jx_get(st, "gateVerdict"));
 	assert_int_equal(r.v, IPC_V_DONE);
+	assert_true(event_at(&r, "Normal", "Succeeded", NULL) > 0);
+	assert_int_equal(event_at(&r, "Warning", "PostRunFailed", NULL), -1);
 	res_fini(&r);
 	r = pass(f, bad, JOB("r-postrun", "\"succeeded\":1"), T0 + 60000);
 	st = status_of(&r);
@@ -507,6 +539,9 @@ test_postrunning(void **state)
 	        "\"lastTransitionTime\":\"2026-01-01T00:01:00Z\",\"reason\":"
 	        "\"PostRunJobFailed\",\"message\":\"One or more postRun "
 	        "lifecycle hooks failed\"}]");
+	assert_true(event_at(&r, "Warning", "PostRunFailed",
+	                    "One or more postRun lifecycle hooks failed")
+	        > 0);
 	res_fini(&r);
 	/* no Job in the cache: requeue, nothing written */
 	r = pass(f, ok, NULL, T0 + 60000);
