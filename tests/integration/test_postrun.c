@@ -11,7 +11,7 @@
  * the agent's outcome; a gated run resolves with the verdict annotated
  * while its hook still runs (resolveGate); a run the upstream operator
  * left in PostRunning, with its postRun Job and PVC, continues to
- * Succeeded.
+ * Succeeded, with our Events PostRunStarted and PostRunFailed.
  *
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
  * the workers found under it in /proc, are signalled.
@@ -263,6 +263,25 @@ test_postrun_succeeds(void **state)
 	        &F, &R_PVC, NS, "pr-ok-workspace", optest_check_absent, NULL);
 }
 
+/* The number of Events about run with reason, once there is one (the
+ * supervisor sends them after the status write), waiting up to
+ * WAIT_MS. */
+static size_t
+events(const char *run, const char *reason)
+{
+	size_t n = 0;
+
+	for (int waited = 0; n == 0 && waited < WAIT_MS; waited += 100) {
+		json_object *ev = optest_events(&F, NS, run, reason);
+		n = json_object_array_length(ev);
+		json_object_put(ev);
+		if (n == 0) {
+			ksim_sleep_ms(100);
+		}
+	}
+	return (n);
+}
+
 /* A failing hook: PostRunFailed appended, the agent's success kept. */
 static void
 test_hook_fails(void **state)
@@ -283,6 +302,9 @@ test_hook_fails(void **state)
 	json_object_put(run);
 	optest_wait_obj(&F, &R_PVC, NS, "pr-hookfail-workspace",
 	        optest_check_absent, NULL);
+	/* our Events (docs/observability.md) */
+	assert_int_equal(events("pr-hookfail", "PostRunStarted"), 1);
+	assert_int_equal(events("pr-hookfail", "PostRunFailed"), 1);
 }
 
 /* The gate: its lifecycle RBAC (ensureLifecycleRBAC: Role and
