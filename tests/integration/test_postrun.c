@@ -8,10 +8,11 @@
  * <run>-postrun (startPostRun) -> Succeeded with the agent's result once
  * that Job completes (reconcilePostRunning), and its PVC is deleted
  * (cleanupWorkspacePVC); a failing hook appends PostRunFailed and keeps
- * the agent's outcome; a gated run resolves with the verdict annotated
- * while its hook still runs (resolveGate); a run the upstream operator
- * left in PostRunning, with its postRun Job and PVC, continues to
- * Succeeded, with our Events PostRunStarted and PostRunFailed.
+ * the agent's outcome (and our Events PostRunStarted and PostRunFailed
+ * are recorded); a gated run gets its lifecycle Role and RoleBinding
+ * (ensureLifecycleRBAC) and resolves with the verdict annotated while its
+ * hook still runs (resolveGate); a run the upstream operator left in
+ * PostRunning, with its postRun Job and PVC, continues to Succeeded.
  *
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
  * the workers found under it in /proc, are signalled.
