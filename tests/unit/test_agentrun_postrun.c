@@ -770,6 +770,63 @@ test_cleanup(void **state)
 	json_object_put(plain);
 }
 
+/* Bad shapes never crash: hooks that are not objects, a postRun that is
+ * not an array (no hooks), conditions that are not an array, an exitCode
+ * that is not an integer (the agent counts as failed), a startedAt that
+ * does not parse (no budget), a postRunJobName that is not a string. */
+static void
+test_bad_shapes(void **state)
+{
+	struct fakesup *f = *state;
+	json_object *run, *job;
+	struct res r;
+
+	run = mkrun(",\"lifecycle\":{\"postRun\":[1,\"x\",{\"env\":[2],"
+	            "\"command\":{},\"gate\":\"yes\"}]}",
+	        "", NULL);
+	job = agentrun_postrun_job(run, 0, "t");
+	assert_int_equal(
+	        jx_array_len(jx_get(job, "spec.template.spec.initContainers")),
+	        3);
+	assert_false(agentrun_postrun_gated(run));
+	json_object_put(job);
+	json_object_put(run);
+	/* postRun not an array: no hooks, the run just completes */
+	run = mkrun(",\"lifecycle\":{\"postRun\":{\"a\":1}}",
+	        RUNNING ",\"podName\":\"p\"", NULL);
+	r = pass(f, run, JOB("r", "\"succeeded\":1"), T0);
+	assert_string_equal(jx_get_str(status_of(&r), "phase"), "Succeeded");
+	res_fini(&r);
+	json_object_put(run);
+	/* PostRunning: conditions a string, exitCode a string, startedAt
+	 * garbage */
+	run = mkrun(HOOKS,
+	        "\"phase\":\"PostRunning\",\"postRunJobName\":\"r-postrun\","
+	        "\"exitCode\":\"0\",\"error\":\"e\",\"conditions\":\"no\","
+	        "\"startedAt\":\"yesterday\"",
+	        NULL);
+	r = pass(f, run, JOB("r-postrun", "\"active\":1"), T0 + 3600000);
+	assert_int_equal(json_object_array_length(r.writes), 0);
+	assert_int_equal(r.after, AGENTRUN_POSTRUN_POLL_MS);
+	res_fini(&r);
+	r = pass(f, run, JOB("r-postrun", "\"failed\":1"), T0);
+	assert_string_equal(jx_get_str(status_of(&r), "phase"), "Failed");
+	assert_string_equal(jx_get_str(status_of(&r), "error"), "e");
+	assert_string_equal(
+	        jx_get_str(status_of(&r), "conditions.0.type") ?: "",
+	        "PostRunFailed");
+	res_fini(&r);
+	json_object_put(run);
+	/* postRunJobName not a string: missing */
+	run = mkrun(
+	        HOOKS, "\"phase\":\"PostRunning\",\"postRunJobName\":7", NULL);
+	r = pass(f, run, NULL, T0);
+	assert_string_equal(jx_get_str(status_of(&r), "error"),
+	        "postRun Job name missing");
+	res_fini(&r);
+	json_object_put(run);
+}
+
 int
 main(void)
 {
@@ -791,6 +848,8 @@ main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test_setup_teardown(
 		        test_cleanup, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_bad_shapes, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
