@@ -1248,7 +1248,7 @@ sidecar_aware(struct ctx *c)
 	} else if (r.error != NULL) {
 		agent_failed(c, r.error);
 	} else {
-		char msg[512];
+		char msg[2048]; /* as fail_run()'s */
 		snprintf(msg, sizeof(msg),
 		        "agent container exited with code %lld%s%s%s",
 		        (long long)code, reason != NULL ? " (" : "",
