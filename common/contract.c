@@ -32,6 +32,10 @@ static const struct contract_watch agentrun[] = {
 	        CONTRACT_CHILD },
 	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_AGENT_RUN,
 	        CONTRACT_CHILD },
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC,
+	 * deleted when the run completes only when cached */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -103,6 +107,10 @@ static const struct contract_write agentrun_w[] = {
 	        CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC
+	 * <run>-workspace (the postRun Job is a Job child as above) */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
 };
 

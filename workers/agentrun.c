@@ -5,8 +5,10 @@
  * the agent container, log result, timeout), the Completed path (cluster
  * RBAC cleanup, finalizer, history pruning) and the Delete path.  The Job
  * itself is built by agentrun_job.c, logs are parsed by
- * agentrun_result.c, and server-mode runs (Pending with spec.mode
- * "server", phase Serving) are handled by agentrun_server.c.
+ * agentrun_result.c, server-mode runs (Pending with spec.mode
+ * "server", phase Serving) are handled by agentrun_server.c, and
+ * postRun hooks (workspace PVC, phase PostRunning) by
+ * agentrun_postrun.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "workers/agentrun.h"
 #include "workers/agentrun_job.h"
 #include "workers/agentrun_mcp.h"
+#include "workers/agentrun_postrun.h"
 #include "workers/agentrun_result.h"
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
@@ -111,6 +114,7 @@ flush_status(struct ctx *c)
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
+	agentrun_postrun_events(c->out, c->run, old, c->status);
 }
 
 static void fail_run(struct ctx *c, const char *fmt, ...)
@@ -337,11 +341,7 @@ completed(struct ctx *c)
 	if (has_finalizer(c->run)) {
 		delete_cluster_rbac(c);
 	}
-	if (st_str(c, "postRunJobName")[0] != '\0') {
-		char *pvc = xasprintf("%s-workspace", c->name);
-		kobj_delete(c->out, &kobj_pvcs, c->ns, pvc, true);
-		free(pvc);
-	}
+	agentrun_postrun_cleanup(c->in, c->out, c->status);
 	if (has_finalizer(c->run)) {
 		remove_finalizer(c);
 	}
@@ -362,7 +362,11 @@ deleting(struct ctx *c)
 		return;
 	}
 	delete_cluster_rbac(c);
-	if (st_str(c, "jobName")[0] != '\0') {
+	/* only a cached Job: the main Job of a PostRunning run is often
+	 * gone (deleted by the sidecar path, or its TTL), and a delete of an
+	 * object the caches do not hold is a policy violation; garbage
+	 * collection takes it with the run anyway */
+	if (kobj_child(c->in->children, "Job", st_str(c, "jobName")) != NULL) {
 		delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"),
 		        "Foreground");
 	}
@@ -502,19 +506,6 @@ validate(struct ctx *c, json_object **inst)
 	return (rc);
 }
 
-static size_t
-count_gates(json_object *hooks)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < jx_array_len(hooks); i++) {
-		bool g = false;
-		jx_get_bool(json_object_array_get_idx(hooks, i), "gate", &g);
-		n += g;
-	}
-	return (n);
-}
-
 /* A timeout that does not parse (upstream cannot even decode such a
  * run), features this build rejects, and the gate checks (spec 1.3
  * steps 2, 3, 10; 1.7; 1.11); a server-mode run goes to
@@ -523,7 +514,6 @@ count_gates(json_object *hooks)
 static int
 unsupported(struct ctx *c)
 {
-	json_object *lc = jx_get(c->run, "spec.lifecycle");
 	const char *to = spec_str(c, "timeout");
 	int64_t ns = 0;
 	bool sandbox = false;
@@ -539,18 +529,8 @@ unsupported(struct ctx *c)
 		        to);
 	} else if (to[0] != '\0' && ns <= 0) {
 		fail_run(c, "invalid timeout \"%s\": must be positive", to);
-	} else if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
-		fail_run(c,
-		        "gate hook validation failed: preRun hooks cannot "
-		        "be gates");
-	} else if (count_gates(json_object_object_get(lc, "postRun")) > 1) {
-		fail_run(c,
-		        "gate hook validation failed: at most one postRun "
-		        "hook may be a gate");
-	} else if (jx_array_len(json_object_object_get(lc, "postRun")) > 0) {
-		fail_run(c,
-		        "lifecycle postRun hooks are not supported by this "
-		        "controller");
+	} else if (agentrun_postrun_validate(c->run) != NULL) {
+		fail_run(c, "%s", agentrun_postrun_validate(c->run));
 	} else if (jx_get_bool(c->run, "spec.agentSandbox.enabled", &sandbox)
 	                == 0
 	        && sandbox) {
@@ -1057,6 +1037,7 @@ pending(struct ctx *c)
 	}
 	if (rc == 0) {
 		rbac(c, &p);
+		agentrun_postrun_pvc(c->out, c->run);
 		create_job(c, &p);
 	}
 	if (rc == 1) {
@@ -1164,6 +1145,43 @@ find_pod(struct ctx *c)
 	return (0);
 }
 
+/* The agent is done (spec 1.5 steps 4-6): postRun hooks first when the
+ * run has any (agentrun_postrun.c), else the final phase. */
+static void
+agent_ok(struct ctx *c, const struct agentrun_result *r)
+{
+	if (agentrun_postrun_hooks(c->run)) {
+		agentrun_postrun_start(c->in, c->out, c->status, 0,
+		        r->result != NULL ? r->result : "",
+		        r->has_usage ? usage_json(r) : NULL);
+	} else {
+		succeed_run(c, r);
+	}
+}
+
+static void
+agent_failed(struct ctx *c, const char *msg)
+{
+	if (agentrun_postrun_hooks(c->run)) {
+		agentrun_postrun_start(c->in, c->out, c->status, 1, msg, NULL);
+	} else {
+		fail_run(c, "%s", msg);
+	}
+}
+
+/* DONE, or the PostRunning poll when the agent's end started the postRun
+ * Job. */
+static void
+done_verdict(struct ctx *c)
+{
+	if (strcmp(st_str(c, "phase"), "PostRunning") == 0) {
+		rec_verdict(c->out, IPC_V_REQUEUE_AFTER,
+		        AGENTRUN_POSTRUN_POLL_MS, NULL);
+	} else {
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	}
+}
+
 /* Job succeeded or failed (spec 1.5 steps 4, 5).  Returns -1 (error
  * verdict set) when the log could not be read. */
 static int
@@ -1175,9 +1193,9 @@ job_done(struct ctx *c, bool ok)
 		return (-1);
 	}
 	if (ok || (r.result != NULL && r.error == NULL)) {
-		succeed_run(c, &r);
+		agent_ok(c, &r);
 	} else {
-		fail_run(c, "%s", r.error != NULL ? r.error : "Job failed");
+		agent_failed(c, r.error != NULL ? r.error : "Job failed");
 	}
 	agentrun_result_fini(&r);
 	return (0);
@@ -1226,14 +1244,17 @@ sidecar_aware(struct ctx *c)
 	}
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Background");
 	if (code == 0) {
-		succeed_run(c, &r);
+		agent_ok(c, &r);
 	} else if (r.error != NULL) {
-		fail_run(c, "%s", r.error);
+		agent_failed(c, r.error);
 	} else {
-		fail_run(c, "agent container exited with code %lld%s%s%s",
+		char msg[2048]; /* as fail_run()'s */
+		snprintf(msg, sizeof(msg),
+		        "agent container exited with code %lld%s%s%s",
 		        (long long)code, reason != NULL ? " (" : "",
 		        reason != NULL ? reason : "",
 		        reason != NULL ? ")" : "");
+		agent_failed(c, msg);
 	}
 	agentrun_result_fini(&r);
 	json_object_put(pod);
@@ -1367,7 +1388,7 @@ running(struct ctx *c)
 			return;
 		}
 		if (job_done(c, int_or(job, "status.succeeded", 0) > 0) == 0) {
-			rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+			done_verdict(c);
 		}
 		return;
 	}
@@ -1379,7 +1400,7 @@ running(struct ctx *c)
 		rec_verdict(
 		        c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
 	} else if (rc == 1) {
-		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		done_verdict(c);
 	}
 }
 
@@ -1397,9 +1418,7 @@ dispatch(struct ctx *c)
 	} else if (strcmp(phase, "Serving") == 0) {
 		agentrun_server_serving(c->in, c->out, c->status);
 	} else if (strcmp(phase, "PostRunning") == 0) {
-		fail_run(c, "phase %s is not supported by this controller",
-		        phase);
-		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		agentrun_postrun_running(c->in, c->out, c->status);
 	} else {
 		log_debug("agentrun %s/%s: unknown phase %s", c->ns, c->name,
 		        phase);

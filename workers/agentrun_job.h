@@ -59,4 +59,18 @@ bool agentrun_job_memory_skill(json_object *skills);
 /* "http://<instanceRef>-memory.<ns>.svc:8080".  Caller frees. */
 char *agentrun_job_memory_url(json_object *run);
 
+/* Builders shared with the postRun Job (agentrun_postrun.c): the
+ * hardened container securityContext; {requests, limits} of cpu and
+ * memory; {name, image, imagePullPolicy IfNotPresent} with its env and
+ * volumeMounts arrays through *env and *mounts; a volume mount; name =
+ * value for every string entry of map, in key order (spec env). */
+json_object *agentrun_job_hardened(void);
+json_object *agentrun_job_resources(const char *rcpu, const char *rmem,
+        const char *lcpu, const char *lmem);
+json_object *agentrun_job_container(const char *name, const char *image,
+        json_object **env, json_object **mounts);
+void agentrun_job_mount(
+        json_object *mounts, const char *name, const char *path, bool ro);
+void agentrun_job_env_map(json_object *env, json_object *map);
+
 #endif

@@ -750,6 +750,76 @@ test_policy_rows(void **state)
 	json_object_put(inst);
 }
 
+/* The workspace PVC of a run with postRun hooks (workers/
+ * agentrun_postrun.c, upstream ensureWorkspacePVC and
+ * cleanupWorkspacePVC): created as a child of the run, deleted only when
+ * cached as its child; never another run's, never an update; the
+ * postRun Job passes the Job child row. */
+static void
+test_workspace_pvc(void **state)
+{
+	static const struct ipc_res pvcs = CONTRACT_RES_PVCS;
+	static const struct ipc_res jobs = CONTRACT_RES_JOBS;
+	static const struct fobj cache[] = {
+		{ "persistentvolumeclaims", "ns", "r1-workspace",
+		        "{'metadata':{'name':'r1-workspace','labels':{"
+		        "'sympozium.ai/agent-run':'r1'},'ownerReferences':[{"
+		        "'uid':'u-r1','controller':true}]}}" },
+		{ "persistentvolumeclaims", "ns", "r2-workspace",
+		        "{'metadata':{'name':'r2-workspace','labels':{"
+		        "'sympozium.ai/agent-run':'r2'},'ownerReferences':[{"
+		        "'uid':'u-r2','controller':true}]}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	json_object *o = J("{'apiVersion':'v1','kind':'PersistentVolumeClaim',"
+	                   "'metadata':{'name':'r1-workspace','namespace':"
+	                   "'ns','labels':{'sympozium.ai/agent-run':'r1',"
+	                   "'sympozium.ai/component':'workspace'},"
+	                   "'ownerReferences':[{'uid':'u-r1','controller':"
+	                   "true}]},'spec':{'accessModes':['ReadWriteOnce'],"
+	                   "'resources':{'requests':{'storage':'1Gi'}}}}");
+	json_object *job = J("{'apiVersion':'batch/v1','kind':'Job',"
+	                     "'metadata':{'name':'r1-postrun','namespace':"
+	                     "'ns','labels':{'sympozium.ai/agent-run':'r1',"
+	                     "'sympozium.ai/component':'post-run'},"
+	                     "'ownerReferences':[{'uid':'u-r1','controller':"
+	                     "true}]}}");
+	struct ipc_write w = wr(IPC_OP_CREATE, &pvcs, "ns", "", o);
+
+	(void)state;
+	fcache = cache;
+	assert_string_equal(run1(&w), "ok");
+	/* refused shapes: another run's label, no label, no owner */
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r2'}"));
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(o, "metadata.labels", NULL);
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r1'}"));
+	jx_set_path(o, "metadata.ownerReferences", NULL);
+	assert_string_equal(run1(&w), "owner");
+	/* an update is no operation of the row */
+	w = wr(IPC_OP_UPDATE, &pvcs, "ns", "r1-workspace", o);
+	assert_string_equal(run1(&w), "resource");
+	/* delete: its own cached PVC; not another run's, not an uncached
+	 * one, not in another namespace */
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "r1-workspace", NULL);
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "r2-workspace", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "data", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &pvcs, "other", "r1-workspace", NULL);
+	assert_string_equal(run1(&w), "namespace");
+	/* the postRun Job */
+	w = wr(IPC_OP_CREATE, &jobs, "ns", "", job);
+	assert_string_equal(run1(&w), "ok");
+	fcache = NULL;
+	json_object_put(o);
+	json_object_put(job);
+}
+
 int
 main(void)
 {
@@ -767,6 +837,7 @@ main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_policy_rows),
+		cmocka_unit_test(test_workspace_pvc),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
