@@ -547,14 +547,22 @@ agentrun_sandbox_check(const struct rec_in *in, struct rec_out *out,
         json_object *status, struct agentrun_sandbox_check *k)
 {
 	const char *sn = str_or_empty(status, "sandboxName");
-	char *name = xstrdup(
-	        sn[0] != '\0' ? sn : str_or_empty(status, "sandboxClaimName"));
+	char *name;
 	json_object *sb = NULL, *pod = NULL;
 	const char *phase;
 	bool owned = false;
-	int rc = find_sandbox(in, out, name, &sb, &owned);
+	int rc;
 
 	memset(k, 0, sizeof(*k));
+	if (!agentrun_sandbox_served()) {
+		/* upstream: DynamicClient nil (the CRDs gone since) */
+		k->step = AGENTRUN_SANDBOX_FAILED;
+		snprintf(k->msg, sizeof(k->msg), "dynamic client unavailable");
+		return;
+	}
+	name = xstrdup(
+	        sn[0] != '\0' ? sn : str_or_empty(status, "sandboxClaimName"));
+	rc = find_sandbox(in, out, name, &sb, &owned);
 	k->step = rc < 0 ? AGENTRUN_SANDBOX_ERROR : AGENTRUN_SANDBOX_FAILED;
 	if (rc != 0) {
 		snprintf(k->msg, sizeof(k->msg), "sandbox CR \"%s\" not found",

@@ -85,7 +85,9 @@ struct agentrun_sandbox_check {
 	char msg[512];
 };
 
-/* One Running pass of an agent-sandbox run: the Sandbox (a child, else
+/* One Running pass of an agent-sandbox run: failed with upstream's
+ * "dynamic client unavailable" when the CRDs are not served (any more);
+ * the Sandbox (a child, else
  * read by name), status.podName set to its name, its phase from the
  * Ready condition refined by the pod of that name, the timeout
  * (spec.timeout only; the Sandbox is deleted), into *k. */

@@ -624,6 +624,50 @@ test_running_claim(void **state)
 	free(r);
 }
 
+/* A Running agent-sandbox run while the CRDs are not served (gone since
+ * it started): upstream's "dynamic client unavailable", nothing read. */
+static void
+test_running_absent(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(SBX, RUNNING("sb-r"));
+	json_object *res;
+
+	unsetenv(CONTRACT_ENV_AGENT_SANDBOX);
+	fakesup_clear_log(f);
+	res = run(f, r, SANDBOX_CHILD(READY_TRUE), T0 + 1000);
+	assert_string_equal(jx_get_str(status_of(res), "phase"), "Failed");
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "dynamic client unavailable");
+	assert_int_equal(fakesup_nreqs(f), 0);
+	json_object_put(res);
+	free(r);
+}
+
+/* The memory-server wait of the agent-sandbox path: its "not found"
+ * message has no hint (reconcilePendingAgentSandbox, unlike
+ * reconcilePending), after 120 s. */
+static void
+test_memory_wait_message(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(SBX ",\"skills\":[{\"skillPackRef\":\"memory\"}]", "");
+	json_object *res;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	res = run(f, r, NULL, T0 + 60000);
+	assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
+	assert_int_equal(num(res, "after"), 5000);
+	assert_null(find_w(res, "create", "sandboxes", NULL));
+	json_object_put(res);
+	res = run(f, r, NULL, T0 + 121000);
+	assert_string_equal(jx_get_str(status_of(res), "error"),
+	        "memory server deployment \"alice-memory\" not found after "
+	        "2m1s");
+	json_object_put(res);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -641,6 +685,8 @@ main(void)
 		cmocka_unit_test_setup(test_running_sandbox_missing, reset),
 		cmocka_unit_test_setup(test_running_timeout, reset),
 		cmocka_unit_test_setup(test_running_claim, reset),
+		cmocka_unit_test_setup(test_running_absent, reset),
+		cmocka_unit_test_setup(test_memory_wait_message, reset),
 	};
 
 	return (cmocka_run_group_tests(tests, setup, fakesup_teardown));
