@@ -85,7 +85,10 @@ phase_event(struct ctx *c, json_object *old)
 	if (strcmp(now, "Running") == 0
 	        && agentrun_sandbox_active(c->status)) {
 		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
-		        "Created Sandbox %s", st_str(c, "sandboxName"));
+		        st_str(c, "sandboxClaimName")[0] != '\0'
+		                ? "Created SandboxClaim %s"
+		                : "Created Sandbox %s",
+		        st_str(c, "sandboxName"));
 	} else if (strcmp(now, "Running") == 0) {
 		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
 		        "Created Job %s", st_str(c, "jobName"));

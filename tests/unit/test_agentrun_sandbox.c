@@ -415,6 +415,8 @@ test_pending_claim(void **state)
 	assert_string_equal(jx_get_str(st, "sandboxClaimName"), "sbc-r");
 	assert_string_equal(jx_get_str(st, "sandboxName"), "sbc-r");
 	assert_string_equal(jx_get_str(st, "phase"), "Running");
+	evtest_assert(res, nwrites(res) - 1, "r", "Normal", "Started",
+	        "Created SandboxClaim sbc-r");
 	json_object_put(res);
 	free(r);
 }
