@@ -638,12 +638,20 @@ int
 sup_run(struct sup *s)
 {
 	int64_t now = timefmt_now_ms_mono();
+	size_t off = 0;
 
+	for (size_t i = 0; i < s->nkinds; i++) {
+		off += s->kind_off[i];
+	}
 	/* informers: one LIST+WATCH each; watches sharing one count once
-	 * (tests/chaos/ reads the first number) */
+	 * (tests/chaos/ reads the first number); an unserved optional kind
+	 * (served.c) has a source of its own that sends nothing: not
+	 * counted */
 	log_info("starting %zu controller(s), %zu informer(s) for %zu "
-	         "watch(es), runtime %s",
-	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);
+	         "watch(es), runtime %s%s",
+	        s->nctls, inf_nsources(s->inf) - off, s->nkinds - off,
+	        s->runtime_dir,
+	        off > 0 ? " (optional kinds not served: off)" : "");
 	log_info("health socket %s%s",
 	        s->cfg.health_socket != NULL ? s->cfg.health_socket
 	                                     : s->runtime_dir,
