@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
@@ -14,6 +15,7 @@ struct ctl {
 	size_t first_kind;
 	struct queue *q;
 	const bool *paused;
+	bool started; /* every kind it watches has synced once */
 };
 
 struct feed {
@@ -46,8 +48,28 @@ feed_add(struct feed *f, const struct ctrl_spec *spec, size_t first_kind,
         struct queue *q, const bool *paused)
 {
 	f->ctls = xreallocarray(f->ctls, f->nctls + 1, sizeof(*f->ctls));
-	f->ctls[f->nctls] = (struct ctl) { spec, first_kind, q, paused };
+	f->ctls[f->nctls]
+	        = (struct ctl) { spec, first_kind, q, paused, false };
 	return (f->nctls++);
+}
+
+/* Whether c may start (feed.h): latched once every kind c watches has
+ * synced. */
+static bool
+started(struct feed *f, struct ctl *c)
+{
+	if (c->started || f->conf.cache.synced == NULL) {
+		return (true);
+	}
+	for (size_t i = 0; i < c->spec->nwatches; i++) {
+		if (!f->conf.cache.synced(f->conf.arg, c->first_kind + i)) {
+			return (false);
+		}
+	}
+	c->started = true;
+	log_info("controller %s: caches synced, starting workers",
+	        c->spec->name);
+	return (true);
 }
 
 /* Whether a child kind of c is not fresh: the children sent may then lack
@@ -107,6 +129,9 @@ feed_ctl(struct feed *f, size_t ctl, int64_t now)
 	const char *name = c->spec->name;
 
 	queue_tick(c->q, now);
+	if (!started(f, c)) {
+		return;
+	}
 	while (!*c->paused && p->idle(f->conf.arg, name) > 0
 	        && !backlogged(f)) {
 		const char *k = queue_get(c->q, now, NULL);

@@ -9,10 +9,14 @@
  * object's uid, serialized as cached), "childrenStale" when a child kind
  * is not fresh, the attempt (queue_num_requeues()) and the real time.  A
  * WORK the pool cannot send puts its key back (queue_done + queue_add)
- * and ends the controller's turn.  Nothing goes out unless the fence
- * allows writing (only a leader dispatches), nor while the writer is
- * backlogged (backpressure: each result waiting there holds its decoded
- * writes, so this bounds the memory of a burst).
+ * and ends the controller's turn.  A controller starts only once every
+ * kind it watches has synced (controller-runtime's WaitForCacheSync
+ * before its workers start): until then its keys wait in its queue, so
+ * no reconcile sees a child cache that has not listed yet.  After that a
+ * relist does not stop it ("childrenStale" says the cache may lag).  Nothing
+ * goes out unless the fence allows writing (only a leader dispatches), nor
+ * while the writer is backlogged (backpressure: each result waiting there
+ * holds its decoded writes, so this bounds the memory of a burst).
  *
  * The pool, the caches and the fence are the caller's functions
  * (struct feed_conf), so this is tested against fakes.
@@ -52,6 +56,9 @@ struct feed_cache {
 	        void *arg, size_t kind, const char *uid, json_object *arr);
 	/* Whether kind's cache is fresh (inf_fresh()). */
 	bool (*fresh)(void *arg, size_t kind);
+	/* Whether kind's cache has synced once (inf_synced()); NULL: always.
+	 */
+	bool (*synced)(void *arg, size_t kind);
 };
 
 struct feed_conf {

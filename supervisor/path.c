@@ -138,6 +138,12 @@ cache_fresh(void *arg, size_t kind)
 	return (inf_fresh(((struct sup *)arg)->inf, kind));
 }
 
+static bool
+kind_synced(void *arg, size_t kind)
+{
+	return (inf_synced(((struct sup *)arg)->inf, kind));
+}
+
 /* Backpressure (feed.h): the writer holds SUP_WRITE_BACKLOG results.
  * With --max-concurrent-writes requests in flight, that bounds the
  * results (and their decoded writes) waiting in the supervisor under a
@@ -387,7 +393,8 @@ void
 sup_path_new(struct sup *s)
 {
 	struct feed_conf fc = { .pool = { pool_idle, pool_dispatch },
-		.cache = { cache_object, cache_children, cache_fresh },
+		.cache
+		= { cache_object, cache_children, cache_fresh, kind_synced },
 		.may_write = may_write_at,
 		.backlogged = writer_backlogged,
 		.arg = s };

@@ -3,7 +3,8 @@
  * pool and a fake cache: only while the fence allows, one WORK per idle
  * worker, the WORK body (object, children of child kinds only,
  * childrenStale, attempt), an absent object, a paused controller, a WORK
- * the pool refuses (its key back in the queue) and parked keys coming due.
+ * the pool refuses (its key back in the queue), parked keys coming due,
+ * and no WORK before every kind of the controller has synced once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,6 +36,7 @@ struct fake {
 	bool refuse;      /* dispatch fails */
 	bool leading;     /* the fence */
 	bool stale_child; /* kind 1 not fresh */
+	bool unsynced;    /* kind 2 has not synced yet */
 	int backlog;      /* results the writer holds; full at 2 */
 	int nwork;
 	char keys[MAXW][64];
@@ -106,6 +108,14 @@ f_fresh(void *arg, size_t kind)
 }
 
 static bool
+f_synced(void *arg, size_t kind)
+{
+	struct fake *f = arg;
+
+	return (!(kind == 2 && f->unsynced));
+}
+
+static bool
 f_may_write(void *arg, int64_t now)
 {
 	(void)now;
@@ -132,9 +142,9 @@ setup(void **state)
 
 	memset(&x, 0, sizeof(x));
 	x.fk.leading = true;
-	struct feed_conf c
-	        = { { f_idle, f_dispatch }, { f_object, f_children, f_fresh },
-		          f_may_write, f_backlogged, &x.fk };
+	struct feed_conf c = { { f_idle, f_dispatch },
+		{ f_object, f_children, f_fresh, f_synced }, f_may_write,
+		f_backlogged, &x.fk };
 	x.feed = feed_new(&c);
 	x.q = queue_new(NULL);
 	assert_int_equal(feed_add(x.feed, &foo, 0, x.q, &x.paused), 0);
@@ -189,6 +199,31 @@ test_fence_and_idle(void **state)
 	/* no idle worker: the third waits */
 	feed_run(x->feed, 2);
 	assert_int_equal(x->fk.nwork, 2);
+}
+
+/* A controller starts once every kind it watches has synced (a READ kind
+ * too); after that, a kind that relists does not stop it. */
+static void
+test_waits_for_sync(void **state)
+{
+	struct fx *x = *state;
+
+	queue_add(x->q, "ns/a", 0);
+	queue_add(x->q, "ns/b", 0);
+	x->fk.idle = 2;
+	x->fk.unsynced = true;
+	feed_run(x->feed, 1);
+	feed_run(x->feed, 2);
+	assert_int_equal(x->fk.nwork, 0);
+	assert_int_equal(queue_len(x->q), 2);
+	x->fk.unsynced = false;
+	feed_run(x->feed, 3);
+	assert_int_equal(x->fk.nwork, 2);
+	x->fk.unsynced = true; /* a relist: keeps going */
+	x->fk.idle = 1;
+	queue_add(x->q, "ns/gone", 3);
+	feed_run(x->feed, 4);
+	assert_int_equal(x->fk.nwork, 3);
 }
 
 /* A backlogged writer takes no more: keys wait, in order, until it
@@ -302,6 +337,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 		        test_fence_and_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_waits_for_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(

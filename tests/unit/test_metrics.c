@@ -546,6 +546,47 @@ test_empty_and_no_procs(void **state)
 	stats_free(st);
 }
 
+/* Shadow mode's families: absent without --shadow; with it, one counter
+ * sample per (controller, verb, resource), the pending gauge (0 too). */
+static void
+test_shadow_metrics(void **state)
+{
+	struct stats *st = stats_new(0, 0);
+	struct page *p = malloc(sizeof(*p));
+	char *text = render(st, false);
+
+	(void)state;
+	assert_null(strstr(text, "sympozium_shadow_"));
+	free(text);
+	st->shadow = true;
+	text = render(st, false);
+	assert_int_equal(parse_page(text, p), 0);
+	assert_non_null(strstr(text, "\nsympozium_shadow_pending_writes 0\n"));
+	assert_null(strstr(text, "sympozium_shadow_writes_total{"));
+	free(text);
+	stats_shadow(st, "skillpack", "create", "configmaps");
+	stats_shadow(st, "skillpack", "create", "configmaps");
+	stats_shadow(st, "instance", "update-status",
+	        "sympoziuminstances.sympozium.ai");
+	st->shadow_pending = 2;
+	st->shadow_dropped = 1;
+	text = render(st, false);
+	assert_int_equal(parse_page(text, p), 0);
+	assert_non_null(strstr(text,
+	        "sympozium_shadow_writes_total{controller=\"skillpack\","
+	        "verb=\"create\",resource=\"configmaps\"} 2\n"));
+	assert_non_null(strstr(text,
+	        "sympozium_shadow_writes_total{controller=\"instance\","
+	        "verb=\"update-status\",resource=\"sympoziuminstances."
+	        "sympozium.ai\"} 1\n"));
+	assert_non_null(strstr(text, "\nsympozium_shadow_pending_writes 2\n"));
+	assert_non_null(
+	        strstr(text, "\nsympozium_shadow_dropped_records_total 1\n"));
+	free(text);
+	free(p);
+	stats_free(st);
+}
+
 static void
 test_queue_durations(void **state)
 {
@@ -607,6 +648,7 @@ main(void)
 		cmocka_unit_test(test_required_names),
 		cmocka_unit_test(test_empty_and_no_procs),
 		cmocka_unit_test(test_queue_durations),
+		cmocka_unit_test(test_shadow_metrics),
 		cmocka_unit_test(test_proc_and_host),
 	};
 

@@ -1,7 +1,4 @@
 /*
- * NOT BUILT (wip_ prefix): its converged check raced in CI (a SkillPack
- * ConfigMap listed pending); rename to test_shadow.c once that is understood.
- *
  * test_shadow.c: shadow mode (--shadow) against kubesim.  A normal
  * sympoziumd reconciles our samples (deploy/samples) until nothing more
  * is written, and stops; then a --shadow sympoziumd runs against the same
@@ -125,11 +122,23 @@ static void
 test_converged_no_pending(void **state)
 {
 	const char *args[] = { "--shadow", "--health-socket", F.sock, NULL };
+	const struct kapi_res skp
+	        = { "sympozium.ai", "v1alpha1", "skillpacks", true };
+	const struct kapi_res cm = { "", "v1", "configmaps", true };
 	json_object *rep;
 	size_t n;
 
 	(void)state;
 	apply_samples();
+	/* Converged means the children exist, not only a quiet spell: under
+	 * load a worker can be slow to take its first key for longer than
+	 * the quiet window (CI once stopped the first pass before the
+	 * SkillPack's ConfigMap was made, and the shadow rightly listed it).
+	 */
+	optest_wait_field(
+	        &F, &skp, "default", SKP_CM, "status.phase", "Ready");
+	optest_wait_obj(
+	        &F, &cm, "default", SKP_CM, optest_check_present, NULL);
 	ksim_wait_quiet(F.a.request_log, UA, 5000, WAIT_MS);
 	optest_sd_sigterm(&F, 0, 15000);
 	skip_lines = ksim_log_lines(F.a.request_log);
