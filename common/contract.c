@@ -36,6 +36,10 @@ static const struct contract_watch agentrun[] = {
 	 * deleted when the run completes only when cached */
 	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS, CONTRACT_LABEL_AGENT_RUN,
 	        CONTRACT_CHILD },
+	/* agent-sandbox mode (upstream agentrun_sandbox.go): the run's
+	 * Sandbox CR, watched only where its CRD is served */
+	{ "Sandbox", CONTRACT_RES_SANDBOXES, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -111,6 +115,12 @@ static const struct contract_write agentrun_w[] = {
 	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC
 	 * <run>-workspace (the postRun Job is a Job child as above) */
 	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* agent-sandbox mode: the Sandbox (deleted on timeout) or the
+	 * SandboxClaim of a warm-pool run */
+	W_CHILD(CONTRACT_RES_SANDBOXES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CHILD(CONTRACT_RES_SANDBOXCLAIMS, CONTRACT_W_CREATE,
 	        CONTRACT_LABEL_AGENT_RUN),
 };
 
@@ -287,6 +297,9 @@ static const struct contract_view agentrun_views[] = {
 	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
 	/* the run's PersonaPack: shared memory (spec 1.13) */
 	{ CONTRACT_RES_PERSONAPACKS, V_GET, V_NS, NULL },
+	/* agent-sandbox mode: the run's Sandbox by name (a claim's is the
+	 * agent-sandbox controller's, without the run's label) */
+	{ CONTRACT_RES_SANDBOXES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -391,4 +404,11 @@ contract_is_extra(const struct contract_ctrl *c)
 		}
 	}
 	return (c != NULL);
+}
+
+bool
+contract_optional(const struct kapi_res *res)
+{
+	return (res != NULL && res->group != NULL
+	        && strcmp(res->group, CONTRACT_SANDBOX_GROUP) == 0);
 }

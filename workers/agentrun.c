@@ -26,6 +26,7 @@
 #include "workers/agentrun_mcp.h"
 #include "workers/agentrun_postrun.h"
 #include "workers/agentrun_result.h"
+#include "workers/agentrun_sandbox.h"
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -84,7 +85,14 @@ phase_event(struct ctx *c, json_object *old)
 	if (was != NULL && strcmp(was, now) == 0) {
 		return;
 	}
-	if (strcmp(now, "Running") == 0) {
+	if (strcmp(now, "Running") == 0
+	        && agentrun_sandbox_active(c->status)) {
+		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
+		        st_str(c, "sandboxClaimName")[0] != '\0'
+		                ? "Created SandboxClaim %s"
+		                : "Created Sandbox %s",
+		        st_str(c, "sandboxName"));
+	} else if (strcmp(now, "Running") == 0) {
 		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
 		        "Created Job %s", st_str(c, "jobName"));
 	} else if (strcmp(now, "Succeeded") == 0) {
@@ -510,13 +518,13 @@ validate(struct ctx *c, json_object **inst)
  * run), features this build rejects, and the gate checks (spec 1.3
  * steps 2, 3, 10; 1.7; 1.11); a server-mode run goes to
  * agentrun_server_pending() (spec 1.4).  Returns 1 when the run failed,
- * 2 when the server path took it, -1 on a view error. */
+ * 2 when the server path took it, 3 for an agent-sandbox run (its CRDs
+ * served: agentrun_sandbox.h), -1 on a view error. */
 static int
 unsupported(struct ctx *c)
 {
 	const char *to = spec_str(c, "timeout");
 	int64_t ns = 0;
-	bool sandbox = false;
 
 	if (strlen(c->name) > 63) {
 		fail_run(c,
@@ -531,12 +539,11 @@ unsupported(struct ctx *c)
 		fail_run(c, "invalid timeout \"%s\": must be positive", to);
 	} else if (agentrun_postrun_validate(c->run) != NULL) {
 		fail_run(c, "%s", agentrun_postrun_validate(c->run));
-	} else if (jx_get_bool(c->run, "spec.agentSandbox.enabled", &sandbox)
-	                == 0
-	        && sandbox) {
-		fail_run(c,
-		        "agent-sandbox mode requires dynamic client "
-		        "(agent-sandbox CRDs not available)");
+	} else if (agentrun_sandbox_wanted(c->run)
+	        && !agentrun_sandbox_served()) {
+		fail_run(c, AGENTRUN_SANDBOX_ABSENT);
+	} else if (agentrun_sandbox_wanted(c->run)) {
+		return (3);
 	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
 		return (agentrun_server_pending(c->in, c->out, c->status));
 	} else {
@@ -932,20 +939,43 @@ shared_memory(struct ctx *c, struct plan *p)
 	return (0);
 }
 
+/* The Job builder's input.  An agent-sandbox run (sbx) has no persona
+ * pack copied from the instance and no shared memory (upstream
+ * reconcilePendingAgentSandbox does neither). */
+static struct agentrun_job_in
+job_in(struct ctx *c, struct plan *p, bool sbx)
+{
+	bool mem = false, otel = false;
+
+	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
+	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
+	return ((struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
+	        sbx ? kobj_label(c->run, CONTRACT_LABEL_PERSONA_PACK)
+	            : persona_pack(c, p),
+	        mem, p->timeout_s, p->mcp,
+	        otel ? jx_get(p->inst, "spec.observability") : NULL,
+	        sbx ? NULL : p->shared_access });
+}
+
+/* The agent-sandbox path's last step: the Sandbox (or SandboxClaim) from
+ * the Job builder's pod spec (agentrun_sandbox.h). */
+static void
+create_sandbox(struct ctx *c, struct plan *p)
+{
+	struct agentrun_job_in ji = job_in(c, p, true);
+	json_object *pod = agentrun_job_pod_spec(&ji);
+
+	agentrun_sandbox_create(c->in, c->out, c->status, pod);
+	json_object_put(pod);
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
 {
-	bool mem = false, otel = false;
 	json_object *job;
-	struct agentrun_job_in ji;
+	struct agentrun_job_in ji = job_in(c, p, false);
 
-	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
-	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
-	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		persona_pack(c, p), mem, p->timeout_s, p->mcp,
-		otel ? jx_get(p->inst, "spec.observability") : NULL,
-		p->shared_access };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);
@@ -973,7 +1003,7 @@ run_age_ms(struct ctx *c)
  * requeueing every 5 s, and fails once older than 120 s.  Returns 0 (go
  * on), 1 (failed), 2 (requeued) or -1 (view error). */
 static int
-memory_wait(struct ctx *c, struct plan *p)
+memory_wait(struct ctx *c, struct plan *p, bool sbx)
 {
 	char *name, age[DURATION_STR_LEN];
 	json_object *dep = NULL;
@@ -989,13 +1019,17 @@ memory_wait(struct ctx *c, struct plan *p)
 		rc = 0;
 	} else if (rc >= 0 && ms > AGENTRUN_MEMORY_WAIT_MS) {
 		duration_format(ms / 1000 * 1000000000, age);
+		/* the agent-sandbox path's message has no hint (upstream
+		 * reconcilePendingAgentSandbox) */
 		fail_run(c,
-		        rc == 1 ? "memory server deployment \"%s\" not found "
-		                  "after %s \u2014 ensure the instance has "
-		                  "been "
-		                  "reconciled"
-		                : "memory server deployment \"%s\" has no "
-		                  "ready replicas after %s",
+		        rc == 1 && sbx ? "memory server deployment \"%s\" not "
+		                         "found after %s"
+		                : rc == 1
+		                ? "memory server deployment \"%s\" not "
+		                  "found after %s \u2014 ensure the "
+		                  "instance has been reconciled"
+		                : "memory server deployment \"%s\" has "
+		                  "no ready replicas after %s",
 		        name, age);
 		rc = 1;
 	} else if (rc >= 0) {
@@ -1014,9 +1048,14 @@ pending(struct ctx *c)
 {
 	struct plan p = { 0 };
 	int rc = validate(c, &p.inst);
+	bool sbx = false;
 
 	if (rc == 0) {
 		rc = unsupported(c); /* 2: the server path took the run */
+	}
+	if (rc == 3) { /* agent-sandbox: the same steps, then its CR */
+		sbx = true;
+		rc = 0;
 	}
 	if (rc == 0) {
 		ensure_sa_and_input(c);
@@ -1027,18 +1066,22 @@ pending(struct ctx *c)
 		rc = resolve_sidecars(c, &p);
 	}
 	if (rc == 0) {
-		rc = memory_wait(c, &p);
+		rc = memory_wait(c, &p, sbx);
 	}
 	if (rc == 0) {
 		rc = mirror_skills(c, &p);
 	}
-	if (rc == 0) {
+	if (rc == 0 && !sbx) {
 		rc = shared_memory(c, &p);
 	}
 	if (rc == 0) {
 		rbac(c, &p);
 		agentrun_postrun_pvc(c->out, c->run);
-		create_job(c, &p);
+		if (sbx) {
+			create_sandbox(c, &p);
+		} else {
+			create_job(c, &p);
+		}
 	}
 	if (rc == 1) {
 		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
@@ -1363,6 +1406,38 @@ pod_pending(struct ctx *c, json_object *job)
 	return (since >= 0 && since < AGENTRUN_POD_GRACE_MS);
 }
 
+/* ---- agent-sandbox mode (agentrun_sandbox.h) ---- */
+
+/* upstream reconcileRunningAgentSandbox: the Sandbox's pass, then the
+ * result from the log of its pod (when the pod is the run's own):
+ * Completed succeeds unless the log holds an error; a failed pod fails
+ * with the log's error, else the Ready condition's message; either way
+ * through the postRun hooks first when the run has any (agent_ok()). */
+static void
+sandbox_running(struct ctx *c)
+{
+	struct agentrun_sandbox_check k;
+	struct agentrun_result r;
+	char *log = NULL;
+
+	agentrun_sandbox_check(c->in, c->out, c->status, &k);
+	if (k.step == AGENTRUN_SANDBOX_WAIT || k.step == AGENTRUN_SANDBOX_ERROR
+	        || (k.step != AGENTRUN_SANDBOX_FAILED && k.own_pod
+	                && agent_log(c, &log) != 0)) {
+		return;
+	}
+	agentrun_result_parse(log, &r);
+	if (k.step == AGENTRUN_SANDBOX_COMPLETED && r.error == NULL) {
+		save_memory(c, log);
+		agent_ok(c, &r);
+	} else {
+		agent_failed(c, r.error != NULL ? r.error : k.msg);
+	}
+	agentrun_result_fini(&r);
+	free(log);
+	done_verdict(c);
+}
+
 /* spec 1.5. */
 static void
 running(struct ctx *c)
@@ -1371,6 +1446,10 @@ running(struct ctx *c)
 	        = kobj_child(c->in->children, "Job", st_str(c, "jobName"));
 	int rc;
 
+	if (agentrun_sandbox_active(c->status)) {
+		sandbox_running(c);
+		return;
+	}
 	if (job == NULL) {
 		job_missing(c);
 		return;

@@ -961,6 +961,12 @@ pod_spec(const struct agentrun_job_in *in)
 	return (pod);
 }
 
+json_object *
+agentrun_job_pod_spec(const struct agentrun_job_in *in)
+{
+	return (pod_spec(in));
+}
+
 static void
 job_labels(const struct agentrun_job_in *in, json_object *o)
 {

@@ -46,6 +46,11 @@ struct agentrun_job_in {
 /* The Job for in->run, without owner reference.  Caller puts. */
 json_object *agentrun_job_build(const struct agentrun_job_in *in);
 
+/* The Job's pod spec (its spec.template.spec) alone: the agent-sandbox
+ * backend builds its Sandbox's pod template from its containers,
+ * initContainers and volumes (agentrun_sandbox.h).  Caller puts. */
+json_object *agentrun_job_pod_spec(const struct agentrun_job_in *in);
+
 /* The name of host mount idx of a pack: "host-<pack>-<idx>" lower-cased,
  * [^a-z0-9] replaced by '-', '-' trimmed at both ends, "host-mount" when
  * empty, cut to 63 characters.  out must hold 64 bytes. */

@@ -40,6 +40,8 @@ const struct ipc_res kobj_mcpservers = CONTRACT_RES_MCPSERVERS;
 const struct ipc_res kobj_policies = CONTRACT_RES_POLICIES;
 const struct ipc_res kobj_configs = CONTRACT_SYMP("sympoziumconfigs");
 const struct ipc_res kobj_events = { "", "v1", "events", true };
+const struct ipc_res kobj_sandboxes = CONTRACT_RES_SANDBOXES;
+const struct ipc_res kobj_sandboxclaims = CONTRACT_RES_SANDBOXCLAIMS;
 
 json_object *
 kobj_new(const char *api_version, const char *kind, const char *ns,

@@ -192,6 +192,8 @@ static const struct {
 	{ "policies", &kobj_policies },
 	{ "configs", &kobj_configs },
 	{ "events", &kobj_events },
+	{ "sandboxes", &kobj_sandboxes },
+	{ "sandboxclaims", &kobj_sandboxclaims },
 };
 
 static const struct ipc_res *

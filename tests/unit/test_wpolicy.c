@@ -820,6 +820,88 @@ test_workspace_pvc(void **state)
 	json_object_put(job);
 }
 
+/* agent-sandbox mode (workers/agentrun_sandbox.c, upstream
+ * agentrun_sandbox.go buildSandboxCR / buildSandboxClaimCR and the
+ * timeout's delete): the run's Sandbox and SandboxClaim are created as
+ * children (label and controller ownerReference), the Sandbox deleted
+ * only when the cache holds it as the run's; nothing else on either. */
+static void
+test_agent_sandbox(void **state)
+{
+	static const struct ipc_res sbx = CONTRACT_RES_SANDBOXES;
+	static const struct ipc_res claims = CONTRACT_RES_SANDBOXCLAIMS;
+	static const struct ipc_res pools = { CONTRACT_SANDBOX_GROUP,
+		CONTRACT_SANDBOX_VERSION, "sandboxwarmpools", true };
+	static const struct fobj cache[] = {
+		{ "sandboxes", "ns", "sb-r1",
+		        "{'metadata':{'name':'sb-r1','labels':{"
+		        "'sympozium.ai/agent-run':'r1'},'ownerReferences':[{"
+		        "'uid':'u-r1','controller':true}]}}" },
+		{ "sandboxes", "ns", "sbc-r1",
+		        "{'metadata':{'name':'sbc-r1','ownerReferences':[{"
+		        "'uid':'u-claim','controller':true}]}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	json_object *sb = J("{'metadata':{'name':'sb-r1','namespace':'ns',"
+	                    "'labels':{'sympozium.ai/agent-run':'r1'},"
+	                    "'ownerReferences':[{'uid':'u-r1','controller':"
+	                    "true}]},'spec':{}}");
+	json_object *cl = J("{'metadata':{'name':'sbc-r1','namespace':'ns',"
+	                    "'labels':{'sympozium.ai/agent-run':'r1'},"
+	                    "'ownerReferences':[{'uid':'u-r1','controller':"
+	                    "true}]},'spec':{'warmPoolRef':{'name':'wp'}}}");
+	struct ipc_write w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+
+	(void)state;
+	fcache = cache;
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_CREATE, &claims, "ns", "", cl);
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "sb-r1", NULL);
+	assert_string_equal(run1(&w), "ok");
+	/* refused: a claim's Sandbox (another owner), one not cached */
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "sbc-r1", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "victim", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	/* refused: other operations, other kinds of the group */
+	w = wr(IPC_OP_UPDATE, &sbx, "ns", "sb-r1", sb);
+	assert_string_equal(run1(&w), "resource");
+	w = wr(IPC_OP_DELETE, &claims, "ns", "sbc-r1", NULL);
+	assert_string_equal(run1(&w), "resource");
+	w = wr(IPC_OP_CREATE, &pools, "ns", "", cl);
+	assert_string_equal(run1(&w), "resource");
+	/* refused: a created Sandbox without the label, another's, or in
+	 * another namespace */
+	jx_set_path(sb, "metadata.labels", NULL);
+	w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(
+	        sb, "metadata.labels", J("{'sympozium.ai/agent-run':'r1'}"));
+	jx_set_path(sb, "metadata.ownerReferences",
+	        J("[{'uid':'u-other','controller':true}]"));
+	assert_string_equal(run1(&w), "owner");
+	jx_set_path(sb, "metadata.ownerReferences",
+	        J("[{'uid':'u-r1','controller':true}]"));
+	w.namespace = "kube-system";
+	assert_string_equal(run1(&w), "namespace");
+	/* no other controller may write them */
+	{
+		struct wpol_violation v;
+		static const char inst[]
+		        = "{'kind':'SympoziumInstance','metadata':{'name':"
+		          "'inst','namespace':'ns','uid':'u-i'}}";
+		w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+		w.namespace = "ns";
+		assert_int_equal(check("instance", "ns/inst", inst, &w, 1, &v),
+		        WPOL_VIOLATION);
+		assert_string_equal(v.rule, "resource");
+	}
+	fcache = NULL;
+	json_object_put(sb);
+	json_object_put(cl);
+}
+
 int
 main(void)
 {
@@ -838,6 +920,7 @@ main(void)
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_policy_rows),
 		cmocka_unit_test(test_workspace_pvc),
+		cmocka_unit_test(test_agent_sandbox),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
