@@ -320,8 +320,9 @@ gateway_info(json_object *gw, size_t nlisteners)
 	json_object *info = json_object_new_object();
 	json_object *conds = jx_getv(gw, "status", "conditions", NULL);
 	json_object *addrs = jx_getv(gw, "status", "addresses", NULL);
-	const char *addr
-	        = jx_get_str(json_object_array_get_idx(addrs, 0), "value");
+	const char *addr = jx_array_len(addrs) > 0
+	        ? jx_get_str(json_object_array_get_idx(addrs, 0), "value")
+	        : NULL;
 	bool ready = false;
 
 	for (size_t i = 0; i < jx_array_len(conds); i++) {
@@ -332,7 +333,7 @@ gateway_info(json_object *gw, size_t nlisteners)
 		        && strcmp(s, "True") == 0;
 	}
 	json_object_object_add(info, "ready", json_object_new_boolean(ready));
-	if (jx_array_len(addrs) > 0 && addr != NULL && addr[0] != '\0') {
+	if (addr != NULL && addr[0] != '\0') {
 		json_object_object_add(
 		        info, "address", json_object_new_string(addr));
 	}
