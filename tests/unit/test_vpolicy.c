@@ -225,6 +225,40 @@ test_policy_views(void **state)
 	        "view-resource");
 }
 
+/* The config controller reads its Gateway (a get, and the list that
+ * probes whether the Gateway API is served) in its key's namespace and
+ * gets the cluster's GatewayClass by name (workers/sympoziumconfig.c),
+ * nothing else. */
+static void
+test_config_views(void **state)
+{
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+	static const struct ipc_res gcs = CONTRACT_RES_GATEWAYCLASSES;
+	static const struct ipc_res gcs_ns
+	        = { CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", true };
+
+	(void)state;
+	assert_null(GET("config", &gws, "default", "sympozium-gateway"));
+	assert_null(LIST("config", &gws, "default",
+	        "sympozium.ai/managed-by=sympoziumconfig"));
+	assert_null(GET("config", &gcs, "", "sympozium"));
+	assert_string_equal(GET("config", &gws, "other", "sympozium-gateway"),
+	        "view-namespace");
+	assert_string_equal(
+	        LIST("config", &gws, SYS, NO_SEL), "view-namespace");
+	/* no list of the cluster's classes, no class in a namespace */
+	assert_string_equal(LIST("config", &gcs, "", NO_SEL), "view-resource");
+	assert_string_equal(
+	        GET("config", &gcs, "default", "sympozium"), "view-namespace");
+	assert_string_equal(GET("config", &gcs_ns, "default", "sympozium"),
+	        "view-namespace");
+	assert_string_equal(
+	        GET("config", &instances, "default", "i"), "view-resource");
+	assert_string_equal(rule("config", KEY, IPC_VIEW_SECRET_META, NULL,
+	                            "default", "s", NO_SEL),
+	        "view-resource");
+}
+
 /* Lists of own objects must select the key's name by its label. */
 static void
 test_own_lists(void **state)
@@ -471,6 +505,7 @@ main(void)
 		cmocka_unit_test(test_secret_meta),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_policy_views),
+		cmocka_unit_test(test_config_views),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
