@@ -24,8 +24,9 @@
  * config does not control is an error, not overwritten; the Gateway is
  * changed by a JSON patch the API server applies only while the config
  * controls it (contract.h CONTRACT_OWN_TESTED), and only when it
- * differs.  The Gateway API not being served is upstream's error (the
- * REST mapper's no-match), in the status message and the log.
+ * differs.  The Gateway API not being served (a list of the namespace's
+ * Gateways answers not found) is upstream's error (the REST mapper's
+ * no-match), in the status message and the log.
  */
 #include <stdio.h>
 #include <string.h>
@@ -199,6 +200,25 @@ served(struct symconf *c)
 	return (rc == 0);
 }
 
+/* After a not-found get of kind: whether the Gateway API is not served
+ * (or the probe failed), with upstream's error in c->err (the REST
+ * mapper's no-match: meta.NoKindMatchError). */
+static bool
+not_served(struct symconf *c, const char *kind)
+{
+	int rc = served(c);
+
+	if (rc == 0) {
+		snprintf(c->err, sizeof(c->err),
+		        "no matches for kind \"%s\" in version \"%s\"", kind,
+		        GW_API);
+		log_warnx("config %s: the Gateway API (%s) is not served: "
+		          "install its CRDs to use spec.gateway",
+		        c->in->key, GW_API);
+	}
+	return (rc <= 0);
+}
+
 /* upstream reconcileGatewayClass.  0, or -1 with c->err. */
 static int
 sync_class(struct symconf *c)
@@ -222,17 +242,7 @@ sync_class(struct symconf *c)
 		snprintf(c->err, sizeof(c->err), "%s", e);
 		return (-1);
 	}
-	if ((rc = served(c)) <= 0) {
-		if (rc == 0) {
-			snprintf(c->err, sizeof(c->err),
-			        "no matches for kind \"GatewayClass\" in "
-			        "version \"%s\"",
-			        GW_API);
-			log_warnx("config %s: the Gateway API (%s) is not "
-			          "served: install its CRDs to use "
-			          "spec.gateway",
-			        c->in->key, GW_API);
-		}
+	if (not_served(c, "GatewayClass")) {
 		return (-1);
 	}
 	create_class(c, name);
@@ -354,7 +364,9 @@ sync_gateway(struct symconf *c, json_object **info)
 	int rc = view_get(c->in->view, &kobj_gateways, c->ns,
 	        gateway_name(c->cfg), &gw, c->err, sizeof(c->err));
 
-	if (rc == 1) {
+	if (rc == 1 && not_served(c, "Gateway")) {
+		rc = -1;
+	} else if (rc == 1) {
 		log_info("config %s: creating Gateway %s", c->in->key,
 		        gateway_name(c->cfg));
 		kobj_create(

@@ -439,6 +439,43 @@ parse_path(const char *path, char *group, char *ns, char *resource, size_t len)
 	return (0);
 }
 
+/* The verb of a request kubesim did not route (a resource it does not
+ * serve: the config controller's Gateway API reads where the Gateway API
+ * is absent), as the API server's RBAC classifies it anyway: by method,
+ * a GET with an object name "get", else "list". */
+static const char *
+unrouted_verb(json_object *o)
+{
+	static const char *const m2v[][2]
+	        = { { "POST", "create" }, { "PUT", "update" },
+		          { "PATCH", "patch" }, { "DELETE", "delete" } };
+	const char *method = jx_get_str(o, "method") ?: "";
+	char *p = xstrdup(jx_get_str(o, "path") ?: ""), *q = strchr(p, '?');
+	size_t n = 0, named;
+
+	if (q != NULL) {
+		*q = '\0';
+	}
+	for (char *t = strtok(p, "/"); t != NULL; t = strtok(NULL, "/")) {
+		n++;
+	}
+	free(p);
+	for (size_t i = 0; i < sizeof(m2v) / sizeof(m2v[0]); i++) {
+		if (strcmp(method, m2v[i][0]) == 0) {
+			return (m2v[i][1]);
+		}
+	}
+	/* /apis/G/V/R/name (/api/V/R/name), and two more parts with
+	 * /namespaces/NS */
+	named = strncmp(jx_get_str(o, "path") ?: "", "/api/", 5) == 0 ? 4 : 5;
+	if (strstr(jx_get_str(o, "path") ?: "", "/namespaces/") != NULL) {
+		named += 2;
+	}
+	return (strcmp(method, "GET") != 0 ? NULL
+	                : n >= named       ? "get"
+	                                   : "list");
+}
+
 static void
 test_rbac_grants_every_request(void **state)
 {
@@ -451,6 +488,9 @@ test_rbac_grants_every_request(void **state)
 		json_object *o = json_object_array_get_idx(log, i);
 		char group[128], ns[128], res[128];
 		const char *verb = jx_get_str(o, "verb");
+		if (verb != NULL && verb[0] == '\0') {
+			verb = unrouted_verb(o);
+		}
 		if (!from_sympoziumd(o) || verb == NULL
 		        || parse_path(jx_get_str(o, "path"), group, ns, res,
 		                   sizeof(group))

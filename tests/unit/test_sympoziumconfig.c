@@ -450,6 +450,31 @@ test_not_served(void **state)
 	fakesup_run_fini(&g);
 }
 
+/* The GatewayClass there but the Gateway kind not served: upstream's
+ * Get of the Gateway fails with the no-match error for "Gateway". */
+static void
+test_gateway_not_served(void **state)
+{
+	struct fakesup_run g;
+	const char *msg;
+
+	add_class(*state, "sympozium", true);
+	fakesup_unserved(*state, "gateways", true);
+	run(*state, CONFIG(FIN, ENABLED, ""), &g);
+	assert_int_equal(g.verdict, IPC_V_ERROR);
+	assert_int_equal(g.nwrites, 1);
+	msg = jx_get_str(
+	        json_object_array_get_idx(jx_get(fakesup_write(&g, 0).object,
+	                                          "status.conditions"),
+	                0),
+	        "message");
+	assert_non_null(msg);
+	assert_string_equal(msg,
+	        "Gateway: no matches for kind \"Gateway\" in version "
+	        "\"gateway.networking.k8s.io/v1\"");
+	fakesup_run_fini(&g);
+}
+
 /* A read error (not a not-found) is an error too. */
 static void
 test_read_error(void **state)
@@ -610,6 +635,8 @@ main(void)
 		        test_foreign_gateway, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_not_served, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_gateway_not_served,
+		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_read_error, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
