@@ -77,6 +77,28 @@ gateway_name(json_object *cfg)
 	return (spec_or(cfg, "spec.gateway.name", DEF_GATEWAY));
 }
 
+/* A DNS-1123 subdomain, as the API server (and the write policy) wants
+ * an object name: the CRD does not validate the spec's names. */
+static bool
+name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 253) {
+		return (false);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool an = (s[i] >= 'a' && s[i] <= 'z')
+		        || (s[i] >= '0' && s[i] <= '9');
+		bool edge = i == 0 || i == n - 1 || s[i - 1] == '.'
+		        || s[i + 1] == '.';
+		if (!an && (edge || (s[i] != '-' && s[i] != '.'))) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
 static bool
 spec_bool(json_object *cfg, const char *path)
 {
@@ -226,9 +248,15 @@ sync_class(struct symconf *c)
 	const char *name = class_name(c->cfg);
 	json_object *gc = NULL;
 	char e[256];
-	int rc = view_get(c->in->view, &kobj_gatewayclasses, NULL, name, &gc,
-	        e, sizeof(e));
+	int rc;
 
+	if (!name_valid(name)) {
+		snprintf(c->err, sizeof(c->err), "invalid name \"%.253s\"",
+		        name);
+		return (-1);
+	}
+	rc = view_get(c->in->view, &kobj_gatewayclasses, NULL, name, &gc, e,
+	        sizeof(e));
 	if (rc == 0) {
 		if (!managed(gc)) {
 			log_info("config %s: GatewayClass %s exists without "
@@ -359,10 +387,18 @@ gateway_info(json_object *gw, size_t nlisteners)
 static int
 sync_gateway(struct symconf *c, json_object **info)
 {
-	json_object *gw = NULL, *ls = listeners(c->cfg),
-	            *ann = annotations(c->cfg);
-	int rc = view_get(c->in->view, &kobj_gateways, c->ns,
-	        gateway_name(c->cfg), &gw, c->err, sizeof(c->err));
+	json_object *gw = NULL, *ls, *ann;
+	int rc;
+
+	if (!name_valid(gateway_name(c->cfg))) {
+		snprintf(c->err, sizeof(c->err), "invalid name \"%.253s\"",
+		        gateway_name(c->cfg));
+		return (-1);
+	}
+	ls = listeners(c->cfg);
+	ann = annotations(c->cfg);
+	rc = view_get(c->in->view, &kobj_gateways, c->ns, gateway_name(c->cfg),
+	        &gw, c->err, sizeof(c->err));
 
 	if (rc == 1 && not_served(c, "Gateway")) {
 		rc = -1;
@@ -390,33 +426,36 @@ sync_gateway(struct symconf *c, json_object **info)
  * Gateway when labelled and controlled by the config, the GatewayClass
  * when labelled.  A read that fails is logged and skipped, as upstream
  * does with a failed list (the Gateway API not served among them). */
+/* Reads res ns/name into *o (NULL: none) when the name is valid; a
+ * failed read is logged and skipped. */
+static void
+cleanup_read(struct symconf *c, const struct ipc_res *res, const char *ns,
+        const char *name, json_object **o)
+{
+	char e[256] = "";
+
+	*o = NULL;
+	if (name_valid(name)
+	        && view_get(c->in->view, res, ns, name, o, e, sizeof(e)) < 0) {
+		log_debug("config %s: %s %s: %s", c->in->key, res->plural,
+		        name, e);
+	}
+}
+
 static void
 cleanup(struct symconf *c)
 {
-	json_object *o = NULL;
-	char e[256];
 	const char *gw = gateway_name(c->cfg), *gc = class_name(c->cfg);
+	json_object *o;
 
-	if (view_get(c->in->view, &kobj_gateways, c->ns, gw, &o, e, sizeof(e))
-	        == 0) {
-		if (managed(o) && kobj_owned_by(o, c->cfg)) {
-			kobj_delete(c->out, &kobj_gateways, c->ns, gw, true);
-		}
-	} else if (e[0] != '\0') {
-		log_debug("config %s: Gateway %s: %s", c->in->key, gw, e);
+	cleanup_read(c, &kobj_gateways, c->ns, gw, &o);
+	if (o != NULL && managed(o) && kobj_owned_by(o, c->cfg)) {
+		kobj_delete(c->out, &kobj_gateways, c->ns, gw, true);
 	}
 	json_object_put(o);
-	o = NULL;
-	e[0] = '\0';
-	if (view_get(c->in->view, &kobj_gatewayclasses, NULL, gc, &o, e,
-	            sizeof(e))
-	        == 0) {
-		if (managed(o)) {
-			kobj_delete(
-			        c->out, &kobj_gatewayclasses, NULL, gc, true);
-		}
-	} else if (e[0] != '\0') {
-		log_debug("config %s: GatewayClass %s: %s", c->in->key, gc, e);
+	cleanup_read(c, &kobj_gatewayclasses, NULL, gc, &o);
+	if (o != NULL && managed(o)) {
+		kobj_delete(c->out, &kobj_gatewayclasses, NULL, gc, true);
 	}
 	json_object_put(o);
 }

@@ -475,6 +475,53 @@ test_gateway_not_served(void **state)
 	fakesup_run_fini(&g);
 }
 
+/* Names the API server would refuse (the CRD does not validate them):
+ * phase Error saying so, nothing read or written but the status (the
+ * write policy would refuse such a write); disabled, nothing to read. */
+static void
+test_invalid_names(void **state)
+{
+	struct fakesup_run g;
+	const char *msg;
+
+	run(*state,
+	        CONFIG(FIN,
+	                "{\"gateway\":{\"enabled\":true,\"name\":\"Edge_1\"}}",
+	                ""),
+	        &g);
+	assert_int_equal(g.verdict, IPC_V_ERROR);
+	assert_int_equal(g.nwrites, 2); /* the class, the status */
+	assert_string_equal(fakesup_write(&g, 0).res.plural, "gatewayclasses");
+	msg = jx_get_str(
+	        json_object_array_get_idx(jx_get(fakesup_write(&g, 1).object,
+	                                          "status.conditions"),
+	                0),
+	        "message");
+	assert_string_equal(msg, "Gateway: invalid name \"Edge_1\"");
+	fakesup_run_fini(&g);
+	fakesup_clear_log(*state);
+	run(*state,
+	        CONFIG(FIN,
+	                "{\"gateway\":{\"enabled\":true,\"gatewayClassName\":"
+	                "\"a..b\"}}",
+	                ""),
+	        &g);
+	assert_int_equal(g.verdict, IPC_V_ERROR);
+	assert_int_equal(g.nwrites, 1);
+	assert_int_equal(fakesup_nreqs(*state), 0);
+	fakesup_run_fini(&g);
+	run(*state,
+	        CONFIG(FIN,
+	                "{\"gateway\":{\"name\":\"-x\",\"gatewayClassName\":"
+	                "\"y.\"}}",
+	                ""),
+	        &g);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	assert_int_equal(g.nwrites, 1);
+	assert_int_equal(fakesup_nreqs(*state), 0);
+	fakesup_run_fini(&g);
+}
+
 /* A read error (not a not-found) is an error too. */
 static void
 test_read_error(void **state)
@@ -637,6 +684,8 @@ main(void)
 		        test_not_served, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_not_served,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_invalid_names, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_read_error, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
