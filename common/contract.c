@@ -32,6 +32,14 @@ static const struct contract_watch agentrun[] = {
 	        CONTRACT_CHILD },
 	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_AGENT_RUN,
 	        CONTRACT_CHILD },
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC,
+	 * deleted when the run completes only when cached */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
+	/* agent-sandbox mode (upstream agentrun_sandbox.go): the run's
+	 * Sandbox CR, watched only where its CRD is served */
+	{ "Sandbox", CONTRACT_RES_SANDBOXES, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -104,6 +112,16 @@ static const struct contract_write agentrun_w[] = {
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC
+	 * <run>-workspace (the postRun Job is a Job child as above) */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* agent-sandbox mode: the Sandbox (deleted on timeout) or the
+	 * SandboxClaim of a warm-pool run */
+	W_CHILD(CONTRACT_RES_SANDBOXES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CHILD(CONTRACT_RES_SANDBOXCLAIMS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
 };
 
 static const struct contract_watch instance[] = {
@@ -142,6 +160,13 @@ static const struct contract_watch personapack[] = {
 	/* cached for the write policy: the seed memory ConfigMaps */
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_PERSONA_PACK,
 	        CONTRACT_READ },
+	/* the shared memory server (spec 3.4) */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS,
+	        CONTRACT_LABEL_PERSONA_PACK, CONTRACT_CHILD },
+	{ "Deployment", CONTRACT_RES_DEPLOYMENTS, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
+	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
 };
 
 #define PP_W CONTRACT_W_CREATE | CONTRACT_W_UPDATE | CONTRACT_W_DELETE
@@ -158,6 +183,15 @@ static const struct contract_write personapack_w[] = {
 	        .own = CONTRACT_OWN_NAMED,
 	        .ref = "spec.authRefs",
 	        .match = "secret" },
+	/* the shared memory server (spec 3.4): created once, never
+	 * updated; deleted when disabled or with the pack */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS,
+	        CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
 };
 
 static const struct contract_watch skillpack[] = {
@@ -299,6 +333,9 @@ static const struct contract_view agentrun_views[] = {
 	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
 	/* the run's PersonaPack: shared memory (spec 1.13) */
 	{ CONTRACT_RES_PERSONAPACKS, V_GET, V_NS, NULL },
+	/* agent-sandbox mode: the run's Sandbox by name (a claim's is the
+	 * agent-sandbox controller's, without the run's label) */
+	{ CONTRACT_RES_SANDBOXES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -314,6 +351,10 @@ static const struct contract_view personapack_views[] = {
 	{ CONTRACT_RES_SCHEDULES, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* the shared memory server's objects the children miss */
+	{ CONTRACT_RES_PVCS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view schedule_views[] = {
@@ -408,4 +449,11 @@ contract_is_extra(const struct contract_ctrl *c)
 		}
 	}
 	return (c != NULL);
+}
+
+bool
+contract_optional(const struct kapi_res *res)
+{
+	return (res != NULL && res->group != NULL
+	        && strcmp(res->group, CONTRACT_SANDBOX_GROUP) == 0);
 }

@@ -47,6 +47,8 @@
 /* The SympoziumConfig controller's Gateway API objects carry
  * CONTRACT_LABEL_MANAGED_BY with this value. */
 #define CONTRACT_MANAGED_BY_CONFIG "sympoziumconfig"
+/* On the Sandbox and SandboxClaim CRs of an agent-sandbox run. */
+#define CONTRACT_LABEL_AGENT_SANDBOX "sympozium.ai/agent-sandbox"
 
 /* ---- annotation keys ---- */
 
@@ -96,7 +98,22 @@
 #define CONTRACT_RES_GATEWAYS  {CONTRACT_GATEWAY_GROUP, "v1", "gateways", true}
 #define CONTRACT_RES_GATEWAYCLASSES                                           \
 	{CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", false}
+/* kubernetes-sigs/agent-sandbox (upstream agentrun_sandbox.go sandboxGVR,
+ * sandboxClaimGVR): served only where its CRDs are installed */
+#define CONTRACT_SANDBOX_GROUP   "agents.x-k8s.io"
+#define CONTRACT_SANDBOX_VERSION "v1alpha1"
+#define CONTRACT_RES_SANDBOXES                                                \
+	{CONTRACT_SANDBOX_GROUP, CONTRACT_SANDBOX_VERSION, "sandboxes", true}
+#define CONTRACT_RES_SANDBOXCLAIMS                                            \
+	{CONTRACT_SANDBOX_GROUP, CONTRACT_SANDBOX_VERSION, "sandboxclaims", true}
 /* clang-format on */
+
+/* The workers' environment variable saying the agent-sandbox CRDs are
+ * served ("1"; absent otherwise): the supervisor lists sandboxes once at
+ * start-up, as upstream's CheckAgentSandboxCRDs does, unless
+ * CONTRACT_ENV_AGENT_SANDBOX_OFF is "false". */
+#define CONTRACT_ENV_AGENT_SANDBOX     "SYMPOZIUM_AGENT_SANDBOX"
+#define CONTRACT_ENV_AGENT_SANDBOX_OFF "AGENT_SANDBOX_ENABLED"
 
 /* The fixed name prefix of the cluster-scoped skill RBAC of a run. */
 #define CONTRACT_PREFIX_SKILL_RBAC "sympozium-skill-"
@@ -121,6 +138,12 @@ struct contract_watch {
 	const char *label;
 	enum contract_role role;
 };
+
+/* Whether watches of res are optional: watched only when the API serves
+ * res (a kind of a CRD that may not be installed: the agent-sandbox
+ * group); the supervisor finds out once at start-up, and an unserved
+ * kind's cache stays empty. */
+bool contract_optional(const struct kapi_res *res);
 
 /* ---- the view table: what a controller's views may read ---- */
 

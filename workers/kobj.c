@@ -42,6 +42,8 @@ const struct ipc_res kobj_configs = CONTRACT_RES_CONFIGS;
 const struct ipc_res kobj_events = { "", "v1", "events", true };
 const struct ipc_res kobj_gateways = CONTRACT_RES_GATEWAYS;
 const struct ipc_res kobj_gatewayclasses = CONTRACT_RES_GATEWAYCLASSES;
+const struct ipc_res kobj_sandboxes = CONTRACT_RES_SANDBOXES;
+const struct ipc_res kobj_sandboxclaims = CONTRACT_RES_SANDBOXCLAIMS;
 
 json_object *
 kobj_new(const char *api_version, const char *kind, const char *ns,

@@ -25,6 +25,8 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
         kobj_mcpservers, kobj_policies, kobj_configs, kobj_events,
         kobj_gateways, kobj_gatewayclasses;
+/* agent-sandbox mode (served only where its CRDs are installed) */
+extern const struct ipc_res kobj_sandboxes, kobj_sandboxclaims;
 
 #define KOBJ_SYSTEM_NS CONTRACT_SYSTEM_NS
 #define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"

@@ -196,6 +196,8 @@ static const struct {
 	{ "events", &kobj_events },
 	{ "gateways", &kobj_gateways },
 	{ "gatewayclasses", &kobj_gatewayclasses },
+	{ "sandboxes", &kobj_sandboxes },
+	{ "sandboxclaims", &kobj_sandboxclaims },
 };
 
 static const struct ipc_res *

@@ -150,7 +150,12 @@ test_resources(void **state)
 	assert_string_equal(GET("skillpack", &configmaps, "default", NAME_ANY),
 	        "view-resource");
 	/* a kind the controller does not read; a view it does not make */
-	assert_string_equal(GET("personapack", &deployments, "default", "d"),
+	assert_string_equal(
+	        GET("personapack", &pods, "default", "p"), "view-resource");
+	/* the shared memory server (spec 3.4): got by name, never listed */
+	assert_null(GET("personapack", &deployments, "default", "d"));
+	assert_string_equal(
+	        LIST("personapack", &deployments, "default", NO_SEL),
 	        "view-resource");
 	assert_string_equal(LIST("instance", &deployments, "default", NO_SEL),
 	        "view-resource");
@@ -488,6 +493,30 @@ test_tables(void **state)
 	}
 }
 
+/* agent-sandbox mode (workers/agentrun_sandbox.c): the agentrun
+ * controller gets a Sandbox of the key's namespace by name (a claim's is
+ * not labelled with the run); no list, no other namespace, no other kind
+ * of the group, and no other controller reads them. */
+static void
+test_agent_sandbox_views(void **state)
+{
+	static const struct ipc_res sbx = CONTRACT_RES_SANDBOXES;
+	static const struct ipc_res claims = CONTRACT_RES_SANDBOXCLAIMS;
+
+	(void)state;
+	assert_null(GET(AR, &sbx, "default", "sb-r1"));
+	assert_null(GET(AR, &sbx, "default", "sbc-r1"));
+	assert_string_equal(
+	        LIST(AR, &sbx, "default", RUN_SEL), "view-resource");
+	assert_string_equal(
+	        GET(AR, &sbx, "kube-system", "sb-r1"), "view-namespace");
+	assert_string_equal(GET(AR, &sbx, SYS, "sb-r1"), "view-namespace");
+	assert_string_equal(
+	        GET(AR, &claims, "default", "sbc-r1"), "view-resource");
+	assert_string_equal(
+	        GET("instance", &sbx, "default", "sb-r1"), "view-resource");
+}
+
 int
 main(void)
 {
@@ -506,6 +535,7 @@ main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_policy_views),
 		cmocka_unit_test(test_config_views),
+		cmocka_unit_test(test_agent_sandbox_views),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
