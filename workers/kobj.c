@@ -9,6 +9,7 @@
 
 #include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "workers/kobj.h"
 
@@ -663,4 +664,104 @@ kobj_image(char *out, size_t len, const char *registry, const char *name,
 	snprintf(out, len, "%s/%s:%s",
 	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
 	        name, tag != NULL && tag[0] ? tag : kobj_image_tag());
+}
+
+/* ---- status conditions ---- */
+
+void
+kobj_set_condition(json_object *status, const char *type, const char *st,
+        const char *reason, const char *msg, int64_t gen, int64_t now_ms)
+{
+	json_object *conds = jx_get(status, "conditions"), *c = NULL;
+	char ts[TIMEFMT_RFC3339_LEN];
+	const char *old;
+
+	if (conds == NULL || !json_object_is_type(conds, json_type_array)) {
+		conds = json_object_new_array();
+		json_object_object_add(status, "conditions", conds);
+	}
+	for (size_t i = 0; i < jx_array_len(conds) && c == NULL; i++) {
+		json_object *e = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(e, "type");
+		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;
+	}
+	if (c == NULL) {
+		c = json_object_new_object();
+		json_object_object_add(
+		        c, "type", json_object_new_string(type));
+		json_object_array_add(conds, c);
+	}
+	old = jx_get_str(c, "status");
+	if (old == NULL || strcmp(old, st) != 0
+	        || jx_get(c, "lastTransitionTime") == NULL) {
+		timefmt_rfc3339(now_ms / 1000, ts);
+		json_object_object_add(
+		        c, "lastTransitionTime", json_object_new_string(ts));
+	}
+	json_object_object_add(c, "status", json_object_new_string(st));
+	json_object_object_add(
+	        c, "observedGeneration", json_object_new_int64(gen));
+	json_object_object_add(c, "reason", json_object_new_string(reason));
+	json_object_object_add(c, "message", json_object_new_string(msg));
+}
+
+/* ---- the memory server ---- */
+
+static json_object *
+health_probe(int initial, int period, int failures)
+{
+	json_object *p = json_object_new_object();
+
+	jx_setv(p, json_object_new_string("/health"), "httpGet", "path", NULL);
+	jx_setv(p, json_object_new_int(8080), "httpGet", "port", NULL);
+	if (initial > 0) {
+		json_object_object_add(p, "initialDelaySeconds",
+		        json_object_new_int(initial));
+	}
+	json_object_object_add(
+	        p, "periodSeconds", json_object_new_int(period));
+	if (failures > 0) {
+		json_object_object_add(
+		        p, "failureThreshold", json_object_new_int(failures));
+	}
+	return (p);
+}
+
+static void
+set_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, json_object_new_string(v));
+}
+
+json_object *
+kobj_memory_server(const char *image, json_object *ports)
+{
+	json_object *c = json_object_new_object();
+	json_object *env = json_object_new_array();
+	json_object *mounts = json_object_new_array();
+	json_object *m = json_object_new_object();
+
+	set_str(c, "name", "memory-server");
+	set_str(c, "image", image);
+	set_str(c, "imagePullPolicy", "IfNotPresent");
+	json_object_object_add(c, "ports", ports);
+	kobj_env_add(env, "MEMORY_DB_PATH", "/data/memory.db");
+	kobj_env_add(env, "MEMORY_PORT", "8080");
+	json_object_object_add(c, "env", env);
+	set_str(m, "name", "memory-db");
+	set_str(m, "mountPath", "/data");
+	json_object_array_add(mounts, m);
+	json_object_object_add(c, "volumeMounts", mounts);
+	json_object_object_add(c, "startupProbe", health_probe(0, 2, 30));
+	json_object_object_add(c, "readinessProbe", health_probe(0, 10, 0));
+	json_object_object_add(c, "livenessProbe", health_probe(5, 30, 0));
+	jx_setv(c, json_object_new_string("50m"), "resources", "requests",
+	        "cpu", NULL);
+	jx_setv(c, json_object_new_string("64Mi"), "resources", "requests",
+	        "memory", NULL);
+	jx_setv(c, json_object_new_string("200m"), "resources", "limits",
+	        "cpu", NULL);
+	jx_setv(c, json_object_new_string("128Mi"), "resources", "limits",
+	        "memory", NULL);
+	return (c);
 }

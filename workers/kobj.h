@@ -51,6 +51,25 @@ const char *kobj_annotation(json_object *o, const char *key);
 void kobj_set_label(json_object *o, const char *key, const char *value);
 void kobj_set_annotation(json_object *o, const char *key, const char *value);
 
+/* ---- the memory server ---- */
+
+/* The "memory-server" container of the memory Deployments (upstream
+ * sympoziuminstance_controller.go reconcileMemoryDeployment and
+ * personapack_controller.go reconcileSharedMemory build the same one):
+ * image, pull policy IfNotPresent, ports (taken), the SQLite path and
+ * port env, the memory-db mount at /data, the /health probes on 8080 and
+ * the resources.  Caller puts. */
+json_object *kobj_memory_server(const char *image, json_object *ports);
+
+/* ---- status conditions ---- */
+
+/* meta.SetStatusCondition on status.conditions (made when absent or not
+ * an array): the condition of that type is added or updated with st,
+ * reason, msg and observedGeneration gen; its lastTransitionTime (RFC
+ * 3339 of now_ms) moves only when the status changes or it had none. */
+void kobj_set_condition(json_object *status, const char *type, const char *st,
+        const char *reason, const char *msg, int64_t gen, int64_t now_ms);
+
 /* ---- finalizers ---- */
 
 /* Whether o's metadata.finalizers holds the string name. */

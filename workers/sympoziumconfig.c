@@ -462,47 +462,6 @@ cleanup(struct symconf *c)
 
 /* ---- status ---- */
 
-/* meta.SetStatusCondition of the Ready condition: lastTransitionTime
- * moves only when the status changes. */
-static void
-set_ready(json_object *st, const char *status, const char *reason,
-        const char *msg, int64_t gen, int64_t now_ms)
-{
-	json_object *conds = jx_get(st, "conditions"), *c = NULL;
-	char ts[TIMEFMT_RFC3339_LEN];
-	const char *old;
-
-	if (conds == NULL || !json_object_is_type(conds, json_type_array)) {
-		conds = json_object_new_array();
-		json_object_object_add(st, "conditions", conds);
-	}
-	for (size_t i = 0; i < json_object_array_length(conds); i++) {
-		json_object *e = json_object_array_get_idx(conds, i);
-		const char *t = jx_get_str(e, "type");
-		if (t != NULL && strcmp(t, "Ready") == 0) {
-			c = e;
-		}
-	}
-	if (c == NULL) {
-		c = json_object_new_object();
-		json_object_object_add(
-		        c, "type", json_object_new_string("Ready"));
-		json_object_array_add(conds, c);
-	}
-	old = jx_get_str(c, "status");
-	if (old == NULL || strcmp(old, status) != 0
-	        || jx_get(c, "lastTransitionTime") == NULL) {
-		timefmt_rfc3339(now_ms / 1000, ts);
-		json_object_object_add(
-		        c, "lastTransitionTime", json_object_new_string(ts));
-	}
-	json_object_object_add(c, "status", json_object_new_string(status));
-	json_object_object_add(
-	        c, "observedGeneration", json_object_new_int64(gen));
-	json_object_object_add(c, "reason", json_object_new_string(reason));
-	json_object_object_add(c, "message", json_object_new_string(msg));
-}
-
 /* upstream updateStatus: the phase, status.gateway (info taken, NULL:
  * removed) and the Ready condition; written only when it changes. */
 static void
@@ -527,7 +486,7 @@ write_status(struct symconf *c, const char *phase, const char *msg,
 	} else if (strcmp(phase, "Disabled") == 0) {
 		msg = "";
 	}
-	set_ready(st, cs, reason, msg, gen, c->in->now_ms);
+	kobj_set_condition(st, "Ready", cs, reason, msg, gen, c->in->now_ms);
 	if (jx_equal(st, jx_get(c->cfg, "status"))) {
 		json_object_put(st);
 		return;

@@ -55,12 +55,53 @@ test_image(void **state)
 	assert_string_equal(out, "reg.example/y/x:v1.2");
 }
 
+/* kobj_set_condition(): meta.SetStatusCondition's rules (added by type,
+ * updated in place, lastTransitionTime kept while the status stays). */
+static void
+test_set_condition(void **state)
+{
+	json_object *st = json_tokener_parse(
+	        "{\"conditions\":[{\"type\":\"Deployed\",\"status\":"
+	        "\"True\"}]}");
+	json_object *c;
+
+	(void)state;
+	kobj_set_condition(st, "Ready", "False", "Pending", "wait", 3,
+	        1767225600000); /* 2026-01-01T00:00:00Z */
+	assert_int_equal(jx_array_len(jx_get(st, "conditions")), 2);
+	c = json_object_array_get_idx(jx_get(st, "conditions"), 1);
+	assert_string_equal(jx_get_str(c, "type"), "Ready");
+	assert_string_equal(jx_get_str(c, "status"), "False");
+	assert_string_equal(jx_get_str(c, "reason"), "Pending");
+	assert_string_equal(jx_get_str(c, "message"), "wait");
+	assert_string_equal(
+	        jx_get_str(c, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+	/* same status later: only reason, message, generation move */
+	kobj_set_condition(
+	        st, "Ready", "False", "Still", "more", 4, 1767225660000);
+	assert_int_equal(jx_array_len(jx_get(st, "conditions")), 2);
+	assert_string_equal(jx_get_str(c, "reason"), "Still");
+	assert_string_equal(
+	        jx_get_str(c, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+	/* a new status: a new transition time */
+	kobj_set_condition(st, "Ready", "True", "Ok", "", 4, 1767225720000);
+	assert_string_equal(
+	        jx_get_str(c, "lastTransitionTime"), "2026-01-01T00:02:00Z");
+	json_object_put(st);
+	/* conditions not an array: replaced by one */
+	st = json_tokener_parse("{\"conditions\":\"x\"}");
+	kobj_set_condition(st, "Ready", "True", "Ok", "", 1, 0);
+	assert_int_equal(jx_array_len(jx_get(st, "conditions")), 1);
+	json_object_put(st);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_add),
 		cmocka_unit_test(test_image),
+		cmocka_unit_test(test_set_condition),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
