@@ -483,19 +483,17 @@ label_add(const struct prim *p, const struct contract_write *row,
 }
 
 /* Why w is not the adoption patch of contract.h, or NULL. */
+/* The three tests both take-over patches start with: operation 0 tests
+ * the resourceVersion, 1 the uid of an ownerReference against the
+ * primary's, 2 that the same reference is the controller.  NULL when they
+ * are there, else what is wrong. */
 static const char *
-adopt_why(const struct prim *p, const struct contract_write *row,
-        const struct ipc_write *w)
+owner_tests(const struct prim *p, json_object *ops)
 {
-	json_object *ops = w->patch, *val;
+	json_object *val;
 	const char *path;
 	long n1 = -1, n2 = -2;
 
-	if (w->patch_type != IPC_PATCH_JSON
-	        || !json_object_is_type(ops, json_type_array)
-	        || json_object_array_length(ops) != 4) {
-		return ("not a JSON patch of four operations");
-	}
 	if (!patch_at(ops, 0, "test", &path, &val)
 	        || strcmp(path, "/metadata/resourceVersion") != 0
 	        || !json_object_is_type(val, json_type_string)) {
@@ -515,6 +513,24 @@ adopt_why(const struct prim *p, const struct contract_write *row,
 	        || !json_object_get_boolean(val)) {
 		return ("operation 2 does not test that it is the controller "
 		        "reference");
+	}
+	return (NULL);
+}
+
+static const char *
+adopt_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch, *val;
+	const char *path, *why;
+
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) != 4) {
+		return ("not a JSON patch of four operations");
+	}
+	if ((why = owner_tests(p, ops)) != NULL) {
+		return (why);
 	}
 	if (!patch_at(ops, 3, "add", &path, &val)
 	        || !label_add(p, row, path, val)) {
@@ -606,40 +622,21 @@ static const char *
 tested_why(const struct prim *p, const struct contract_write *row,
         const struct ipc_write *w)
 {
-	json_object *ops = w->patch, *val;
-	const char *path;
-	long n1 = -1, n2 = -2;
+	json_object *ops = w->patch;
+	const char *why;
 
 	if (w->patch_type != IPC_PATCH_JSON
 	        || !json_object_is_type(ops, json_type_array)
 	        || json_object_array_length(ops) < 4) {
 		return ("not a JSON patch of three tests and a change");
 	}
-	if (!patch_at(ops, 0, "test", &path, &val)
-	        || strcmp(path, "/metadata/resourceVersion") != 0
-	        || !json_object_is_type(val, json_type_string)) {
-		return ("operation 0 does not test the resourceVersion");
-	}
-	if (!patch_at(ops, 1, "test", &path, &val)
-	        || !ref_path(path, "uid", &n1)
-	        || !json_object_is_type(val, json_type_string)
-	        || p->uid[0] == '\0'
-	        || strcmp(json_object_get_string(val), p->uid) != 0) {
-		return ("operation 1 does not test an ownerReference's uid "
-		        "against the primary's");
-	}
-	if (!patch_at(ops, 2, "test", &path, &val)
-	        || !ref_path(path, "controller", &n2) || n2 != n1
-	        || !json_object_is_type(val, json_type_boolean)
-	        || !json_object_get_boolean(val)) {
-		return ("operation 2 does not test that it is the controller "
-		        "reference");
+	if ((why = owner_tests(p, ops)) != NULL) {
+		return (why);
 	}
 	for (size_t k = 3; k < json_object_array_length(ops); k++) {
 		if (!tested_change(row, ops, k)) {
 			return ("an operation changes a path the table does "
-			        "not "
-			        "list");
+			        "not list");
 		}
 	}
 	return (NULL);
