@@ -1,9 +1,9 @@
 /*
  * schedule.c: owns the SympoziumSchedule reconciler (spec section 5):
  * finalizer, suspend, cron parse and due check from in->now_ms, the Forbid
- * wait on the last run, the serving guard, the memory-prefixed task, the
- * AgentRun `<schedule>-<N>` (orphan-aware, collision-free numbering) and
- * the status (phase, lastRunTime, nextRunTime, lastRunName, totalRuns).
+ * wait on the schedule's active runs, the serving guard, the memory-prefixed
+ * task, the AgentRun `<schedule>-<N>` (orphan-aware, collision-free numbering)
+ * and the status (phase, lastRunTime, nextRunTime, lastRunName, totalRuns).
  * Errors the user can fix (bad cron, missing instance, names too long for
  * labels) set phase Error with a Ready=False condition that says why.
  */
@@ -302,40 +302,48 @@ repair_from_children(struct sched *sc)
 	        sc->status, "totalRuns", json_object_new_int64(bk));
 }
 
-/* Forbid: whether the last run is still active.  -1 on a view error. */
+/* What the Forbid check and the serving guard read of each run (a
+ * projected list). */
+static const char *const phase_field[] = { "status.phase" };
+
+static bool
+active_phase(const char *ph)
+{
+	ph = ph != NULL ? ph : "";
+	return (strcmp(ph, "Running") == 0 || strcmp(ph, "Pending") == 0
+	        || strcmp(ph, "Serving") == 0 || ph[0] == '\0');
+}
+
+/* Forbid: whether any run labelled with the schedule's name is still
+ * active (later upstream fix #239: a list, not a get of lastRunName, so a
+ * stale status cannot let two runs through).  -1 on a view error. */
 static int
 forbid_blocks(struct sched *sc, bool *blocked)
 {
-	const char *last = jx_get_str(sc->status, "lastRunName");
 	const char *policy = spec_str(sc->obj, "concurrencyPolicy", "Forbid");
-	json_object *run = NULL;
-	char err[256];
-	int rc;
+	json_object *items = NULL;
+	char sel[128], err[256];
 
 	*blocked = false;
-	if (strcmp(policy, "Forbid") != 0 || last == NULL || last[0] == '\0'
-	        || strlen(last) > IPC_NAME_MAX) {
+	if (strcmp(policy, "Forbid") != 0) {
 		return (0);
 	}
-	rc = view_get(sc->in->view, &kobj_agentruns, sc->ns, last, &run, err,
-	        sizeof(err));
-	if (rc < 0) {
-		fail_view(sc, "get the last run", err);
+	snprintf(sel, sizeof(sel), CONTRACT_LABEL_SCHEDULE "=%s", sc->name);
+	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
+	            phase_field, 1, &items, err, sizeof(err))
+	        < 0) {
+		fail_view(sc, "list the schedule's runs", err);
 		return (-1);
 	}
-	if (rc == 0) {
-		const char *ph = jx_get_str(run, "status.phase");
-		ph = ph != NULL ? ph : "";
-		*blocked = strcmp(ph, "Running") == 0
-		        || strcmp(ph, "Pending") == 0
-		        || strcmp(ph, "Serving") == 0 || ph[0] == '\0';
+	for (size_t i = 0;
+	        items != NULL && i < json_object_array_length(items); i++) {
+		*blocked = *blocked
+		        || active_phase(view_row_str(
+		                json_object_array_get_idx(items, i), 0));
 	}
-	json_object_put(run);
+	json_object_put(items);
 	return (0);
 }
-
-/* What the serving guard reads of each run (a projected list). */
-static const char *const phase_field[] = { "status.phase" };
 
 /* The serving guard: whether a run of the instance is Serving. */
 static int

@@ -537,6 +537,53 @@ test_forbid(void **state)
 	}
 }
 
+/* Later upstream fix #239 (sympoziumschedule_controller.go Reconcile,
+ * commit a419afe): Forbid lists the runs labelled sympozium.ai/schedule=
+ * <schedule> and waits (30 s) while any of them is Running, Pending,
+ * Serving or has no phase, whatever status.lastRunName says; a run of
+ * another schedule does not count. */
+static void
+test_forbid_by_label(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run o;
+	json_object *s;
+
+	instance_and_memory(f);
+	run_in_world(f, "alice-heartbeat-1", "Succeeded");
+	run_in_world(f, "alice-heartbeat-7", "Running");
+	run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 30000);
+	fakesup_run_fini(&o);
+
+	/* no lastRunName at all: the list still finds the active run */
+	s = after_run("Forbid");
+	jx_strip(s, "status.lastRunName");
+	run(f, s, NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.after_ms, 30000);
+	fakesup_run_fini(&o);
+	fakesup_remove(f, "agentruns", "default", "alice-heartbeat-7");
+
+	/* an active run of another schedule does not block */
+	world(f,
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"metadata\":{\"name\":\"bob-1\","
+	        "\"namespace\":\"default\",\"labels\":{"
+	        "\"sympozium.ai/instance\":\"alice\","
+	        "\"sympozium.ai/schedule\":\"bob\"}},"
+	        "\"status\":{\"phase\":\"Running\"}}");
+	run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_string_equal(
+	        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
+	        "alice-heartbeat-2");
+	fakesup_run_fini(&o);
+	fakesup_remove(f, "agentruns", "default", "bob-1");
+	fakesup_remove(f, "agentruns", "default", "alice-heartbeat-1");
+}
+
 /* Allow and Replace create a run even while the last one is running (and
  * Replace deletes nothing). */
 static void
@@ -967,6 +1014,7 @@ main(void)
 		T(test_first_fire),
 		T(test_task_text),
 		T(test_forbid),
+		T(test_forbid_by_label),
 		T(test_allow_replace),
 		T(test_serving_guard),
 		T(test_instance_missing),
