@@ -5,7 +5,8 @@
  * task, the AgentRun `<schedule>-<N>` (orphan-aware, collision-free numbering)
  * and the status (phase, lastRunTime, nextRunTime, lastRunName, totalRuns).
  * Errors the user can fix (bad cron, missing instance, names too long for
- * labels) set phase Error with a Ready=False condition that says why.
+ * labels) set phase Error with a Ready=False condition that says why; a
+ * cron no date can match parks the schedule Active without nextRunTime.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -551,6 +552,16 @@ delay(int64_t next_ms, int64_t now_ms, int64_t cap)
 	return (next_ms - now_ms < cap ? next_ms - now_ms : cap);
 }
 
+/* A cron with no reachable date (later upstream fix #220): Active, no
+ * nextRunTime, no run, another look in a minute. */
+static void
+park(struct sched *sc)
+{
+	json_object_object_del(sc->status, "nextRunTime");
+	set_phase(sc, "Active", NULL, NULL);
+	finish(sc, MINUTE_MS);
+}
+
 /* Steps 11 to 15, once the guards let the tick through. */
 static void
 fire(struct sched *sc, const struct cron *c, const char *task)
@@ -596,11 +607,7 @@ fire(struct sched *sc, const struct cron *c, const char *task)
 		        sc->status, "totalRuns", json_object_new_int64(n));
 	}
 	if (cron_next(c, now, &next) != 0) {
-		set_error(sc, "InvalidSchedule",
-		        "schedule \"%s\" has no fire "
-		        "time within five years",
-		        spec_str(sc->obj, "schedule", ""));
-		finish(sc, -1);
+		park(sc);
 		return;
 	}
 	set_time(sc, "nextRunTime", next);
@@ -660,6 +667,7 @@ active(struct sched *sc)
 	struct cron *c = NULL;
 	char err[256];
 	int64_t last, next, now = sc->in->now_ms;
+	int rc;
 
 	if (spec_bool(sc->obj, "suspend", false)) {
 		if (phase == NULL || strcmp(phase, "Suspended") != 0) {
@@ -669,9 +677,13 @@ active(struct sched *sc)
 		return;
 	}
 	/* a sandboxed worker cannot open zone files: it asks the view */
-	if (cron_parse_with(expr, sc->in->view != NULL ? zc_load : NULL,
-	            sc->in->view, &c, err, sizeof(err))
-	        != 0) {
+	rc = cron_parse_with(expr, sc->in->view != NULL ? zc_load : NULL,
+	        sc->in->view, &c, err, sizeof(err));
+	if (rc == CRON_NEVER) {
+		park(sc);
+		return;
+	}
+	if (rc != 0) {
 		set_error(sc, "InvalidSchedule", "invalid schedule \"%s\": %s",
 		        expr, err);
 		finish(sc, -1);
@@ -685,11 +697,7 @@ active(struct sched *sc)
 		last = (last < 0 ? now : last) - DAY_MS;
 	}
 	if (cron_next(c, last, &next) != 0) {
-		set_error(sc, "InvalidSchedule",
-		        "schedule \"%s\" has no fire "
-		        "time within five years",
-		        expr);
-		finish(sc, -1);
+		park(sc);
 	} else {
 		set_time(sc, "nextRunTime", next);
 		set_phase(sc, "Active", NULL, NULL);

@@ -314,7 +314,7 @@ test_invalid_cron(void **state)
 	struct fakesup_run o;
 	json_object *s = base(), *st, *c;
 	const char *bad[] = { "@hourly", "0 * * *", "* * * * 7",
-		"CRON_TZ=Nowhere/City 0 * * * *", "0 0 30 2 *", "" };
+		"CRON_TZ=Nowhere/City 0 * * * *", "" };
 
 	set(s, "spec.schedule", "\"61 * * * *\"");
 	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
@@ -582,6 +582,53 @@ test_forbid_by_label(void **state)
 	fakesup_run_fini(&o);
 	fakesup_remove(f, "agentruns", "default", "bob-1");
 	fakesup_remove(f, "agentruns", "default", "alice-heartbeat-1");
+}
+
+/* Later upstream fix #220 (sympoziumschedule_controller.go Reconcile,
+ * commit a776f4d): a cron with no reachable date ("0 0 31 2 *") parks the
+ * schedule: phase Active, nextRunTime cleared, no run, requeue 60 s; an
+ * earlier Error condition of ours goes. */
+static void
+test_unreachable_cron(void **state)
+{
+	struct fakesup *f = *state;
+	const char *never[]
+	        = { "0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *" };
+	struct fakesup_run o;
+	json_object *s, *st;
+
+	instance_and_memory(f);
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		s = after_run("Forbid");
+		jx_set_path(
+		        s, "spec.schedule", json_object_new_string(never[i]));
+		set(s, "status.phase", "\"Error\"");
+		set(s, "status.conditions",
+		        "[{\"type\":\"Ready\",\"status\":\"False\","
+		        "\"reason\":\"InvalidSchedule\",\"message\":\"x\","
+		        "\"lastTransitionTime\":\"2026-06-15T10:00:00Z\"}]");
+		run(f, s, NULL, "2026-06-15T11:00:10Z", &o);
+		assert_int_equal(nwrites(&o), 1);
+		st = status_of(&o, 0);
+		assert_string_equal(jx_get_str(st, "phase"), "Active");
+		assert_null(jx_get(st, "nextRunTime"));
+		assert_int_equal(jx_array_len(jx_get(st, "conditions")), 0);
+		assert_string_equal(
+		        jx_get_str(st, "lastRunName"), "alice-heartbeat-1");
+		assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+		assert_int_equal(o.after_ms, 60000);
+		fakesup_run_fini(&o);
+	}
+	/* a new schedule (no status): parked too, never fired */
+	s = base();
+	jx_set_path(s, "spec.schedule", json_object_new_string("0 0 31 2 *"));
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	st = status_of(&o, 0);
+	assert_string_equal(jx_get_str(st, "phase"), "Active");
+	assert_null(jx_get(st, "nextRunTime"));
+	assert_int_equal(o.after_ms, 60000);
+	fakesup_run_fini(&o);
 }
 
 /* Allow and Replace create a run even while the last one is running (and
@@ -1013,6 +1060,7 @@ main(void)
 		T(test_invalid_cron),
 		T(test_first_fire),
 		T(test_task_text),
+		T(test_unreachable_cron),
 		T(test_forbid),
 		T(test_forbid_by_label),
 		T(test_allow_replace),
