@@ -6,6 +6,8 @@
  * differs), and the MCPServer's status (ready, url, toolCount and the
  * Deployed and Ready conditions).  An external server (spec.url) only gets
  * status.  A spec that cannot be deployed gets Ready=False with a reason.
+ * A suspended one (spec.suspended, later upstream fix #195) has its
+ * Deployment scaled to zero and the Suspended condition.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -610,6 +612,26 @@ set_condition(json_object *status, const char *type, const char *st,
 	json_object_object_add(c, "message", str(msg));
 }
 
+/* meta.RemoveStatusCondition. */
+static void
+drop_condition(json_object *status, const char *type)
+{
+	json_object *conds = jx_get(status, "conditions"), *keep;
+
+	if (!is_array(conds)) {
+		return;
+	}
+	keep = json_object_new_array();
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
+		json_object *e = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(e, "type");
+		if (t == NULL || strcmp(t, type) != 0) {
+			json_object_array_add(keep, json_object_get(e));
+		}
+	}
+	json_object_object_add(status, "conditions", keep);
+}
+
 /* ready, url (NULL: removed), toolCount 0. */
 static void
 set_fields(json_object *st, bool ready, const char *url)
@@ -692,6 +714,7 @@ managed_status(const struct rec_in *in, struct rec_out *out,
 		        "Waiting for deployment to become ready", m->gen,
 		        in->now_ms);
 	}
+	drop_condition(st, "Suspended"); /* resumed (#195) */
 	put_status(out, m->obj, st);
 	if (ready > 0) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -768,6 +791,40 @@ take_over(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 	return (0);
 }
 
+/* ---- suspended (later upstream fix #195) ---- */
+
+/* Scales the Deployment the child watch sees to zero (nothing else of it
+ * is touched); status not ready with the Suspended conditions. */
+static void
+suspended(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
+{
+	json_object *cur = find_child(in->children, "Deployment", m->name);
+	json_object *st, *o;
+	int64_t replicas = -1;
+
+	if (take_over(in, out, m) != 0) {
+		return;
+	}
+	if (cur != NULL
+	        && (jx_get_int(cur, "spec.replicas", &replicas) != 0
+	                || replicas != 0)) {
+		o = start_child(cur, "apps/v1", "Deployment", m);
+		jx_set_path(o, "spec.replicas", json_object_new_int(0));
+		kobj_update(out, &kobj_deployments, o);
+	}
+	st = jx_copy_obj(jx_get(m->obj, "status"));
+	set_fields(st, false, NULL);
+	json_object_object_del(st, "tools");
+	set_condition(st, "Suspended", "True", "Suspended",
+	        "MCP server is suspended \xe2\x80\x94 configure secrets and "
+	        "tokens, then unsuspend",
+	        m->gen, in->now_ms);
+	set_condition(st, "Ready", "False", "Suspended",
+	        "MCP server is suspended", m->gen, in->now_ms);
+	put_status(out, m->obj, st);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
 /* ---- reconcile ---- */
 
 static void
@@ -800,6 +857,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	struct mcp m;
 	const char *url, *why;
+	bool susp = false;
 
 	if (in->object == NULL) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -809,6 +867,10 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	why = read_spec(in->object, &m);
 	if (url != NULL && url[0] != '\0') {
 		external(in, out, &m);
+	} else if (m.dep != NULL
+	        && jx_get_bool(in->object, "spec.suspended", &susp) == 0
+	        && susp) {
+		suspended(in, out, &m);
 	} else if (why != NULL) {
 		invalid(in, out, &m, why);
 	} else {
