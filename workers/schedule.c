@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/contract.h"
+#include "common/duration.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
@@ -503,6 +504,22 @@ skills(json_object *inst)
 }
 
 /* Step 13: the AgentRun.  Caller puts. */
+/* spec.timeout from the instance's runTimeout when it is a positive Go
+ * duration, written as Go's Duration.String (later upstream fix #230:
+ * the run carries it, so every gate of the run sees the same value). */
+static void
+run_timeout(json_object *spec, const char *rt)
+{
+	char buf[DURATION_STR_LEN];
+	int64_t ns = 0;
+
+	if (rt == NULL || duration_parse(rt, &ns) != 0 || ns <= 0) {
+		return;
+	}
+	json_object_object_add(spec, "timeout",
+	        json_object_new_string(duration_format(ns, buf)));
+}
+
 static json_object *
 build_run(struct sched *sc, json_object *inst, const char *name,
         const char *task)
@@ -539,6 +556,7 @@ build_run(struct sched *sc, json_object *inst, const char *name,
 	copy_if(spec, "imagePullSecrets",
 	        jx_get(inst, "spec.imagePullSecrets"));
 	copy_if(spec, "lifecycle", jx_get(def, "lifecycle"));
+	run_timeout(spec, jx_get_str(def, "runTimeout"));
 	json_object *sk = skills(inst);
 	copy_if(spec, "skills", sk);
 	json_object_put(sk);

@@ -631,6 +631,51 @@ test_unreachable_cron(void **state)
 	fakesup_run_fini(&o);
 }
 
+/* Later upstream fix #230 (sympoziumschedule_controller.go Reconcile,
+ * api/v1alpha1 AgentConfig.ParseRunTimeout, commit 897c5f0): the run
+ * carries spec.timeout from the instance's runTimeout when that parses as
+ * a positive Go duration (metav1.Duration writes Duration.String); an
+ * empty, invalid or non-positive one leaves it out. */
+static void
+test_run_timeout(void **state)
+{
+	struct fakesup *f = *state;
+	static const struct {
+		const char *rt, *want; /* want NULL: no spec.timeout */
+	} cases[] = {
+		{ "30m", "30m0s" },
+		{ "90s", "1m30s" },
+		{ "1h", "1h0m0s" },
+		{ "", NULL },
+		{ "ten minutes", NULL },
+		{ "-5m", NULL },
+		{ "0s", NULL },
+	};
+	struct fakesup_run o;
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf),
+		        "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+		        "\"kind\":\"SympoziumInstance\",\"metadata\":{"
+		        "\"name\":\"alice\",\"namespace\":\"default\"},"
+		        "\"spec\":{\"agents\":{\"default\":{\"model\":"
+		        "\"m\",\"runTimeout\":\"%s\"}}}}",
+		        cases[i].rt);
+		world(f, buf);
+		run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
+		json_object *r = jx_get(write_at(&o, 0, "create"), "object");
+		if (cases[i].want != NULL) {
+			assert_string_equal(
+			        jx_get_str(r, "spec.timeout"), cases[i].want);
+		} else {
+			assert_null(jx_get(r, "spec.timeout"));
+		}
+		fakesup_run_fini(&o);
+		fakesup_remove(f, "sympoziuminstances", "default", "alice");
+	}
+}
+
 /* Allow and Replace create a run even while the last one is running (and
  * Replace deletes nothing). */
 static void
@@ -1062,6 +1107,7 @@ main(void)
 		T(test_task_text),
 		T(test_unreachable_cron),
 		T(test_forbid),
+		T(test_run_timeout),
 		T(test_forbid_by_label),
 		T(test_allow_replace),
 		T(test_serving_guard),
