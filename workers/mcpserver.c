@@ -138,11 +138,64 @@ pod_labels(const char *name)
 /* ---- reading the spec ---- */
 
 /* Fills m; returns NULL, or why the spec cannot be deployed (static). */
+/* spec.deployment.<key> (later upstream fix #198): absent, or an array
+ * of objects each with a name; NULL when fine, else why not. */
+static const char *
+bad_named_list(json_object *dep, const char *key, bool stdio)
+{
+	json_object *a = jx_get(dep, key);
+
+	if (a == NULL) {
+		return (NULL);
+	}
+	if (!is_array(a)) {
+		return (strcmp(key, "volumes") == 0
+		                ? "spec.deployment.volumes must be a list"
+		                : "spec.deployment.volumeMounts must be a "
+		                  "list");
+	}
+	for (size_t i = 0; i < jx_array_len(a); i++) {
+		const char *n
+		        = jx_get_str(json_object_array_get_idx(a, i), "name");
+		if (n == NULL || n[0] == '\0') {
+			return (strcmp(key, "volumes") == 0
+			                ? "spec.deployment.volumes: every "
+			                  "entry "
+			                  "needs a name"
+			                : "spec.deployment.volumeMounts: "
+			                  "every "
+			                  "entry needs a name");
+		}
+		if (stdio && strcmp(n, ADAPTER_VOL) == 0) {
+			return (strcmp(key, "volumes") == 0
+			                ? "spec.deployment.volumes: name "
+			                  "\"" ADAPTER_VOL
+			                  "\" is reserved for "
+			                  "stdio transports"
+			                : "spec.deployment.volumeMounts: name "
+			                  "\"" ADAPTER_VOL
+			                  "\" is reserved for "
+			                  "stdio transports");
+		}
+	}
+	return (NULL);
+}
+
+/* Appends copies of the items of extra (an array, or absent) to arr. */
+static void
+append_copies(json_object *arr, json_object *extra)
+{
+	for (size_t i = 0; is_array(extra) && i < jx_array_len(extra); i++) {
+		json_object_array_add(
+		        arr, jx_copy(json_object_array_get_idx(extra, i)));
+	}
+}
+
 static const char *
 read_spec(json_object *obj, struct mcp *m)
 {
 	const char *tt = jx_get_str(obj, "spec.transportType");
-	const char *image;
+	const char *image, *why;
 	int64_t replicas = 0;
 
 	*m = (struct mcp) { .obj = obj,
@@ -169,6 +222,11 @@ read_spec(json_object *obj, struct mcp *m)
 		return ("spec.replicas must not be negative");
 	}
 	m->stdio = strcmp(tt, "stdio") == 0;
+	if ((why = bad_named_list(m->dep, "volumes", m->stdio)) != NULL
+	        || (why = bad_named_list(m->dep, "volumeMounts", m->stdio))
+	                != NULL) {
+		return (why);
+	}
 	if (!m->stdio && jx_get_int(m->dep, "port", &m->port) == 0
 	        && (m->port < 1 || m->port > 65535)) {
 		return ("spec.deployment.port must be between 1 and 65535");
@@ -336,7 +394,7 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	json_object_object_add(init, "command",
 	        parse("[\"cp\",\"" BRIDGE_BIN "\",\"" ADAPTER_DIR
 	              "/mcp-bridge\"]"));
-	json_object_object_add(init, "volumeMounts", json_object_get(mounts));
+	json_object_object_add(init, "volumeMounts", jx_copy(mounts));
 	free(img);
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
@@ -345,6 +403,7 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	json_object_object_add(c, "args", parse("[\"--stdio-adapter\"]"));
 	json_object_object_add(c, "env", env);
 	json_object_object_add(c, "volumeMounts", mounts);
+	append_copies(mounts, jx_get(m->dep, "volumeMounts"));
 	json_object_object_add(c, "resources", resources(m));
 	json_object_object_add(c, "livenessProbe",
 	        parse("{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
@@ -360,8 +419,9 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	arr = json_object_new_array();
 	json_object_array_add(arr, c);
 	json_object_object_add(pod, "containers", arr);
-	json_object_object_add(pod, "volumes",
-	        parse("[{\"name\":\"" ADAPTER_VOL "\",\"emptyDir\":{}}]"));
+	arr = parse("[{\"name\":\"" ADAPTER_VOL "\",\"emptyDir\":{}}]");
+	append_copies(arr, jx_get(m->dep, "volumes"));
+	json_object_object_add(pod, "volumes", arr);
 	set_sa(pod, m);
 }
 
@@ -426,6 +486,10 @@ http_pod(json_object *pod, const struct mcp *m)
 		json_object_object_add(c, "envFrom", http_env_from(m));
 	}
 	json_object_object_add(c, "resources", resources(m));
+	if (jx_array_len(jx_get(m->dep, "volumeMounts")) > 0) {
+		json_object_object_add(c, "volumeMounts",
+		        jx_copy(jx_get(m->dep, "volumeMounts")));
+	}
 	p = json_object_new_object();
 	json_object_object_add(
 	        p, "containerPort", json_object_new_int64(m->port));
@@ -445,6 +509,10 @@ http_pod(json_object *pod, const struct mcp *m)
 	/* upstream leaves a former stdio pod's adapter behind; we do not */
 	json_object_object_del(pod, "initContainers");
 	json_object_object_del(pod, "volumes");
+	if (jx_array_len(jx_get(m->dep, "volumes")) > 0) {
+		json_object_object_add(
+		        pod, "volumes", jx_copy(jx_get(m->dep, "volumes")));
+	}
 	set_sa(pod, m);
 }
 

@@ -644,6 +644,102 @@ test_suspended(void **state)
 	fakesup_run_fini(&g);
 }
 
+/* Later upstream fix #198 (mcpserver_controller.go buildStdioPodSpec and
+ * buildHTTPPodSpec, commit 5acf1bd): spec.deployment.volumes go to the
+ * pod (stdio: after adapter-bin) and volumeMounts to the mcp-server
+ * container only (stdio: after the adapter mount; the init container
+ * keeps its own); stdio refuses the reserved name adapter-bin in either
+ * list (upstream returns that error; here Ready=False InvalidSpec). */
+static void
+test_volumes(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	json_object *pod;
+	static const char vols[] = "\"volumes\":[{\"name\":\"secrets\","
+	                           "\"csi\":{\"driver\":\"vault\"}}],"
+	                           "\"volumeMounts\":[{\"name\":\"secrets\","
+	                           "\"mountPath\":\"/mnt/s\"}]";
+	char obj[2048];
+
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        vols);
+	run_view(obj, NULL, f, &g);
+	pod = jx_get(fakesup_write(&g, 0).object, "spec.template.spec");
+	fakesup_assert_json(jx_get(pod, "volumes"),
+	        "[{\"name\":\"adapter-bin\",\"emptyDir\":{}},"
+	        "{\"name\":\"secrets\",\"csi\":{\"driver\":\"vault\"}}]");
+	fakesup_assert_json(jx_get(pod, "containers.0.volumeMounts"),
+	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"},"
+	        "{\"name\":\"secrets\",\"mountPath\":\"/mnt/s\"}]");
+	fakesup_assert_json(jx_get(pod, "initContainers.0.volumeMounts"),
+	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"}]");
+	fakesup_run_fini(&g);
+
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"http\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        vols);
+	run(obj, NULL, &g);
+	pod = jx_get(fakesup_write(&g, 0).object, "spec.template.spec");
+	fakesup_assert_json(jx_get(pod, "volumes"),
+	        "[{\"name\":\"secrets\",\"csi\":{\"driver\":\"vault\"}}]");
+	fakesup_assert_json(jx_get(pod, "containers.0.volumeMounts"),
+	        "[{\"name\":\"secrets\",\"mountPath\":\"/mnt/s\"}]");
+	fakesup_run_fini(&g);
+
+	/* the reserved name, in either list, for stdio only */
+	static const char *const reserved[] = {
+		"\"volumes\":[{\"name\":\"adapter-bin\",\"emptyDir\":{}}]",
+		"\"volumeMounts\":[{\"name\":\"adapter-bin\","
+		"\"mountPath\":\"/x\"}]",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",%s}}}",
+		        reserved[i]);
+		run(obj, NULL, &g);
+		assert_int_equal(
+		        fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+		json_object *st
+		        = jx_get(fakesup_write(&g, 0).object, "status");
+		assert_string_equal(
+		        jx_get_str(st, "conditions.0.reason"), "InvalidSpec");
+		assert_non_null(strstr(jx_get_str(st, "conditions.0.message"),
+		        "name \"adapter-bin\" is reserved for stdio "
+		        "transports"));
+		fakesup_run_fini(&g);
+	}
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"http\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        reserved[0]);
+	run(obj, NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_CREATE);
+	fakesup_run_fini(&g);
+	/* malformed lists are refused, never crash */
+	run("{" MD(1) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
+	              "\"g\",\"deployment\":{\"image\":\"i\",\"volumes\":[7]}}"
+	              "}",
+	        NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+	fakesup_run_fini(&g);
+	run("{" MD(1) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
+	              "\"g\",\"deployment\":{\"image\":\"i\",\"volumeMounts\":"
+	              "{}}}}",
+	        NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+	fakesup_run_fini(&g);
+}
+
 static void
 test_stdio_to_http_clears_adapter(void **state)
 {
@@ -838,6 +934,8 @@ main(void)
 		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
 		cmocka_unit_test(test_suspended),
+		cmocka_unit_test_setup_teardown(
+		        test_volumes, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_upstream_children,
 		        upstream_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
