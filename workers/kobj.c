@@ -625,3 +625,16 @@ kobj_image(char *out, size_t len, const char *registry, const char *name,
 	        first_set(registry, "SYMPOZIUM_IMAGE_REGISTRY", KOBJ_REGISTRY),
 	        name, first_set(tag, "SYMPOZIUM_IMAGE_TAG", kobj_image_tag()));
 }
+
+const char *
+kobj_pull_policy(const char *p)
+{
+	static const char *const ok[] = { "Always", "IfNotPresent", "Never" };
+
+	for (size_t i = 0; p != NULL && i < 3; i++) {
+		if (strcmp(p, ok[i]) == 0) {
+			return (ok[i]);
+		}
+	}
+	return (NULL);
+}

@@ -150,5 +150,9 @@ const char *kobj_resolve_auth_secret(json_object *instance);
 const char *kobj_image_tag(void);
 void kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag);
+/* p when it is a pull policy (Always, IfNotPresent, Never), else NULL
+ * (later upstream fix #167 ResolveImagePullPolicy; callers choose the
+ * fallback).  Static string. */
+const char *kobj_pull_policy(const char *p);
 
 #endif

@@ -377,6 +377,20 @@ bridge_image(void)
 	return (xstrdup(img));
 }
 
+/* imagePullPolicy of the mcp-server container: spec.deployment's when it
+ * is a valid one (later upstream fix #167); otherwise none, as at 008266e
+ * (the API server's default). */
+static void
+pull_policy(json_object *c, const struct mcp *m)
+{
+	const char *p
+	        = kobj_pull_policy(jx_get_str(m->dep, "imagePullPolicy"));
+
+	if (p != NULL) {
+		json_object_object_add(c, "imagePullPolicy", str(p));
+	}
+}
+
 /* The stdio pod: the adapter copied in by an init container, the server
  * image run under it.  env taken. */
 static void
@@ -398,6 +412,7 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	free(img);
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	pull_policy(c, m);
 	json_object_object_add(
 	        c, "command", parse("[\"" ADAPTER_DIR "/mcp-bridge\"]"));
 	json_object_object_add(c, "args", parse("[\"--stdio-adapter\"]"));
@@ -471,6 +486,7 @@ http_pod(json_object *pod, const struct mcp *m)
 
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	pull_policy(c, m);
 	if (cmd != NULL && cmd[0] != '\0') {
 		arr = json_object_new_array();
 		json_object_array_add(arr, str(cmd));

@@ -43,9 +43,10 @@ static const char *const plurals[] = { "agentruns", "mcpservers",
  * must be documented in docs/compatibility.md, "Later upstream fixes"):
  * optional fields of fixes upstream made after 008266e. */
 static const char *const extra_allowed[] = {
-	"mcpservers:.spec.suspended",               /* upstream #195 */
-	"mcpservers:.spec.deployment.volumes",      /* upstream #198 */
-	"mcpservers:.spec.deployment.volumeMounts", /* upstream #198 */
+	"mcpservers:.spec.suspended",                  /* upstream #195 */
+	"mcpservers:.spec.deployment.volumes",         /* upstream #198 */
+	"mcpservers:.spec.deployment.volumeMounts",    /* upstream #198 */
+	"mcpservers:.spec.deployment.imagePullPolicy", /* upstream #167 */
 	NULL,
 };
 

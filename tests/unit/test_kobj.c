@@ -91,6 +91,22 @@ test_image_env(void **state)
 	unsetenv("SYMPOZIUM_IMAGE_TAG");
 }
 
+/* Later upstream fix #167 (imagepullpolicy.go ResolveImagePullPolicy and
+ * its test, commit 74a0895): Always, IfNotPresent and Never are kept;
+ * empty or unknown values are not a policy (the caller's fallback). */
+static void
+test_pull_policy(void **state)
+{
+	(void)state;
+	assert_string_equal(kobj_pull_policy("Always"), "Always");
+	assert_string_equal(kobj_pull_policy("IfNotPresent"), "IfNotPresent");
+	assert_string_equal(kobj_pull_policy("Never"), "Never");
+	assert_null(kobj_pull_policy(""));
+	assert_null(kobj_pull_policy("Bogus"));
+	assert_null(kobj_pull_policy("always"));
+	assert_null(kobj_pull_policy(NULL));
+}
+
 int
 main(void)
 {
@@ -98,6 +114,7 @@ main(void)
 		cmocka_unit_test(test_env_add),
 		cmocka_unit_test(test_image),
 		cmocka_unit_test(test_image_env),
+		cmocka_unit_test(test_pull_policy),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -740,6 +740,47 @@ test_volumes(void **state)
 	fakesup_run_fini(&g);
 }
 
+/* Later upstream fix #167 (mcpserver_controller.go buildStdioPodSpec,
+ * buildHTTPPodSpec, commit 74a0895): the mcp-server container takes
+ * spec.deployment.imagePullPolicy when valid.  Unset or invalid: no
+ * field, as at 008266e (upstream's fix writes IfNotPresent there; we keep
+ * the API server's default so :latest images still pull Always). */
+static void
+test_pull_policy(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	const char *tt[] = { "stdio", "http" };
+	char obj[1024];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"%s\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",\"imagePullPolicy\":\"Always\"}}}",
+		        tt[i]);
+		run_view(obj, NULL, f, &g);
+		json_object *pod = jx_get(
+		        fakesup_write(&g, 0).object, "spec.template.spec");
+		assert_string_equal(
+		        jx_get_str(pod, "containers.0.imagePullPolicy"),
+		        "Always");
+		assert_null(jx_get(pod, "initContainers.0.imagePullPolicy"));
+		fakesup_run_fini(&g);
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"%s\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",\"imagePullPolicy\":\"Bogus\"}}}",
+		        tt[i]);
+		run_view(obj, NULL, f, &g);
+		assert_null(jx_get(fakesup_write(&g, 0).object,
+		        "spec.template.spec.containers.0.imagePullPolicy"));
+		fakesup_run_fini(&g);
+	}
+}
+
 static void
 test_stdio_to_http_clears_adapter(void **state)
 {
@@ -934,6 +975,8 @@ main(void)
 		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
 		cmocka_unit_test(test_suspended),
+		cmocka_unit_test_setup_teardown(
+		        test_pull_policy, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_volumes, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_upstream_children,
