@@ -32,6 +32,14 @@ static const struct contract_watch agentrun[] = {
 	        CONTRACT_CHILD },
 	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_AGENT_RUN,
 	        CONTRACT_CHILD },
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC,
+	 * deleted when the run completes only when cached */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
+	/* agent-sandbox mode (upstream agentrun_sandbox.go): the run's
+	 * Sandbox CR, watched only where its CRD is served */
+	{ "Sandbox", CONTRACT_RES_SANDBOXES, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -104,6 +112,16 @@ static const struct contract_write agentrun_w[] = {
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
+	/* postRun hooks (spec 1.3 step 16, 1.6 step 2): the workspace PVC
+	 * <run>-workspace (the postRun Job is a Job child as above) */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* agent-sandbox mode: the Sandbox (deleted on timeout) or the
+	 * SandboxClaim of a warm-pool run */
+	W_CHILD(CONTRACT_RES_SANDBOXES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	W_CHILD(CONTRACT_RES_SANDBOXCLAIMS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
 };
 
 static const struct contract_watch instance[] = {
@@ -142,6 +160,13 @@ static const struct contract_watch personapack[] = {
 	/* cached for the write policy: the seed memory ConfigMaps */
 	{ "ConfigMap", CONTRACT_RES_CONFIGMAPS, CONTRACT_LABEL_PERSONA_PACK,
 	        CONTRACT_READ },
+	/* the shared memory server (spec 3.4) */
+	{ "PersistentVolumeClaim", CONTRACT_RES_PVCS,
+	        CONTRACT_LABEL_PERSONA_PACK, CONTRACT_CHILD },
+	{ "Deployment", CONTRACT_RES_DEPLOYMENTS, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
+	{ "Service", CONTRACT_RES_SERVICES, CONTRACT_LABEL_PERSONA_PACK,
+	        CONTRACT_CHILD },
 };
 
 #define PP_W CONTRACT_W_CREATE | CONTRACT_W_UPDATE | CONTRACT_W_DELETE
@@ -158,6 +183,15 @@ static const struct contract_write personapack_w[] = {
 	        .own = CONTRACT_OWN_NAMED,
 	        .ref = "spec.authRefs",
 	        .match = "secret" },
+	/* the shared memory server (spec 3.4): created once, never
+	 * updated; deleted when disabled or with the pack */
+	W_CHILD(CONTRACT_RES_PVCS, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_DEPLOYMENTS,
+	        CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
+	W_CHILD(CONTRACT_RES_SERVICES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        CONTRACT_LABEL_PERSONA_PACK),
 };
 
 static const struct contract_watch skillpack[] = {
@@ -234,6 +268,42 @@ static const struct contract_write policy_w[] = {
 	        .own = CONTRACT_OWN_SELF },
 };
 
+static const struct contract_watch config[] = {
+	/* upstream watches only the config (For, no Owns): the Gateway API
+	 * objects are read live through views, as the Gateway API may not
+	 * be served (a watch of it would never sync) */
+	{ "SympoziumConfig", CONTRACT_RES_CONFIGS, NULL, CONTRACT_PRIMARY },
+};
+
+#define CONFIG_MANAGED CONTRACT_LABEL_MANAGED_BY "=" CONTRACT_MANAGED_BY_CONFIG
+static const char *const config_gw_paths[] = { "/spec/gatewayClassName",
+	"/spec/listeners", "/metadata/annotations", NULL };
+
+/* the finalizer and status; the Gateway and GatewayClass its spec names
+ * (created labelled, the Gateway controlled by it; deleted by that name
+ * only); the Gateway's spec and annotations by a JSON patch that tests
+ * the controller reference */
+static const struct contract_write config_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_CONFIGS),
+	{ .res = CONTRACT_RES_GATEWAYS,
+	        .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_SPEC_NAME,
+	        .ref = "spec.gateway.name",
+	        .prefix = "sympozium-gateway",
+	        .match = CONFIG_MANAGED },
+	{ .res = CONTRACT_RES_GATEWAYS,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_TESTED,
+	        .paths = config_gw_paths },
+	{ .res = CONTRACT_RES_GATEWAYCLASSES,
+	        .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_SPEC_NAME,
+	        .ref = "spec.gateway.gatewayClassName",
+	        .prefix = "sympozium",
+	        .match = CONFIG_MANAGED },
+};
+
 /* ---- the view tables: what each reconciler reads (workers/), where
  * upstream reads it: the key's namespace, built-ins also in the system
  * one (spec 0.2), the run's own pods and cluster RBAC by its label ---- */
@@ -263,6 +333,9 @@ static const struct contract_view agentrun_views[] = {
 	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
 	/* the run's PersonaPack: shared memory (spec 1.13) */
 	{ CONTRACT_RES_PERSONAPACKS, V_GET, V_NS, NULL },
+	/* agent-sandbox mode: the run's Sandbox by name (a claim's is the
+	 * agent-sandbox controller's, without the run's label) */
+	{ CONTRACT_RES_SANDBOXES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -278,6 +351,10 @@ static const struct contract_view personapack_views[] = {
 	{ CONTRACT_RES_SCHEDULES, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* the shared memory server's objects the children miss */
+	{ CONTRACT_RES_PVCS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_DEPLOYMENTS, V_GET, V_NS, NULL },
+	{ CONTRACT_RES_SERVICES, V_GET, V_NS, NULL },
 };
 
 static const struct contract_view schedule_views[] = {
@@ -296,6 +373,14 @@ static const struct contract_view mcpserver_views[] = {
 
 static const struct contract_view policy_views[] = {
 	{ CONTRACT_RES_INSTANCES, V_LIST, V_NS, NULL },
+};
+
+/* the Gateway API objects, live (no cache holds them) */
+static const struct contract_view config_views[] = {
+	/* the one the spec names; a list is the probe of whether the
+	 * Gateway API is served */
+	{ CONTRACT_RES_GATEWAYS, V_GET | V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_GATEWAYCLASSES, V_GET, CONTRACT_VIEW_CLUSTER, NULL },
 };
 
 #define CTRL(n, fin, w, v)                                                    \
@@ -323,6 +408,7 @@ static const struct contract_ctrl ctrls[] = {
 	        schedule_views),
 	CTRL("mcpserver", NULL, mcpserver, mcpserver_views),
 	CTRL("policy", NULL, policy, policy_views),
+	CTRL("config", CONTRACT_FINALIZER_CONFIG, config, config_views),
 };
 
 const struct contract_ctrl *
@@ -363,4 +449,11 @@ contract_is_extra(const struct contract_ctrl *c)
 		}
 	}
 	return (c != NULL);
+}
+
+bool
+contract_optional(const struct kapi_res *res)
+{
+	return (res != NULL && res->group != NULL
+	        && strcmp(res->group, CONTRACT_SANDBOX_GROUP) == 0);
 }

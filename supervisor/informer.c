@@ -53,6 +53,7 @@ struct kind {
 	char *name, *group, *version, *plural, *selector, *ns;
 	struct src *src;
 	struct labelsel *filter; /* served by a wider source: its selector */
+	bool off;                /* not watched (inf_new_off()) */
 };
 
 struct inf {
@@ -140,18 +141,20 @@ kind_attach(struct inf *in, struct kind *k)
 {
 	struct src *s;
 
-	for (size_t i = 0; i < in->nsrcs; i++) {
+	for (size_t i = 0; !k->off && i < in->nsrcs; i++) {
 		s = in->srcs[i];
-		if (same_res(s->k, k)
+		if (!s->k->off && same_res(s->k, k)
 		        && same_str(s->k->selector, k->selector)) {
 			k->src = s;
 			return;
 		}
 	}
-	for (size_t i = 0; k->selector != NULL && k->idx < 64 && i < in->nsrcs;
+	for (size_t i = 0;
+	        !k->off && k->selector != NULL && k->idx < 64 && i < in->nsrcs;
 	        i++) {
 		s = in->srcs[i];
-		if (same_res(s->k, k) && s->k->selector == NULL) {
+		if (!s->k->off && same_res(s->k, k)
+		        && s->k->selector == NULL) {
 			k->src = s;
 			k->filter = labelsel_parse(k->selector, NULL, 0);
 			s->filtered = true;
@@ -165,6 +168,12 @@ kind_attach(struct inf *in, struct kind *k)
 	s->cache = cache_new(k->name);
 	s->stage = cache_stage_new();
 	s->fresh_ms = clock_now(in);
+	if (k->off) {
+		/* never due: synced and empty for good */
+		s->until_ms = INT64_MAX;
+		s->reported_sync = true;
+		cache_set_synced(s->cache, true);
+	}
 	in->srcs = xreallocarray(in->srcs, in->nsrcs + 1, sizeof(*in->srcs));
 	in->srcs[in->nsrcs++] = s;
 	k->src = s;
@@ -205,6 +214,13 @@ struct inf *
 inf_new(struct kapi_multi *m, const struct inf_kind *kinds, size_t n,
         const struct inf_conf *conf)
 {
+	return (inf_new_off(m, kinds, NULL, n, conf));
+}
+
+struct inf *
+inf_new_off(struct kapi_multi *m, const struct inf_kind *kinds,
+        const bool *off, size_t n, const struct inf_conf *conf)
+{
 	struct inf *in = xcalloc(1, sizeof(*in));
 
 	in->m = m;
@@ -218,6 +234,7 @@ inf_new(struct kapi_multi *m, const struct inf_kind *kinds, size_t n,
 			return (NULL);
 		}
 		kind_init(in, &in->kinds[i], i, &kinds[i]);
+		in->kinds[i].off = off != NULL && off[i];
 		in->n = i + 1;
 	}
 	/* unselected kinds first, so selected ones can share them */
@@ -918,6 +935,9 @@ inf_fresh(const struct inf *in, size_t kind)
 {
 	int64_t since;
 
+	if (kind < in->n && in->kinds[kind].off) {
+		return (true);
+	}
 	if (kind >= in->n || !in->kinds[kind].src->reported_sync
 	        || !refl_watching(in->kinds[kind].src->refl, &since)) {
 		return (false);
@@ -935,6 +955,9 @@ inf_age_ms(const struct inf *in, size_t kind)
 		return (0);
 	}
 	s = in->kinds[kind].src;
+	if (in->kinds[kind].off) {
+		return (0);
+	}
 	if (s->reported_sync && refl_watching(s->refl, &since)
 	        && (s->watch_seen > 0 || now - since >= INF_FRESH_MS)) {
 		return (0);

@@ -131,6 +131,13 @@ struct inf_stats {
 struct inf *inf_new(struct kapi_multi *m, const struct inf_kind *kinds,
         size_t n, const struct inf_conf *conf);
 
+/* inf_new() where kind i is not watched when off[i] (off may be NULL:
+ * none is): a resource the API does not serve (an optional CRD that is
+ * not installed) gets its own cache, synced and empty from the start and
+ * always fresh, and no request is ever sent for it. */
+struct inf *inf_new_off(struct kapi_multi *m, const struct inf_kind *kinds,
+        const bool *off, size_t n, const struct inf_conf *conf);
+
 /* Cancels the informer's requests and frees it with its caches.  NULL is
  * fine. */
 void inf_free(struct inf *in);

@@ -38,11 +38,14 @@ add_kinds(struct sup *s, size_t ci)
 	        s->kinds, s->nkinds + sp->nwatches, sizeof(*s->kinds));
 	s->kind_ctl = xreallocarray(
 	        s->kind_ctl, s->nkinds + sp->nwatches, sizeof(*s->kind_ctl));
+	s->kind_off = xreallocarray(
+	        s->kind_off, s->nkinds + sp->nwatches, sizeof(*s->kind_off));
 	for (size_t i = 0; i < sp->nwatches; i++) {
 		s->kinds[s->nkinds]
 		        = (struct inf_kind) { .name = sp->watches[i].kind,
 			          .res = sp->watches[i].res,
 			          .selector = sp->watches[i].selector };
+		s->kind_off[s->nkinds] = sup_optional_off(s, &sp->watches[i]);
 		s->kind_ctl[s->nkinds++] = ci;
 	}
 }
@@ -246,13 +249,14 @@ setup_api(struct sup *s, char *err, size_t errlen)
 		log_info("shadow mode: no write goes to the API server; "
 		         "sympoziumctl shadow lists the writes it would send");
 	}
+	sup_detect_served(s);
 	for (size_t i = 0; i < s->nctls; i++) {
 		add_kinds(s, i);
 	}
 	s->stats = ops_stats_new(s, timefmt_now_ms_mono());
 	leader_connect(s->leader, s->m, s->stats);
 	ic.stats = s->stats;
-	s->inf = inf_new(s->m, s->kinds, s->nkinds, &ic);
+	s->inf = inf_new_off(s->m, s->kinds, s->kind_off, s->nkinds, &ic);
 	s->wr = wr_new(s->m, &wc);
 	wr_set_correlator(s->wr, NULL);
 	wr_set_stats(s->wr, s->stats);
@@ -283,6 +287,9 @@ worker_env(struct sup *s)
 	if (s->cfg.max_run_history != NULL && n < SUP_MAX_ENV - 1) {
 		s->env[n++] = xasprintf("SYMPOZIUM_MAX_RUN_HISTORY=%s",
 		        s->cfg.max_run_history);
+	}
+	if (s->agent_sandbox && n < SUP_MAX_ENV - 1) {
+		s->env[n++] = xasprintf("%s=1", CONTRACT_ENV_AGENT_SANDBOX);
 	}
 	s->env[n] = NULL;
 }
@@ -477,6 +484,7 @@ sup_free(struct sup *s)
 	free(s->ctls);
 	free(s->kinds);
 	free(s->kind_ctl);
+	free(s->kind_off);
 	for (size_t i = 0; i < SUP_MAX_ENV && s->env[i] != NULL; i++) {
 		free(s->env[i]);
 	}
@@ -630,12 +638,20 @@ int
 sup_run(struct sup *s)
 {
 	int64_t now = timefmt_now_ms_mono();
+	size_t off = 0;
 
+	for (size_t i = 0; i < s->nkinds; i++) {
+		off += s->kind_off[i];
+	}
 	/* informers: one LIST+WATCH each; watches sharing one count once
-	 * (tests/chaos/ reads the first number) */
+	 * (tests/chaos/ reads the first number); an unserved optional kind
+	 * (served.c) has a source of its own that sends nothing: not
+	 * counted */
 	log_info("starting %zu controller(s), %zu informer(s) for %zu "
-	         "watch(es), runtime %s",
-	        s->nctls, inf_nsources(s->inf), s->nkinds, s->runtime_dir);
+	         "watch(es), runtime %s%s",
+	        s->nctls, inf_nsources(s->inf) - off, s->nkinds - off,
+	        s->runtime_dir,
+	        off > 0 ? " (optional kinds not served: off)" : "");
 	log_info("health socket %s%s",
 	        s->cfg.health_socket != NULL ? s->cfg.health_socket
 	                                     : s->runtime_dir,

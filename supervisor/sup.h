@@ -78,6 +78,8 @@ struct sup {
 	struct mtune_trim trim; /* freed heap given back when idle */
 	struct shadow *shadow;  /* --shadow: the writes not sent (shadow.h);
 	                         * NULL otherwise */
+	bool agent_sandbox; /* the agent-sandbox CRDs are served (served.c) */
+	bool *kind_off;     /* per informer kind: unserved, not watched */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive
@@ -132,6 +134,12 @@ void sup_resync(struct sup *s, int64_t now);
  * without a key: only logged. */
 void sup_violation(struct sup *s, struct wk_worker *w, const char *rule,
         const char *detail, int64_t now);
+
+/* served.c: sets s->agent_sandbox (one blocking LIST at start-up, only
+ * when a running controller has an optional watch of that group), and
+ * whether optional watch w is off (not served). */
+void sup_detect_served(struct sup *s);
+bool sup_optional_off(const struct sup *s, const struct ctrl_watch *w);
 
 /* views.c */
 void sup_on_view(void *arg, struct wk_worker *w, uint64_t ticket,

@@ -311,6 +311,11 @@ row_child_create(const struct prim *p, const struct contract_write *row,
 		        w->res.plural, target_name(w), row->label,
 		        row->any_value ? "..." : p->name));
 	}
+	if (row->match != NULL && !has_match(w->object, row->match)) {
+		return (viol(v, "child-label", i,
+		        "create %s %.64s without the label %s", w->res.plural,
+		        target_name(w), row->match));
+	}
 	if (!owned_by(w->object, p->uid)) {
 		return (viol(v, "owner", i,
 		        "create %s %.64s without a controller ownerReference "
@@ -527,6 +532,119 @@ row_adopt(const struct prim *p, const struct contract_write *row,
 	return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
 }
 
+/* ---- objects the primary's spec names (CONTRACT_OWN_SPEC_NAME) ---- */
+
+static enum wpol_verdict
+row_spec_name(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w, size_t i, struct wpol_violation *v)
+{
+	const char *want = primary_ref(p, row->ref), *name = target_name(w);
+
+	if (p->in->primary == NULL) {
+		return (not_owned(w, i, v, "the primary is gone"));
+	}
+	if (want == NULL || want[0] == '\0') {
+		want = row->prefix;
+	}
+	if (strcmp(name, want) != 0) {
+		return (viol(v, "not-owned", i,
+		        "%s %s %.64s: the primary's %s names %.64s",
+		        ipc_op_name(w->op), w->res.plural, name, row->ref,
+		        want));
+	}
+	if (w->op != IPC_OP_CREATE) {
+		return (WPOL_OK);
+	}
+	if (!has_match(w->object, row->match)) {
+		return (viol(v, "child-label", i,
+		        "create %s %.64s without the label %s", w->res.plural,
+		        name, row->match));
+	}
+	if (w->res.namespaced && !owned_by(w->object, p->uid)) {
+		return (viol(v, "owner", i,
+		        "create %s %.64s without a controller ownerReference "
+		        "to %s %s (uid %s)",
+		        w->res.plural, name, p->kind, p->name, p->uid));
+	}
+	return (WPOL_OK);
+}
+
+/* ---- patches the API server tests (CONTRACT_OWN_TESTED) ---- */
+
+static bool
+listed(const char *const *paths, const char *path)
+{
+	for (size_t i = 0; paths != NULL && paths[i] != NULL; i++) {
+		if (strcmp(paths[i], path) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Whether operation i is an add (with a value) or a remove of one of the
+ * row's paths. */
+static bool
+tested_change(const struct contract_write *row, json_object *ops, size_t i)
+{
+	json_object *e = json_object_array_get_idx(ops, i), *val;
+	const char *path;
+
+	if (patch_at(ops, i, "add", &path, &val)) {
+		return (listed(row->paths, path));
+	}
+	path = jx_get_str(e, "path");
+	return (json_object_is_type(e, json_type_object)
+	        && json_object_object_length(e) == 2
+	        && strcmp(str_or(jx_get_str(e, "op")), "remove") == 0
+	        && path != NULL && listed(row->paths, path));
+}
+
+/* Why w is not the tested patch of contract.h, or NULL.  Its three tests
+ * are the adoption patch's. */
+static const char *
+tested_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch, *val;
+	const char *path;
+	long n1 = -1, n2 = -2;
+
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) < 4) {
+		return ("not a JSON patch of three tests and a change");
+	}
+	if (!patch_at(ops, 0, "test", &path, &val)
+	        || strcmp(path, "/metadata/resourceVersion") != 0
+	        || !json_object_is_type(val, json_type_string)) {
+		return ("operation 0 does not test the resourceVersion");
+	}
+	if (!patch_at(ops, 1, "test", &path, &val)
+	        || !ref_path(path, "uid", &n1)
+	        || !json_object_is_type(val, json_type_string)
+	        || p->uid[0] == '\0'
+	        || strcmp(json_object_get_string(val), p->uid) != 0) {
+		return ("operation 1 does not test an ownerReference's uid "
+		        "against the primary's");
+	}
+	if (!patch_at(ops, 2, "test", &path, &val)
+	        || !ref_path(path, "controller", &n2) || n2 != n1
+	        || !json_object_is_type(val, json_type_boolean)
+	        || !json_object_get_boolean(val)) {
+		return ("operation 2 does not test that it is the controller "
+		        "reference");
+	}
+	for (size_t k = 3; k < json_object_array_length(ops); k++) {
+		if (!tested_change(row, ops, k)) {
+			return ("an operation changes a path the table does "
+			        "not "
+			        "list");
+		}
+	}
+	return (NULL);
+}
+
 /* Whether the primary's spec names name (CONTRACT_OWN_NAMED). */
 static bool
 named(const struct prim *p, const struct contract_write *row, const char *name)
@@ -569,6 +687,12 @@ check_row(const struct prim *p, const struct contract_write *row,
 		        w->res.plural, target_name(w), row->prefix));
 	case CONTRACT_OWN_ADOPT:
 		return (row_adopt(p, row, w, i, v));
+	case CONTRACT_OWN_SPEC_NAME:
+		return (row_spec_name(p, row, w, i, v));
+	case CONTRACT_OWN_TESTED: {
+		const char *why = tested_why(p, row, w);
+		return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
+	}
 	case CONTRACT_OWN_NAMED:
 		if (named(p, row, w->name)) {
 			return (WPOL_OK);

@@ -5,8 +5,10 @@
  * the agent container, log result, timeout), the Completed path (cluster
  * RBAC cleanup, finalizer, history pruning) and the Delete path.  The Job
  * itself is built by agentrun_job.c, logs are parsed by
- * agentrun_result.c, and server-mode runs (Pending with spec.mode
- * "server", phase Serving) are handled by agentrun_server.c.
+ * agentrun_result.c, server-mode runs (Pending with spec.mode
+ * "server", phase Serving) are handled by agentrun_server.c, and
+ * postRun hooks (workspace PVC, phase PostRunning) by
+ * agentrun_postrun.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +24,9 @@
 #include "workers/agentrun.h"
 #include "workers/agentrun_job.h"
 #include "workers/agentrun_mcp.h"
+#include "workers/agentrun_postrun.h"
 #include "workers/agentrun_result.h"
+#include "workers/agentrun_sandbox.h"
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -81,7 +85,14 @@ phase_event(struct ctx *c, json_object *old)
 	if (was != NULL && strcmp(was, now) == 0) {
 		return;
 	}
-	if (strcmp(now, "Running") == 0) {
+	if (strcmp(now, "Running") == 0
+	        && agentrun_sandbox_active(c->status)) {
+		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
+		        st_str(c, "sandboxClaimName")[0] != '\0'
+		                ? "Created SandboxClaim %s"
+		                : "Created Sandbox %s",
+		        st_str(c, "sandboxName"));
+	} else if (strcmp(now, "Running") == 0) {
 		kobj_eventf(c->out, c->run, KOBJ_NORMAL, "Started",
 		        "Created Job %s", st_str(c, "jobName"));
 	} else if (strcmp(now, "Succeeded") == 0) {
@@ -111,6 +122,7 @@ flush_status(struct ctx *c)
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
+	agentrun_postrun_events(c->out, c->run, old, c->status);
 }
 
 static void fail_run(struct ctx *c, const char *fmt, ...)
@@ -337,11 +349,7 @@ completed(struct ctx *c)
 	if (has_finalizer(c->run)) {
 		delete_cluster_rbac(c);
 	}
-	if (st_str(c, "postRunJobName")[0] != '\0') {
-		char *pvc = xasprintf("%s-workspace", c->name);
-		kobj_delete(c->out, &kobj_pvcs, c->ns, pvc, true);
-		free(pvc);
-	}
+	agentrun_postrun_cleanup(c->in, c->out, c->status);
 	if (has_finalizer(c->run)) {
 		remove_finalizer(c);
 	}
@@ -362,7 +370,11 @@ deleting(struct ctx *c)
 		return;
 	}
 	delete_cluster_rbac(c);
-	if (st_str(c, "jobName")[0] != '\0') {
+	/* only a cached Job: the main Job of a PostRunning run is often
+	 * gone (deleted by the sidecar path, or its TTL), and a delete of an
+	 * object the caches do not hold is a policy violation; garbage
+	 * collection takes it with the run anyway */
+	if (kobj_child(c->in->children, "Job", st_str(c, "jobName")) != NULL) {
 		delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"),
 		        "Foreground");
 	}
@@ -502,31 +514,17 @@ validate(struct ctx *c, json_object **inst)
 	return (rc);
 }
 
-static size_t
-count_gates(json_object *hooks)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < jx_array_len(hooks); i++) {
-		bool g = false;
-		jx_get_bool(json_object_array_get_idx(hooks, i), "gate", &g);
-		n += g;
-	}
-	return (n);
-}
-
 /* A timeout that does not parse (upstream cannot even decode such a
  * run), features this build rejects, and the gate checks (spec 1.3
  * steps 2, 3, 10; 1.7; 1.11); a server-mode run goes to
  * agentrun_server_pending() (spec 1.4).  Returns 1 when the run failed,
- * 2 when the server path took it, -1 on a view error. */
+ * 2 when the server path took it, 3 for an agent-sandbox run (its CRDs
+ * served: agentrun_sandbox.h), -1 on a view error. */
 static int
 unsupported(struct ctx *c)
 {
-	json_object *lc = jx_get(c->run, "spec.lifecycle");
 	const char *to = spec_str(c, "timeout");
 	int64_t ns = 0;
-	bool sandbox = false;
 
 	if (strlen(c->name) > 63) {
 		fail_run(c,
@@ -539,24 +537,13 @@ unsupported(struct ctx *c)
 		        to);
 	} else if (to[0] != '\0' && ns <= 0) {
 		fail_run(c, "invalid timeout \"%s\": must be positive", to);
-	} else if (count_gates(json_object_object_get(lc, "preRun")) > 0) {
-		fail_run(c,
-		        "gate hook validation failed: preRun hooks cannot "
-		        "be gates");
-	} else if (count_gates(json_object_object_get(lc, "postRun")) > 1) {
-		fail_run(c,
-		        "gate hook validation failed: at most one postRun "
-		        "hook may be a gate");
-	} else if (jx_array_len(json_object_object_get(lc, "postRun")) > 0) {
-		fail_run(c,
-		        "lifecycle postRun hooks are not supported by this "
-		        "controller");
-	} else if (jx_get_bool(c->run, "spec.agentSandbox.enabled", &sandbox)
-	                == 0
-	        && sandbox) {
-		fail_run(c,
-		        "agent-sandbox mode requires dynamic client "
-		        "(agent-sandbox CRDs not available)");
+	} else if (agentrun_postrun_validate(c->run) != NULL) {
+		fail_run(c, "%s", agentrun_postrun_validate(c->run));
+	} else if (agentrun_sandbox_wanted(c->run)
+	        && !agentrun_sandbox_served()) {
+		fail_run(c, AGENTRUN_SANDBOX_ABSENT);
+	} else if (agentrun_sandbox_wanted(c->run)) {
+		return (3);
 	} else if (strcmp(spec_str(c, "mode"), "server") == 0) {
 		return (agentrun_server_pending(c->in, c->out, c->status));
 	} else {
@@ -952,20 +939,43 @@ shared_memory(struct ctx *c, struct plan *p)
 	return (0);
 }
 
+/* The Job builder's input.  An agent-sandbox run (sbx) has no persona
+ * pack copied from the instance and no shared memory (upstream
+ * reconcilePendingAgentSandbox does neither). */
+static struct agentrun_job_in
+job_in(struct ctx *c, struct plan *p, bool sbx)
+{
+	bool mem = false, otel = false;
+
+	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
+	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
+	return ((struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
+	        sbx ? kobj_label(c->run, CONTRACT_LABEL_PERSONA_PACK)
+	            : persona_pack(c, p),
+	        mem, p->timeout_s, p->mcp,
+	        otel ? jx_get(p->inst, "spec.observability") : NULL,
+	        sbx ? NULL : p->shared_access });
+}
+
+/* The agent-sandbox path's last step: the Sandbox (or SandboxClaim) from
+ * the Job builder's pod spec (agentrun_sandbox.h). */
+static void
+create_sandbox(struct ctx *c, struct plan *p)
+{
+	struct agentrun_job_in ji = job_in(c, p, true);
+	json_object *pod = agentrun_job_pod_spec(&ji);
+
+	agentrun_sandbox_create(c->in, c->out, c->status, pod);
+	json_object_put(pod);
+}
+
 /* spec 1.3 steps 17-19. */
 static void
 create_job(struct ctx *c, struct plan *p)
 {
-	bool mem = false, otel = false;
 	json_object *job;
-	struct agentrun_job_in ji;
+	struct agentrun_job_in ji = job_in(c, p, false);
 
-	jx_get_bool(p->inst, "spec.memory.enabled", &mem);
-	jx_get_bool(p->inst, "spec.observability.enabled", &otel);
-	ji = (struct agentrun_job_in) { c->run, p->skills, p->sc, p->nsc,
-		persona_pack(c, p), mem, p->timeout_s, p->mcp,
-		otel ? jx_get(p->inst, "spec.observability") : NULL,
-		p->shared_access };
 	job = agentrun_job_build(&ji);
 	kobj_set_owner(job, c->run);
 	kobj_create(c->out, &kobj_jobs, job, true);
@@ -993,7 +1003,7 @@ run_age_ms(struct ctx *c)
  * requeueing every 5 s, and fails once older than 120 s.  Returns 0 (go
  * on), 1 (failed), 2 (requeued) or -1 (view error). */
 static int
-memory_wait(struct ctx *c, struct plan *p)
+memory_wait(struct ctx *c, struct plan *p, bool sbx)
 {
 	char *name, age[DURATION_STR_LEN];
 	json_object *dep = NULL;
@@ -1009,13 +1019,17 @@ memory_wait(struct ctx *c, struct plan *p)
 		rc = 0;
 	} else if (rc >= 0 && ms > AGENTRUN_MEMORY_WAIT_MS) {
 		duration_format(ms / 1000 * 1000000000, age);
+		/* the agent-sandbox path's message has no hint (upstream
+		 * reconcilePendingAgentSandbox) */
 		fail_run(c,
-		        rc == 1 ? "memory server deployment \"%s\" not found "
-		                  "after %s \u2014 ensure the instance has "
-		                  "been "
-		                  "reconciled"
-		                : "memory server deployment \"%s\" has no "
-		                  "ready replicas after %s",
+		        rc == 1 && sbx ? "memory server deployment \"%s\" not "
+		                         "found after %s"
+		                : rc == 1
+		                ? "memory server deployment \"%s\" not "
+		                  "found after %s \u2014 ensure the "
+		                  "instance has been reconciled"
+		                : "memory server deployment \"%s\" has "
+		                  "no ready replicas after %s",
 		        name, age);
 		rc = 1;
 	} else if (rc >= 0) {
@@ -1034,9 +1048,14 @@ pending(struct ctx *c)
 {
 	struct plan p = { 0 };
 	int rc = validate(c, &p.inst);
+	bool sbx = false;
 
 	if (rc == 0) {
 		rc = unsupported(c); /* 2: the server path took the run */
+	}
+	if (rc == 3) { /* agent-sandbox: the same steps, then its CR */
+		sbx = true;
+		rc = 0;
 	}
 	if (rc == 0) {
 		ensure_sa_and_input(c);
@@ -1047,17 +1066,22 @@ pending(struct ctx *c)
 		rc = resolve_sidecars(c, &p);
 	}
 	if (rc == 0) {
-		rc = memory_wait(c, &p);
+		rc = memory_wait(c, &p, sbx);
 	}
 	if (rc == 0) {
 		rc = mirror_skills(c, &p);
 	}
-	if (rc == 0) {
+	if (rc == 0 && !sbx) {
 		rc = shared_memory(c, &p);
 	}
 	if (rc == 0) {
 		rbac(c, &p);
-		create_job(c, &p);
+		agentrun_postrun_pvc(c->out, c->run);
+		if (sbx) {
+			create_sandbox(c, &p);
+		} else {
+			create_job(c, &p);
+		}
 	}
 	if (rc == 1) {
 		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
@@ -1164,6 +1188,43 @@ find_pod(struct ctx *c)
 	return (0);
 }
 
+/* The agent is done (spec 1.5 steps 4-6): postRun hooks first when the
+ * run has any (agentrun_postrun.c), else the final phase. */
+static void
+agent_ok(struct ctx *c, const struct agentrun_result *r)
+{
+	if (agentrun_postrun_hooks(c->run)) {
+		agentrun_postrun_start(c->in, c->out, c->status, 0,
+		        r->result != NULL ? r->result : "",
+		        r->has_usage ? usage_json(r) : NULL);
+	} else {
+		succeed_run(c, r);
+	}
+}
+
+static void
+agent_failed(struct ctx *c, const char *msg)
+{
+	if (agentrun_postrun_hooks(c->run)) {
+		agentrun_postrun_start(c->in, c->out, c->status, 1, msg, NULL);
+	} else {
+		fail_run(c, "%s", msg);
+	}
+}
+
+/* DONE, or the PostRunning poll when the agent's end started the postRun
+ * Job. */
+static void
+done_verdict(struct ctx *c)
+{
+	if (strcmp(st_str(c, "phase"), "PostRunning") == 0) {
+		rec_verdict(c->out, IPC_V_REQUEUE_AFTER,
+		        AGENTRUN_POSTRUN_POLL_MS, NULL);
+	} else {
+		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+	}
+}
+
 /* Job succeeded or failed (spec 1.5 steps 4, 5).  Returns -1 (error
  * verdict set) when the log could not be read. */
 static int
@@ -1175,9 +1236,9 @@ job_done(struct ctx *c, bool ok)
 		return (-1);
 	}
 	if (ok || (r.result != NULL && r.error == NULL)) {
-		succeed_run(c, &r);
+		agent_ok(c, &r);
 	} else {
-		fail_run(c, "%s", r.error != NULL ? r.error : "Job failed");
+		agent_failed(c, r.error != NULL ? r.error : "Job failed");
 	}
 	agentrun_result_fini(&r);
 	return (0);
@@ -1226,14 +1287,17 @@ sidecar_aware(struct ctx *c)
 	}
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Background");
 	if (code == 0) {
-		succeed_run(c, &r);
+		agent_ok(c, &r);
 	} else if (r.error != NULL) {
-		fail_run(c, "%s", r.error);
+		agent_failed(c, r.error);
 	} else {
-		fail_run(c, "agent container exited with code %lld%s%s%s",
+		char msg[2048]; /* as fail_run()'s */
+		snprintf(msg, sizeof(msg),
+		        "agent container exited with code %lld%s%s%s",
 		        (long long)code, reason != NULL ? " (" : "",
 		        reason != NULL ? reason : "",
 		        reason != NULL ? ")" : "");
+		agent_failed(c, msg);
 	}
 	agentrun_result_fini(&r);
 	json_object_put(pod);
@@ -1342,6 +1406,38 @@ pod_pending(struct ctx *c, json_object *job)
 	return (since >= 0 && since < AGENTRUN_POD_GRACE_MS);
 }
 
+/* ---- agent-sandbox mode (agentrun_sandbox.h) ---- */
+
+/* upstream reconcileRunningAgentSandbox: the Sandbox's pass, then the
+ * result from the log of its pod (when the pod is the run's own):
+ * Completed succeeds unless the log holds an error; a failed pod fails
+ * with the log's error, else the Ready condition's message; either way
+ * through the postRun hooks first when the run has any (agent_ok()). */
+static void
+sandbox_running(struct ctx *c)
+{
+	struct agentrun_sandbox_check k;
+	struct agentrun_result r;
+	char *log = NULL;
+
+	agentrun_sandbox_check(c->in, c->out, c->status, &k);
+	if (k.step == AGENTRUN_SANDBOX_WAIT || k.step == AGENTRUN_SANDBOX_ERROR
+	        || (k.step != AGENTRUN_SANDBOX_FAILED && k.own_pod
+	                && agent_log(c, &log) != 0)) {
+		return;
+	}
+	agentrun_result_parse(log, &r);
+	if (k.step == AGENTRUN_SANDBOX_COMPLETED && r.error == NULL) {
+		save_memory(c, log);
+		agent_ok(c, &r);
+	} else {
+		agent_failed(c, r.error != NULL ? r.error : k.msg);
+	}
+	agentrun_result_fini(&r);
+	free(log);
+	done_verdict(c);
+}
+
 /* spec 1.5. */
 static void
 running(struct ctx *c)
@@ -1350,6 +1446,10 @@ running(struct ctx *c)
 	        = kobj_child(c->in->children, "Job", st_str(c, "jobName"));
 	int rc;
 
+	if (agentrun_sandbox_active(c->status)) {
+		sandbox_running(c);
+		return;
+	}
 	if (job == NULL) {
 		job_missing(c);
 		return;
@@ -1367,7 +1467,7 @@ running(struct ctx *c)
 			return;
 		}
 		if (job_done(c, int_or(job, "status.succeeded", 0) > 0) == 0) {
-			rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+			done_verdict(c);
 		}
 		return;
 	}
@@ -1379,7 +1479,7 @@ running(struct ctx *c)
 		rec_verdict(
 		        c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
 	} else if (rc == 1) {
-		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		done_verdict(c);
 	}
 }
 
@@ -1397,9 +1497,7 @@ dispatch(struct ctx *c)
 	} else if (strcmp(phase, "Serving") == 0) {
 		agentrun_server_serving(c->in, c->out, c->status);
 	} else if (strcmp(phase, "PostRunning") == 0) {
-		fail_run(c, "phase %s is not supported by this controller",
-		        phase);
-		rec_verdict(c->out, IPC_V_DONE, 0, NULL);
+		agentrun_postrun_running(c->in, c->out, c->status);
 	} else {
 		log_debug("agentrun %s/%s: unknown phase %s", c->ns, c->name,
 		        phase);

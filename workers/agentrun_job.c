@@ -2,7 +2,8 @@
  * agentrun_job.c: builds the Job of a task-mode AgentRun (spec 1.12): the
  * labels, deadlines, pod security, the init containers (wait-for-memory,
  * mcp-discover, preRun hooks), the agent, ipc-bridge, sandbox, mcp-bridge
- * and skill sidecar containers, and the volumes.
+ * and skill sidecar containers, and the volumes (the workspace a PVC
+ * when the run has postRun hooks: agentrun_postrun.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "common/xmalloc.h"
 #include "workers/agentrun_job.h"
 #include "workers/agentrun_mcp.h"
+#include "workers/agentrun_postrun.h"
 #include "workers/kobj.h"
 
 #define NATS_URL "nats://nats.sympozium-system.svc:4222"
@@ -165,6 +167,40 @@ tidy(json_object *c)
 	if (env != NULL && json_object_array_length(env) == 0) {
 		json_object_object_del(c, "env");
 	}
+}
+
+/* The builders above, for the postRun Job (agentrun_postrun.c). */
+json_object *
+agentrun_job_hardened(void)
+{
+	return (hardened());
+}
+
+json_object *
+agentrun_job_resources(
+        const char *rcpu, const char *rmem, const char *lcpu, const char *lmem)
+{
+	return (resources(rcpu, rmem, lcpu, lmem));
+}
+
+json_object *
+agentrun_job_container(const char *name, const char *image, json_object **env,
+        json_object **mounts)
+{
+	return (container(name, image, env, mounts));
+}
+
+void
+agentrun_job_mount(
+        json_object *mounts, const char *name, const char *path, bool ro)
+{
+	mount(mounts, name, path, ro);
+}
+
+void
+agentrun_job_env_map(json_object *env, json_object *map)
+{
+	env_map(env, map, "", false);
 }
 
 static const char *
@@ -381,6 +417,9 @@ bridge_container(const struct agentrun_job_in *in)
 	c = container("ipc-bridge", image, &env, &mounts);
 	common_env(in, env);
 	kobj_env_add(env, "EVENT_BUS_URL", NATS_URL);
+	if (agentrun_postrun_gated(in->run)) {
+		kobj_env_add(env, "GATE_SUPPRESS_COMPLETION", "true");
+	}
 	otel_env(in, env);
 	mount(mounts, "ipc", "/ipc", false);
 	put(c, "resources", resources("50m", "64Mi", "100m", "128Mi"));
@@ -658,12 +697,31 @@ cm_volume(json_object *vols, const char *name, const char *base,
 	free(cm);
 }
 
+/* emptyDir, or the workspace PVC when the run has postRun hooks
+ * (upstream buildVolumes). */
+static json_object *
+workspace_volume(const struct agentrun_job_in *in)
+{
+	json_object *v;
+	char *claim;
+
+	if (!agentrun_postrun_hooks(in->run)) {
+		return (empty_dir("workspace", NULL, "1Gi"));
+	}
+	v = json_object_new_object();
+	claim = agentrun_postrun_pvc_name(in->run);
+	put(v, "name", str("workspace"));
+	jx_setv(v, str(claim), "persistentVolumeClaim", "claimName", NULL);
+	free(claim);
+	return (v);
+}
+
 static json_object *
 base_volumes(const struct agentrun_job_in *in)
 {
 	json_object *vols = json_object_new_array();
 
-	json_object_array_add(vols, empty_dir("workspace", NULL, "1Gi"));
+	json_object_array_add(vols, workspace_volume(in));
 	json_object_array_add(vols, empty_dir("ipc", "Memory", "64Mi"));
 	json_object_array_add(vols, empty_dir("tmp", NULL, "256Mi"));
 	json_object_array_add(vols, skills_volume(in));
@@ -901,6 +959,12 @@ pod_spec(const struct agentrun_job_in *in)
 	        str(pf.host_network ? "ClusterFirstWithHostNet"
 	                            : "ClusterFirst"));
 	return (pod);
+}
+
+json_object *
+agentrun_job_pod_spec(const struct agentrun_job_in *in)
+{
+	return (pod_spec(in));
 }
 
 static void

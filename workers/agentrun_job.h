@@ -46,6 +46,11 @@ struct agentrun_job_in {
 /* The Job for in->run, without owner reference.  Caller puts. */
 json_object *agentrun_job_build(const struct agentrun_job_in *in);
 
+/* The Job's pod spec (its spec.template.spec) alone: the agent-sandbox
+ * backend builds its Sandbox's pod template from its containers,
+ * initContainers and volumes (agentrun_sandbox.h).  Caller puts. */
+json_object *agentrun_job_pod_spec(const struct agentrun_job_in *in);
+
 /* The name of host mount idx of a pack: "host-<pack>-<idx>" lower-cased,
  * [^a-z0-9] replaced by '-', '-' trimmed at both ends, "host-mount" when
  * empty, cut to 63 characters.  out must hold 64 bytes. */
@@ -58,5 +63,19 @@ bool agentrun_job_memory_skill(json_object *skills);
 
 /* "http://<instanceRef>-memory.<ns>.svc:8080".  Caller frees. */
 char *agentrun_job_memory_url(json_object *run);
+
+/* Builders shared with the postRun Job (agentrun_postrun.c): the
+ * hardened container securityContext; {requests, limits} of cpu and
+ * memory; {name, image, imagePullPolicy IfNotPresent} with its env and
+ * volumeMounts arrays through *env and *mounts; a volume mount; name =
+ * value for every string entry of map, in key order (spec env). */
+json_object *agentrun_job_hardened(void);
+json_object *agentrun_job_resources(const char *rcpu, const char *rmem,
+        const char *lcpu, const char *lmem);
+json_object *agentrun_job_container(const char *name, const char *image,
+        json_object **env, json_object **mounts);
+void agentrun_job_mount(
+        json_object *mounts, const char *name, const char *path, bool ro);
+void agentrun_job_env_map(json_object *env, json_object *map);
 
 #endif

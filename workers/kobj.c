@@ -38,8 +38,12 @@ const struct ipc_res kobj_skillpacks = CONTRACT_RES_SKILLPACKS;
 const struct ipc_res kobj_schedules = CONTRACT_RES_SCHEDULES;
 const struct ipc_res kobj_mcpservers = CONTRACT_RES_MCPSERVERS;
 const struct ipc_res kobj_policies = CONTRACT_RES_POLICIES;
-const struct ipc_res kobj_configs = CONTRACT_SYMP("sympoziumconfigs");
+const struct ipc_res kobj_configs = CONTRACT_RES_CONFIGS;
 const struct ipc_res kobj_events = { "", "v1", "events", true };
+const struct ipc_res kobj_gateways = CONTRACT_RES_GATEWAYS;
+const struct ipc_res kobj_gatewayclasses = CONTRACT_RES_GATEWAYCLASSES;
+const struct ipc_res kobj_sandboxes = CONTRACT_RES_SANDBOXES;
+const struct ipc_res kobj_sandboxclaims = CONTRACT_RES_SANDBOXCLAIMS;
 
 json_object *
 kobj_new(const char *api_version, const char *kind, const char *ns,
@@ -265,19 +269,14 @@ pointer_token(const char *key)
 	return (t);
 }
 
-int
-kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
-        json_object *owner, const char *key, const char *value)
+/* The three tests of contract.h's CONTRACT_OWN_ADOPT and _TESTED: live's
+ * resourceVersion, its controller reference at index i naming owner. */
+static json_object *
+owner_tests(json_object *owner, int i, const char *rv)
 {
-	int i = owner_index(live, owner);
-	const char *rv = jx_get_str(live, "metadata.resourceVersion");
-	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+	json_object *ops = json_object_new_array();
 	char path[64];
 
-	if (i < 0 || rv == NULL) {
-		return (-1);
-	}
-	ops = json_object_new_array();
 	json_object_array_add(ops,
 	        patch_op("test", "/metadata/resourceVersion",
 	                json_object_new_string(rv)));
@@ -289,6 +288,21 @@ kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
 	        i);
 	json_object_array_add(
 	        ops, patch_op("test", path, json_object_new_boolean(1)));
+	return (ops);
+}
+
+int
+kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
+        json_object *owner, const char *key, const char *value)
+{
+	int i = owner_index(live, owner);
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+
+	if (i < 0 || rv == NULL) {
+		return (-1);
+	}
+	ops = owner_tests(owner, i, rv);
 	if (json_object_is_type(labels, json_type_object)) {
 		char *tok = pointer_token(key);
 		char *lp = xasprintf("/metadata/labels/%s", tok);
@@ -306,6 +320,44 @@ kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
 	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
 	                IPC_PATCH_JSON));
 	return (0);
+}
+
+int
+kobj_tested_patch(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, json_object *changes)
+{
+	int i = owner_index(live, owner);
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops;
+
+	if (i < 0 || rv == NULL || jx_array_len(changes) == 0) {
+		json_object_put(changes);
+		return (-1);
+	}
+	ops = owner_tests(owner, i, rv);
+	for (size_t k = 0; k < jx_array_len(changes); k++) {
+		json_object_array_add(ops,
+		        json_object_get(
+		                json_object_array_get_idx(changes, k)));
+	}
+	json_object_put(changes);
+	rec_write(out,
+	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
+	                IPC_PATCH_JSON));
+	return (0);
+}
+
+json_object *
+kobj_patch_op(const char *op, const char *path, json_object *value)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "op", json_object_new_string(op));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	if (value != NULL) {
+		json_object_object_add(o, "value", value);
+	}
+	return (o);
 }
 
 json_object *

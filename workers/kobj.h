@@ -23,7 +23,10 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_jobs, kobj_roles, kobj_rolebindings, kobj_clusterroles,
         kobj_clusterrolebindings, kobj_networkpolicies, kobj_agentruns,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
-        kobj_mcpservers, kobj_policies, kobj_configs, kobj_events;
+        kobj_mcpservers, kobj_policies, kobj_configs, kobj_events,
+        kobj_gateways, kobj_gatewayclasses;
+/* agent-sandbox mode (served only where its CRDs are installed) */
+extern const struct ipc_res kobj_sandboxes, kobj_sandboxclaims;
 
 #define KOBJ_SYSTEM_NS CONTRACT_SYSTEM_NS
 #define KOBJ_REGISTRY  "ghcr.io/sympozium-ai/sympozium"
@@ -84,6 +87,19 @@ bool kobj_owned_by(json_object *child, json_object *owner);
 int kobj_adopt(struct rec_out *out, const struct ipc_res *res,
         json_object *live, json_object *owner, const char *key,
         const char *value);
+
+/* A change of an object the reconciler controls but no cache holds (the
+ * SympoziumConfig's Gateway): when live's controller reference names
+ * owner's uid, appends the JSON patch of contract.h's CONTRACT_OWN_TESTED
+ * (the three tests of kobj_adopt(), then the operations of changes, an
+ * array, taken) and returns 0; else appends nothing and returns -1.
+ * live and owner borrowed. */
+int kobj_tested_patch(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, json_object *changes);
+/* A JSON patch operation {op, path, value} (value taken; NULL: none, as
+ * a remove has).  Caller puts. */
+json_object *kobj_patch_op(
+        const char *op, const char *path, json_object *value);
 
 /* The child of that kind and name in a WORK's children array, or NULL.
  * Borrowed. */

@@ -810,6 +810,16 @@ managed_status(const struct rec_in *in, struct rec_out *out,
 
 /* ---- take-over of upstream's children ---- */
 
+/* Whether live already carries our child label and is controlled by m. */
+static bool
+adopted(json_object *live, const struct mcp *m)
+{
+	const char *v = kobj_label(live, CONTRACT_LABEL_MCP_SERVER);
+
+	return (v != NULL && strcmp(v, m->name) == 0
+	        && kobj_owned_by(live, m->obj));
+}
+
 /* The child of m's name that the child watch does not see (upstream
  * creates its Deployment and Service with no label): 0 when there is
  * none (it is to be created), 1 when it is controlled by m and the
@@ -829,6 +839,13 @@ unseen_child(const struct rec_in *in, struct rec_out *out,
 	rc = view_get(in->view, res, m->ns, m->name, &live, err, errlen);
 	if (rc != 0) {
 		return (rc == 1 ? 0 : -1);
+	}
+	if (adopted(live, m)) {
+		/* by an earlier pass whose watch event has not come yet: no
+		 * second patch, the event (or the requeue) brings the next
+		 * pass */
+		json_object_put(live);
+		return (1);
 	}
 	rc = kobj_adopt(
 	        out, res, live, m->obj, CONTRACT_LABEL_MCP_SERVER, m->name);

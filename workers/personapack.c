@@ -13,7 +13,8 @@
  * against the cached objects first.  Reads beyond the children go through
  * the view: the seed ConfigMaps (every pass of a persona with seeds), an
  * instance or schedule missing from the children (before creating it), and
- * the auth Secrets' metadata (once, when the pack is disabled).
+ * the auth Secrets' metadata (once, when the pack is disabled).  The
+ * shared memory server (PVC, Deployment, Service) is personapack_shmem.c's.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include "common/xmalloc.h"
 #include "workers/kobj.h"
 #include "workers/personapack.h"
+#include "workers/personapack_shmem.h"
 #include "workers/view.h"
 
 #define API          "sympozium.ai/v1alpha1"
@@ -52,6 +54,7 @@ struct pass {
 	const char *reason; /* of the first error */
 	bool transient;     /* an error worth a backoff retry */
 	bool wrote_pack;    /* a write to the pack itself was emitted */
+	bool shm_ready;     /* status.sharedMemoryReady to write */
 };
 
 /* One persona of spec.personas. */
@@ -1004,8 +1007,8 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 		json_object_object_del(st, "installedPersonas");
 		json_object_put(installed);
 	}
-	json_object_object_add(
-	        st, "sharedMemoryReady", json_object_new_boolean(0));
+	json_object_object_add(st, "sharedMemoryReady",
+	        json_object_new_boolean(p->shm_ready));
 	ready_condition(p, st, strcmp(phase, "Error") == 0);
 	/* After a write to the pack itself the cached resourceVersion is
 	 * stale: that write's watch event brings the next pass. */
@@ -1053,6 +1056,7 @@ deleting(struct pass *p)
 		rec_verdict(p->out, IPC_V_DONE, 0, NULL);
 		return;
 	}
+	ppshm_cleanup(p->in, p->out);
 	for (size_t i = 0; i < jx_array_len(list); i++) {
 		if (persona_init(p, json_object_array_get_idx(list, i), i, &ps,
 		            msg, sizeof(msg))
@@ -1167,6 +1171,8 @@ disabled_pack(struct pass *p)
 			patch_pack(p, patch, IPC_TOL_NOT_FOUND);
 		}
 	}
+	ppshm_cleanup(p->in, p->out);
+	p->shm_ready = false;
 	write_status(p, "Inactive", NULL);
 	if (rc < 0) {
 		rec_verdict(p->out, IPC_V_ERROR, 0,
@@ -1220,6 +1226,19 @@ enabled_persona(struct pass *p, json_object *o, size_t i, json_object *seen,
 	}
 }
 
+/* Step 6: the shared memory server; its error is remembered. */
+static void
+shared_memory(struct pass *p)
+{
+	struct ppshm r;
+
+	ppshm_reconcile(p->in, p->out, &r);
+	p->shm_ready = r.ready;
+	if (r.reason != NULL) {
+		fail(p, r.transient, r.reason, "%s", r.msg);
+	}
+}
+
 static void
 enabled_pack(struct pass *p)
 {
@@ -1232,6 +1251,7 @@ enabled_pack(struct pass *p)
 		        installed);
 	}
 	json_object_put(seen);
+	shared_memory(p);
 	write_status(p, p->errs.len > 0 ? "Error" : "Ready", installed);
 	if (p->transient) {
 		rec_verdict(p->out, IPC_V_ERROR, 0, "%s", buf_str(&p->errs));

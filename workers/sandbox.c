@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/contract.h"
 #include "common/errmsg.h"
 #include "common/xmalloc.h"
 #include "ipc/sbxrep.h"
@@ -30,7 +31,7 @@ static const char *const keep_env[] = { "SYMPOZIUM_IMAGE_REGISTRY",
 	"SYMPOZIUM_IMAGE_TAG", "SYMPOZIUM_DEFAULT_OTEL_ENABLED",
 	"SYMPOZIUM_DEFAULT_OTEL_ENDPOINT", "SYMPOZIUM_DEFAULT_OTEL_PROTOCOL",
 	"SYMPOZIUM_DEFAULT_OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT",
-	"TZDIR", AGENTRUN_HISTORY_ENV, NULL };
+	"TZDIR", AGENTRUN_HISTORY_ENV, CONTRACT_ENV_AGENT_SANDBOX, NULL };
 
 int
 sbx_parse_mode(const char *s, enum sbx_mode *mode)

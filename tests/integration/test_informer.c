@@ -633,6 +633,49 @@ group_setup(void **state)
 	return (ksim_api_start(&A, args, "test_informer/0", WAIT_MS));
 }
 
+/* inf_new_off(): a kind that is off (a resource the server does not
+ * serve: supervisor/served.c) sends nothing, is synced and fresh at once
+ * with an empty cache of its own, and shares no source with a kind of
+ * the same resource that is on. */
+static void
+test_off_kind(void **state)
+{
+	static const struct kapi_res R_SBX
+	        = { "agents.x-k8s.io", "v1alpha1", "sandboxes", true };
+	struct inf_kind k[] = {
+		{ "configmaps", R_CM, "app=sym", "inf7" },
+		{ "sandboxes", R_SBX, "sympozium.ai/agent-run", NULL },
+		{ "configmaps-off", R_CM, "app=sym", "inf7" },
+	};
+	const bool off[] = { false, true, true };
+	struct inf_conf conf = { .on_synced = on_synced, .seed = 7 };
+	struct fx f;
+
+	(void)state;
+	make_ns("inf7");
+	make_obj(&R_CM, "inf7", "a", "sym");
+	memset(&f, 0, sizeof(f));
+	conf.on_change = on_change;
+	conf.arg = &f.seen;
+	f.m = kapi_multi_new(A.c);
+	f.in = inf_new_off(f.m, k, off, 3, &conf);
+	assert_non_null(f.in);
+	f.seen.in = f.in;
+	assert_int_equal(inf_nsources(f.in), 3);
+	assert_true(inf_synced(f.in, 1));
+	assert_true(inf_fresh(f.in, 1));
+	assert_int_equal(inf_age_ms(f.in, 1), 0);
+	assert_false(inf_synced(f.in, 0));
+	assert_true(pump(f.m, f.in, all_synced, &f));
+	wait_cached(&f, 0, "inf7", "a", true);
+	assert_null(cache_get(inf_cache(f.in, 2), "inf7", "a"));
+	assert_int_equal(cache_count(inf_cache(f.in, 1)), 0);
+	assert_int_equal(count_lists("sandboxes"), 0);
+	assert_int_equal(
+	        ksim_count_log(A.request_log, "watch", "sandboxes", NULL), 0);
+	fx_stop(&f);
+}
+
 int
 main(void)
 {
@@ -643,6 +686,7 @@ main(void)
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_fresh),
 		cmocka_unit_test(test_bad_kind),
+		cmocka_unit_test(test_off_kind),
 	};
 
 	return (cmocka_run_group_tests(tests, group_setup, ksim_api_teardown));

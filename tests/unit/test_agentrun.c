@@ -605,7 +605,7 @@ fails_with(struct fakesup *f, const char *spec_extra, const char *error)
 
 /* Bad input fails the run in Pending with a clear error and creates
  * nothing: an invalid or non-positive timeout, gate hooks in the wrong
- * place, postRun hooks and agent sandboxes (not supported); a server
+ * place, agent sandboxes (not supported); a server
  * run without a server sidecar: test_unsupported. */
 static void
 test_bad_input(void **state)
@@ -623,18 +623,15 @@ test_bad_input(void **state)
 	fails_with(f,
 	        ",\"lifecycle\":{\"preRun\":[{\"name\":\"a\",\"image\":\"i\","
 	        "\"gate\":true}]}",
-	        "gate hook validation failed: preRun hooks cannot be gates");
+	        /* upstream agentrun_controller.go validateGateHooks */
+	        "gate hook validation failed: gate: true is only valid on "
+	        "postRun hooks, not preRun (hook \\\"a\\\")");
 	fails_with(f,
 	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":\"i\","
 	        "\"gate\":true},{\"name\":\"b\",\"image\":\"i\",\"gate\":"
 	        "true}]}",
 	        "gate hook validation failed: at most one postRun hook may "
-	        "be a gate");
-	fails_with(f,
-	        ",\"lifecycle\":{\"postRun\":[{\"name\":\"a\",\"image\":"
-	        "\"i\"}]}",
-	        "lifecycle postRun hooks are not supported by this "
-	        "controller");
+	        "set gate: true, found 2");
 	/* a bad timeout on the instance is only ignored (spec 1.3 step 6) */
 	fakesup_add_json(f, "sympoziuminstances",
 	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
@@ -1138,11 +1135,17 @@ test_deleting_and_unknown(void **state)
 	char *u = mkrun(FIN, "", "\"phase\":\"AwaitingDelegate\"");
 	json_object *res, *w;
 
-	res = run(f, r, NULL, T0);
+	res = run(f, r, JOB("\"active\":1"), T0);
 	w = find_w(res, "delete", "jobs", "r");
 	assert_string_equal(jx_get_str(w, "propagation"), "Foreground");
 	assert_non_null(find_w(res, "patch", "agentruns", "r"));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	/* the Job not cached (gone): no delete (a policy violation), the
+	 * finalizer still removed */
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "delete", "jobs", NULL));
+	assert_non_null(find_w(res, "patch", "agentruns", "r"));
 	json_object_put(res);
 	res = run(f, u, NULL, T0);
 	assert_int_equal(nwrites(res), 0);
@@ -1298,9 +1301,11 @@ test_running_subsecond_timeout(void **state)
 	free(tiny);
 }
 
-/* Completed: the workspace PVC after a postRun, no finalizer patch when
- * there is none, no pruning without an instanceRef; PostRunning runs
- * (a feature this controller does not build) fail. */
+/* Completed: the workspace PVC after a postRun (deleted when cached: the
+ * write policy refuses a delete of an object its caches do not hold), no
+ * finalizer patch when there is none, no pruning without an instanceRef;
+ * a PostRunning run without postRunJobName fails (upstream
+ * agentrun_controller.go reconcilePostRunning). */
 static void
 test_completed_variants(void **state)
 {
@@ -1312,11 +1317,18 @@ test_completed_variants(void **state)
 	char *post = mkrun(FIN, "", "\"phase\":\"PostRunning\"");
 	json_object *o, *res, *w;
 
-	res = run(f, pr, NULL, T0);
+	res = run(f, pr,
+	        "[{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+	        "\"metadata\":{\"name\":\"r-workspace\",\"namespace\":"
+	        "\"ns\"}}]",
+	        T0);
 	w = find_w(res, "delete", "persistentvolumeclaims", "r-workspace");
 	assert_non_null(w);
 	assert_null(find_w(res, "patch", "agentruns", NULL));
 	assert_null(find_w(res, "update_status", "agentruns", NULL));
+	json_object_put(res);
+	res = run(f, pr, NULL, T0);
+	assert_null(find_w(res, "delete", "persistentvolumeclaims", NULL));
 	json_object_put(res);
 	o = json_tokener_parse(noinst);
 	jx_setv(o, json_object_new_string(""), "spec", "instanceRef", NULL);
@@ -1328,7 +1340,7 @@ test_completed_variants(void **state)
 	json_object_put(o);
 	res = run(f, post, NULL, T0);
 	assert_string_equal(jx_get_str(status_of(res), "error"),
-	        "phase PostRunning is not supported by this controller");
+	        "postRun Job name missing");
 	json_object_put(res);
 	free(pr);
 	free(noinst);

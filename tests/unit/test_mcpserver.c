@@ -923,6 +923,29 @@ test_adopt_upstream_children(void **state)
 	fakesup_run_fini(&g);
 }
 
+/* A pass that runs before the watch has seen its own adoption (the
+ * Deployment's event came first, the Service's not yet): the live Service
+ * already carries the label, so it is not patched again; the pass waits
+ * for the watch. */
+static void
+test_adopt_once(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+
+	fakesup_remove(f, "services", "ns", "github");
+	fakesup_add_json(f, "services",
+	        "{\"metadata\":{\"name\":\"github\",\"namespace\":\"ns\","
+	        "\"resourceVersion\":\"43\",\"labels\":{\"team\":\"a\","
+	        "\"sympozium.ai/mcp-server\":\"github\"}," UP_OWNER "}}");
+	run_view("{" MD(1) "," HTTP_SPEC "}", NULL, f, &g);
+	assert_int_equal(g.r.nwrites, 1); /* the Deployment's patch only */
+	assert_string_equal(fakesup_write(&g, 0).res.plural, "deployments");
+	assert_int_equal(g.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(g.after_ms, MCPSERVER_ADOPT_MS);
+	fakesup_run_fini(&g);
+}
+
 /* One that is not the MCPServer's (no controller, or another) is not
  * taken over: an error, nothing written. */
 static void
@@ -983,6 +1006,8 @@ main(void)
 		        upstream_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_adopt_refused, upstream_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_adopt_once, upstream_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

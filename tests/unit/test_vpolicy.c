@@ -150,7 +150,12 @@ test_resources(void **state)
 	assert_string_equal(GET("skillpack", &configmaps, "default", NAME_ANY),
 	        "view-resource");
 	/* a kind the controller does not read; a view it does not make */
-	assert_string_equal(GET("personapack", &deployments, "default", "d"),
+	assert_string_equal(
+	        GET("personapack", &pods, "default", "p"), "view-resource");
+	/* the shared memory server (spec 3.4): got by name, never listed */
+	assert_null(GET("personapack", &deployments, "default", "d"));
+	assert_string_equal(
+	        LIST("personapack", &deployments, "default", NO_SEL),
 	        "view-resource");
 	assert_string_equal(LIST("instance", &deployments, "default", NO_SEL),
 	        "view-resource");
@@ -221,6 +226,40 @@ test_policy_views(void **state)
 	assert_string_equal(LIST("policy", &agentruns, "default", NO_SEL),
 	        "view-resource");
 	assert_string_equal(rule("policy", KEY, IPC_VIEW_SECRET_META, NULL,
+	                            "default", "s", NO_SEL),
+	        "view-resource");
+}
+
+/* The config controller reads its Gateway (a get, and the list that
+ * probes whether the Gateway API is served) in its key's namespace and
+ * gets the cluster's GatewayClass by name (workers/sympoziumconfig.c),
+ * nothing else. */
+static void
+test_config_views(void **state)
+{
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+	static const struct ipc_res gcs = CONTRACT_RES_GATEWAYCLASSES;
+	static const struct ipc_res gcs_ns
+	        = { CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", true };
+
+	(void)state;
+	assert_null(GET("config", &gws, "default", "sympozium-gateway"));
+	assert_null(LIST("config", &gws, "default",
+	        "sympozium.ai/managed-by=sympoziumconfig"));
+	assert_null(GET("config", &gcs, "", "sympozium"));
+	assert_string_equal(GET("config", &gws, "other", "sympozium-gateway"),
+	        "view-namespace");
+	assert_string_equal(
+	        LIST("config", &gws, SYS, NO_SEL), "view-namespace");
+	/* no list of the cluster's classes, no class in a namespace */
+	assert_string_equal(LIST("config", &gcs, "", NO_SEL), "view-resource");
+	assert_string_equal(
+	        GET("config", &gcs, "default", "sympozium"), "view-namespace");
+	assert_string_equal(GET("config", &gcs_ns, "default", "sympozium"),
+	        "view-namespace");
+	assert_string_equal(
+	        GET("config", &instances, "default", "i"), "view-resource");
+	assert_string_equal(rule("config", KEY, IPC_VIEW_SECRET_META, NULL,
 	                            "default", "s", NO_SEL),
 	        "view-resource");
 }
@@ -438,12 +477,44 @@ test_tables(void **state)
 			if (strcmp(r->res.plural, "secrets") == 0) {
 				assert_int_equal(r->ops, CONTRACT_VIEW_SECRET);
 			}
-			if (r->scope == CONTRACT_VIEW_CLUSTER) {
+			/* cluster-scoped: lists of own objects, or the get of
+			 * the GatewayClass a SympoziumConfig names (no secret
+			 * in it; no label can name a config's key) */
+			if (r->scope == CONTRACT_VIEW_CLUSTER
+			        && strcmp(r->res.plural, "gatewayclasses")
+			                == 0) {
+				assert_null(r->own);
+				assert_int_equal(r->ops, CONTRACT_VIEW_GET);
+			} else if (r->scope == CONTRACT_VIEW_CLUSTER) {
 				assert_non_null(r->own);
 				assert_int_equal(r->ops, CONTRACT_VIEW_LIST);
 			}
 		}
 	}
+}
+
+/* agent-sandbox mode (workers/agentrun_sandbox.c): the agentrun
+ * controller gets a Sandbox of the key's namespace by name (a claim's is
+ * not labelled with the run); no list, no other namespace, no other kind
+ * of the group, and no other controller reads them. */
+static void
+test_agent_sandbox_views(void **state)
+{
+	static const struct ipc_res sbx = CONTRACT_RES_SANDBOXES;
+	static const struct ipc_res claims = CONTRACT_RES_SANDBOXCLAIMS;
+
+	(void)state;
+	assert_null(GET(AR, &sbx, "default", "sb-r1"));
+	assert_null(GET(AR, &sbx, "default", "sbc-r1"));
+	assert_string_equal(
+	        LIST(AR, &sbx, "default", RUN_SEL), "view-resource");
+	assert_string_equal(
+	        GET(AR, &sbx, "kube-system", "sb-r1"), "view-namespace");
+	assert_string_equal(GET(AR, &sbx, SYS, "sb-r1"), "view-namespace");
+	assert_string_equal(
+	        GET(AR, &claims, "default", "sbc-r1"), "view-resource");
+	assert_string_equal(
+	        GET("instance", &sbx, "default", "sb-r1"), "view-resource");
 }
 
 int
@@ -463,6 +534,8 @@ main(void)
 		cmocka_unit_test(test_secret_meta),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_policy_views),
+		cmocka_unit_test(test_config_views),
+		cmocka_unit_test(test_agent_sandbox_views),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

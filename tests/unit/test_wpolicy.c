@@ -750,6 +750,322 @@ test_policy_rows(void **state)
 	json_object_put(inst);
 }
 
+/* The workspace PVC of a run with postRun hooks (workers/
+ * agentrun_postrun.c, upstream ensureWorkspacePVC and
+ * cleanupWorkspacePVC): created as a child of the run, deleted only when
+ * cached as its child; never another run's, never an update; the
+ * postRun Job passes the Job child row. */
+static void
+test_workspace_pvc(void **state)
+{
+	static const struct ipc_res pvcs = CONTRACT_RES_PVCS;
+	static const struct ipc_res jobs = CONTRACT_RES_JOBS;
+	static const struct fobj cache[] = {
+		{ "persistentvolumeclaims", "ns", "r1-workspace",
+		        "{'metadata':{'name':'r1-workspace','labels':{"
+		        "'sympozium.ai/agent-run':'r1'},'ownerReferences':[{"
+		        "'uid':'u-r1','controller':true}]}}" },
+		{ "persistentvolumeclaims", "ns", "r2-workspace",
+		        "{'metadata':{'name':'r2-workspace','labels':{"
+		        "'sympozium.ai/agent-run':'r2'},'ownerReferences':[{"
+		        "'uid':'u-r2','controller':true}]}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	json_object *o = J("{'apiVersion':'v1','kind':'PersistentVolumeClaim',"
+	                   "'metadata':{'name':'r1-workspace','namespace':"
+	                   "'ns','labels':{'sympozium.ai/agent-run':'r1',"
+	                   "'sympozium.ai/component':'workspace'},"
+	                   "'ownerReferences':[{'uid':'u-r1','controller':"
+	                   "true}]},'spec':{'accessModes':['ReadWriteOnce'],"
+	                   "'resources':{'requests':{'storage':'1Gi'}}}}");
+	json_object *job = J("{'apiVersion':'batch/v1','kind':'Job',"
+	                     "'metadata':{'name':'r1-postrun','namespace':"
+	                     "'ns','labels':{'sympozium.ai/agent-run':'r1',"
+	                     "'sympozium.ai/component':'post-run'},"
+	                     "'ownerReferences':[{'uid':'u-r1','controller':"
+	                     "true}]}}");
+	struct ipc_write w = wr(IPC_OP_CREATE, &pvcs, "ns", "", o);
+
+	(void)state;
+	fcache = cache;
+	assert_string_equal(run1(&w), "ok");
+	/* refused shapes: another run's label, no label, no owner */
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r2'}"));
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(o, "metadata.labels", NULL);
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(
+	        o, "metadata.labels", J("{'sympozium.ai/agent-run':'r1'}"));
+	jx_set_path(o, "metadata.ownerReferences", NULL);
+	assert_string_equal(run1(&w), "owner");
+	/* an update is no operation of the row */
+	w = wr(IPC_OP_UPDATE, &pvcs, "ns", "r1-workspace", o);
+	assert_string_equal(run1(&w), "resource");
+	/* delete: its own cached PVC; not another run's, not an uncached
+	 * one, not in another namespace */
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "r1-workspace", NULL);
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "r2-workspace", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &pvcs, "ns", "data", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &pvcs, "other", "r1-workspace", NULL);
+	assert_string_equal(run1(&w), "namespace");
+	/* the postRun Job */
+	w = wr(IPC_OP_CREATE, &jobs, "ns", "", job);
+	assert_string_equal(run1(&w), "ok");
+	fcache = NULL;
+	json_object_put(o);
+	json_object_put(job);
+}
+
+/* agent-sandbox mode (workers/agentrun_sandbox.c, upstream
+ * agentrun_sandbox.go buildSandboxCR / buildSandboxClaimCR and the
+ * timeout's delete): the run's Sandbox and SandboxClaim are created as
+ * children (label and controller ownerReference), the Sandbox deleted
+ * only when the cache holds it as the run's; nothing else on either. */
+static void
+test_agent_sandbox(void **state)
+{
+	static const struct ipc_res sbx = CONTRACT_RES_SANDBOXES;
+	static const struct ipc_res claims = CONTRACT_RES_SANDBOXCLAIMS;
+	static const struct ipc_res pools = { CONTRACT_SANDBOX_GROUP,
+		CONTRACT_SANDBOX_VERSION, "sandboxwarmpools", true };
+	static const struct fobj cache[] = {
+		{ "sandboxes", "ns", "sb-r1",
+		        "{'metadata':{'name':'sb-r1','labels':{"
+		        "'sympozium.ai/agent-run':'r1'},'ownerReferences':[{"
+		        "'uid':'u-r1','controller':true}]}}" },
+		{ "sandboxes", "ns", "sbc-r1",
+		        "{'metadata':{'name':'sbc-r1','ownerReferences':[{"
+		        "'uid':'u-claim','controller':true}]}}" },
+		{ NULL, NULL, NULL, NULL },
+	};
+	json_object *sb = J("{'metadata':{'name':'sb-r1','namespace':'ns',"
+	                    "'labels':{'sympozium.ai/agent-run':'r1'},"
+	                    "'ownerReferences':[{'uid':'u-r1','controller':"
+	                    "true}]},'spec':{}}");
+	json_object *cl = J("{'metadata':{'name':'sbc-r1','namespace':'ns',"
+	                    "'labels':{'sympozium.ai/agent-run':'r1'},"
+	                    "'ownerReferences':[{'uid':'u-r1','controller':"
+	                    "true}]},'spec':{'warmPoolRef':{'name':'wp'}}}");
+	struct ipc_write w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+
+	(void)state;
+	fcache = cache;
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_CREATE, &claims, "ns", "", cl);
+	assert_string_equal(run1(&w), "ok");
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "sb-r1", NULL);
+	assert_string_equal(run1(&w), "ok");
+	/* refused: a claim's Sandbox (another owner), one not cached */
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "sbc-r1", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	w = wr(IPC_OP_DELETE, &sbx, "ns", "victim", NULL);
+	assert_string_equal(run1(&w), "not-owned");
+	/* refused: other operations, other kinds of the group */
+	w = wr(IPC_OP_UPDATE, &sbx, "ns", "sb-r1", sb);
+	assert_string_equal(run1(&w), "resource");
+	w = wr(IPC_OP_DELETE, &claims, "ns", "sbc-r1", NULL);
+	assert_string_equal(run1(&w), "resource");
+	w = wr(IPC_OP_CREATE, &pools, "ns", "", cl);
+	assert_string_equal(run1(&w), "resource");
+	/* refused: a created Sandbox without the label, another's, or in
+	 * another namespace */
+	jx_set_path(sb, "metadata.labels", NULL);
+	w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+	assert_string_equal(run1(&w), "child-label");
+	jx_set_path(
+	        sb, "metadata.labels", J("{'sympozium.ai/agent-run':'r1'}"));
+	jx_set_path(sb, "metadata.ownerReferences",
+	        J("[{'uid':'u-other','controller':true}]"));
+	assert_string_equal(run1(&w), "owner");
+	jx_set_path(sb, "metadata.ownerReferences",
+	        J("[{'uid':'u-r1','controller':true}]"));
+	w.namespace = "kube-system";
+	assert_string_equal(run1(&w), "namespace");
+	/* no other controller may write them */
+	{
+		struct wpol_violation v;
+		static const char inst[]
+		        = "{'kind':'SympoziumInstance','metadata':{'name':"
+		          "'inst','namespace':'ns','uid':'u-i'}}";
+		w = wr(IPC_OP_CREATE, &sbx, "ns", "", sb);
+		w.namespace = "ns";
+		assert_int_equal(check("instance", "ns/inst", inst, &w, 1, &v),
+		        WPOL_VIOLATION);
+		assert_string_equal(v.rule, "resource");
+	}
+	fcache = NULL;
+	json_object_put(sb);
+	json_object_put(cl);
+}
+
+/* The config controller (contract.c config_w): its own finalizer and
+ * status; the Gateway and GatewayClass its spec names (default names
+ * when it names none), created with the managed-by label and, for the
+ * Gateway, its controller reference, deleted by that name only; the
+ * Gateway's class, listeners and annotations by a JSON patch that tests
+ * the controller reference (CONTRACT_OWN_TESTED). */
+static const char cfg_primary[]
+        = "{'apiVersion':'sympozium.ai/v1alpha1','kind':'SympoziumConfig',"
+          "'metadata':{'name':'c','namespace':'ns','uid':'u-c'},"
+          "'spec':{'gateway':{'enabled':true,'gatewayClassName':'envoy'}}}";
+
+static const char *
+cfg1(const char *primary, const struct ipc_write *w)
+{
+	struct wpol_violation v;
+	enum wpol_verdict rc = check("config", "ns/c", primary, w, 1, &v);
+
+	return (rc == WPOL_OK ? "ok" : rc == WPOL_RETRY ? "retry" : v.rule);
+}
+
+static void
+test_config_rows(void **state)
+{
+	static const struct ipc_res cfgs = CONTRACT_RES_CONFIGS;
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+	static const struct ipc_res gcs = CONTRACT_RES_GATEWAYCLASSES;
+	static const char own[] = "'ownerReferences':[{'uid':'u-c',"
+	                          "'controller':true}]";
+	static const char lab[]
+	        = "'labels':{'sympozium.ai/managed-by':'sympoziumconfig'}";
+	char text[512];
+	json_object *o[8];
+	struct ipc_write w;
+	size_t k = 0;
+
+	(void)state;
+	/* the finalizer (a patch of itself) and the status */
+	w = wr(IPC_OP_UPDATE_STATUS, &cfgs, "ns", "c",
+	        o[k++] = J("{'metadata':{'name':'c','namespace':'ns'}}"));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	w = (struct ipc_write) { .op = IPC_OP_PATCH,
+		.res = cfgs,
+		.namespace = "ns",
+		.name = "d",
+		.patch = o[k++] = J("{'metadata':{'finalizers':[]}}"),
+		.patch_type = IPC_PATCH_MERGE };
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	/* the GatewayClass its spec names, labelled */
+	snprintf(text, sizeof(text), "{'metadata':{'name':'envoy',%s}}", lab);
+	w = wr(IPC_OP_CREATE, &gcs, "", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* unlabelled; another name; the default name when the spec names
+	 * one */
+	w = wr(IPC_OP_CREATE, &gcs, "", "",
+	        o[k++] = J("{'metadata':{'name':'envoy'}}"));
+	assert_string_equal(cfg1(cfg_primary, &w), "child-label");
+	w = wr(IPC_OP_DELETE, &gcs, "", "istio", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gcs, "", "sympozium", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gcs, "", "envoy", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* no update of a GatewayClass (no take-over) */
+	w = wr(IPC_OP_UPDATE, &gcs, "", "envoy", o[2]);
+	assert_string_equal(cfg1(cfg_primary, &w), "resource");
+	/* the default Gateway name: labelled and controlled */
+	snprintf(text, sizeof(text),
+	        "{'metadata':{'name':'sympozium-gateway',%s,%s}}", lab, own);
+	w = wr(IPC_OP_CREATE, &gws, "ns", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	w.namespace = "other";
+	assert_string_equal(cfg1(cfg_primary, &w), "namespace");
+	snprintf(text, sizeof(text),
+	        "{'metadata':{'name':'sympozium-gateway',%s}}", lab);
+	w = wr(IPC_OP_CREATE, &gws, "ns", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "owner");
+	w = wr(IPC_OP_DELETE, &gws, "ns", "edge", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gws, "ns", "sympozium-gateway", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* the primary gone: retried, never allowed */
+	assert_string_equal(cfg1(NULL, &w), "retry");
+	/* no update or merge patch of a Gateway */
+	w = wr(IPC_OP_UPDATE, &gws, "ns", "sympozium-gateway", o[4]);
+	assert_string_equal(cfg1(cfg_primary, &w), "resource");
+	for (size_t i = 0; i < k; i++) {
+		json_object_put(o[i]);
+	}
+}
+
+/* The tested patch: three tests of the controller reference, then adds
+ * or removes of the listed paths only. */
+static void
+test_config_tested(void **state)
+{
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+#define TESTS                                                                 \
+	"[{'op':'test','path':'/metadata/resourceVersion','value':'7'},"      \
+	"{'op':'test','path':'/metadata/ownerReferences/0/uid',"              \
+	"'value':'u-c'},{'op':'test','path':"                                 \
+	"'/metadata/ownerReferences/0/controller','value':true}"
+	static const char *const ok[] = {
+		TESTS ",{'op':'add','path':'/spec/gatewayClassName',"
+		      "'value':'envoy'}]",
+		TESTS ",{'op':'add','path':'/spec/listeners','value':[]},"
+		      "{'op':'remove','path':'/metadata/annotations'}]",
+		TESTS ",{'op':'add','path':'/metadata/annotations','value':{"
+		      "'a':'b'}}]",
+	};
+	static const char *const bad[] = {
+		/* no change; a path not listed; below a listed one; a
+		 * replace; a remove with a value */
+		TESTS "]",
+		TESTS ",{'op':'add','path':'/metadata/labels','value':{}}]",
+		TESTS ",{'op':'add','path':'/spec/listeners/0','value':{}}]",
+		TESTS ",{'op':'replace','path':'/spec/listeners','value':[]}]",
+		TESTS ",{'op':'remove','path':'/spec/listeners','value':1}]",
+		TESTS ",{'op':'add','path':'/metadata/ownerReferences',"
+		      "'value':[]}]",
+		/* another uid; not the controller flag; no rv test */
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-x'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-c'},{'op':'test','path':"
+		"'/metadata/ownerReferences/1/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+		"[{'op':'add','path':'/spec/listeners','value':[]},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-c'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+	};
+#undef TESTS
+	struct ipc_write w = { .op = IPC_OP_PATCH,
+		.res = gws,
+		.namespace = "ns",
+		.name = "sympozium-gateway",
+		.patch_type = IPC_PATCH_JSON };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		w.patch = J(ok[i]);
+		assert_string_equal(cfg1(cfg_primary, &w), "ok");
+		/* the same as a merge patch */
+		w.patch_type = IPC_PATCH_MERGE;
+		assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+		w.patch_type = IPC_PATCH_JSON;
+		json_object_put(w.patch);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		w.patch = J(bad[i]);
+		if (strcmp(cfg1(cfg_primary, &w), "not-owned") != 0) {
+			fail_msg("bad patch %zu allowed", i);
+		}
+		json_object_put(w.patch);
+	}
+}
+
 int
 main(void)
 {
@@ -767,6 +1083,10 @@ main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_policy_rows),
+		cmocka_unit_test(test_config_rows),
+		cmocka_unit_test(test_config_tested),
+		cmocka_unit_test(test_workspace_pvc),
+		cmocka_unit_test(test_agent_sandbox),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
