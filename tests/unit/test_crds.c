@@ -47,6 +47,18 @@ static const char *const extra_allowed[] = {
 	"mcpservers:.spec.deployment.volumes",         /* upstream #198 */
 	"mcpservers:.spec.deployment.volumeMounts",    /* upstream #198 */
 	"mcpservers:.spec.deployment.imagePullPolicy", /* upstream #167 */
+	/* upstream #167, the AgentRun side */
+	"agentruns:.spec.lifecycle.preRun[].imagePullPolicy",
+	"agentruns:.spec.lifecycle.postRun[].imagePullPolicy",
+	"agentruns:.spec.sandbox.imagePullPolicy",
+	"sympoziuminstances:.spec.agents.default.lifecycle.preRun[]."
+	"imagePullPolicy",
+	"sympoziuminstances:.spec.agents.default.lifecycle.postRun[]."
+	"imagePullPolicy",
+	"sympoziuminstances:.spec.agents.default.sandbox.imagePullPolicy",
+	"personapacks:.spec.personas[].lifecycle.preRun[].imagePullPolicy",
+	"personapacks:.spec.personas[].lifecycle.postRun[].imagePullPolicy",
+	"skillpacks:.spec.sidecar.imagePullPolicy",
 	NULL,
 };
 
