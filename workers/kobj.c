@@ -657,13 +657,39 @@ kobj_image_tag(void)
 	return (KOBJ_IMAGE_TAG[0] != '\0' ? KOBJ_IMAGE_TAG : "latest");
 }
 
+/* s when set and not empty, else the environment variable env when set
+ * and not empty, else dflt. */
+static const char *
+first_set(const char *s, const char *env, const char *dflt)
+{
+	const char *e = getenv(env);
+
+	if (s != NULL && s[0] != '\0') {
+		return (s);
+	}
+	return (e != NULL && e[0] != '\0' ? e : dflt);
+}
+
 void
 kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag)
 {
 	snprintf(out, len, "%s/%s:%s",
-	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
-	        name, tag != NULL && tag[0] ? tag : kobj_image_tag());
+	        first_set(registry, "SYMPOZIUM_IMAGE_REGISTRY", KOBJ_REGISTRY),
+	        name, first_set(tag, "SYMPOZIUM_IMAGE_TAG", kobj_image_tag()));
+}
+
+const char *
+kobj_pull_policy(const char *p)
+{
+	static const char *const ok[] = { "Always", "IfNotPresent", "Never" };
+
+	for (size_t i = 0; p != NULL && i < 3; i++) {
+		if (strcmp(p, ok[i]) == 0) {
+			return (ok[i]);
+		}
+	}
+	return (NULL);
 }
 
 /* ---- status conditions ---- */

@@ -177,11 +177,17 @@ void kobj_env_add(json_object *env, const char *name, const char *value);
 const char *kobj_resolve_provider(json_object *instance);
 /* spec 0.3 resolveAuthSecret(instance): "" when none (borrowed). */
 const char *kobj_resolve_auth_secret(json_object *instance);
-/* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
- * the defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG). */
+/* "<registry>/<name>:<tag>" (spec 0.2); registry and tag NULL or "" for
+ * $SYMPOZIUM_IMAGE_REGISTRY / $SYMPOZIUM_IMAGE_TAG when set, else the
+ * defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG): every child image
+ * honours both variables (later upstream fixes #202 and #244). */
 /* The build's default tag (KOBJ_IMAGE_TAG, "latest" when empty). */
 const char *kobj_image_tag(void);
 void kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag);
+/* p when it is a pull policy (Always, IfNotPresent, Never), else NULL
+ * (later upstream fix #167 ResolveImagePullPolicy; callers choose the
+ * fallback).  Static string. */
+const char *kobj_pull_policy(const char *p);
 
 #endif

@@ -95,6 +95,58 @@ test_set_condition(void **state)
 	json_object_put(st);
 }
 
+/* Later upstream fixes #202 (7c75147: agentrun_controller.go imageRef,
+ * orchestrator/podbuilder.go resolveImageRegistry) and #244 (604dd57:
+ * cmd/controller/main.go, imageTag from SYMPOZIUM_IMAGE_TAG at startup):
+ * every child image takes SYMPOZIUM_IMAGE_REGISTRY and
+ * SYMPOZIUM_IMAGE_TAG when set and not empty; explicit arguments still
+ * win. */
+static void
+test_image_env(void **state)
+{
+	char out[256], want[256];
+
+	(void)state;
+	setenv("SYMPOZIUM_IMAGE_REGISTRY", "reg.local/sy", 1);
+	setenv("SYMPOZIUM_IMAGE_TAG", "v0.9.1", 1);
+	kobj_image(out, sizeof(out), NULL, "agent-runner", NULL);
+	assert_string_equal(out, "reg.local/sy/agent-runner:v0.9.1");
+	kobj_image(out, sizeof(out), "", "ipc-bridge", "");
+	assert_string_equal(out, "reg.local/sy/ipc-bridge:v0.9.1");
+	kobj_image(out, sizeof(out), "reg.example/y", "x", "v1.2");
+	assert_string_equal(out, "reg.example/y/x:v1.2");
+	/* only the tag set */
+	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
+	kobj_image(out, sizeof(out), NULL, "sandbox", NULL);
+	assert_string_equal(
+	        out, "ghcr.io/sympozium-ai/sympozium/sandbox:v0.9.1");
+	/* empty values count as unset */
+	setenv("SYMPOZIUM_IMAGE_REGISTRY", "", 1);
+	setenv("SYMPOZIUM_IMAGE_TAG", "", 1);
+	snprintf(want, sizeof(want), "ghcr.io/sympozium-ai/sympozium/x:%s",
+	        kobj_image_tag());
+	kobj_image(out, sizeof(out), NULL, "x", NULL);
+	assert_string_equal(out, want);
+	unsetenv("SYMPOZIUM_IMAGE_REGISTRY");
+	unsetenv("SYMPOZIUM_IMAGE_TAG");
+}
+
+/* Later upstream fix #167 (imagepullpolicy.go ResolveImagePullPolicy and
+ * its test, commit 74a0895): Always, IfNotPresent and Never are kept;
+ * empty or unknown values are not a policy (the caller's fallback). */
+static void
+test_pull_policy(void **state)
+{
+	(void)state;
+	assert_string_equal(kobj_pull_policy("Always"), "Always");
+	assert_string_equal(kobj_pull_policy("IfNotPresent"), "IfNotPresent");
+	assert_string_equal(kobj_pull_policy("Never"), "Never");
+	assert_null(kobj_pull_policy(""));
+	assert_null(kobj_pull_policy("Bogus"));
+	assert_null(kobj_pull_policy("always"));
+	assert_null(kobj_pull_policy(NULL));
+}
+
 int
 main(void)
 {
@@ -102,6 +154,8 @@ main(void)
 		cmocka_unit_test(test_env_add),
 		cmocka_unit_test(test_image),
 		cmocka_unit_test(test_set_condition),
+		cmocka_unit_test(test_image_env),
+		cmocka_unit_test(test_pull_policy),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
