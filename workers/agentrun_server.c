@@ -8,13 +8,17 @@
  * "web-proxy", a Service <run>-server over the sidecar's ports, and phase
  * Serving.  A Serving run is checked every 30 s: it fails when its Deployment
  * is gone and never times out.  The skill RBAC of the sidecars is made as the
- * task path's.  Not built here: the API key Secret (see
- * api_key_secret()), the MCP ConfigMap and the gateway's HTTPRoute.
+ * task path's.  The API key Secret <instance>-web-proxy-key is created
+ * once, its key drawn here (key_secret()) unless the skill names one in
+ * auth_secret_ref.  Not built here: the MCP ConfigMap and the gateway's
+ * HTTPRoute.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "common/contract.h"
 #include "common/jsonx.h"
@@ -232,20 +236,81 @@ param(struct server_sc *s, const char *key)
 }
 
 /* The API key Secret's name (upstream ensureServerAPIKeySecret): the
- * skill's auth_secret_ref, else <instance>-web-proxy-key.  Deliberate
- * difference: the Secret is not created here (the write policy lets no
- * worker create Secrets, and the key would cross the RESULT): whoever
- * installs the web endpoint creates it, or names one in auth_secret_ref. */
+ * skill's auth_secret_ref (*ours false), else <instance>-web-proxy-key
+ * (*ours true: the reconciler makes it when missing). */
 static char *
-api_key_secret(json_object *run, struct server_sc *s)
+api_key_secret(json_object *run, struct server_sc *s, bool *ours)
 {
 	const char *ref = param(s, "auth_secret_ref");
 
-	if (ref != NULL && ref[0] != '\0') {
+	*ours = ref == NULL || ref[0] == '\0';
+	if (!*ours) {
 		return (xstrdup(ref));
 	}
-	return (xasprintf(
-	        "%s-web-proxy-key", str_or(run, "spec.instanceRef", "")));
+	return (xasprintf("%s%s", str_or(run, "spec.instanceRef", ""),
+	        CONTRACT_WEB_PROXY_KEY_SUFFIX));
+}
+
+/* "sk-" and the hex of CONTRACT_WEB_PROXY_KEY_BYTES bytes from
+ * getrandom(2) (upstream: crypto/rand, hex), or NULL. */
+static char *
+random_key(void)
+{
+	unsigned char b[CONTRACT_WEB_PROXY_KEY_BYTES];
+	char *key = xmalloc(3 + 2 * sizeof(b) + 1);
+	size_t got = 0;
+
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n <= 0 && errno != EINTR) {
+			free(key);
+			return (NULL);
+		}
+		got += n > 0 ? (size_t)n : 0;
+	}
+	memcpy(key, "sk-", 3);
+	for (size_t i = 0; i < sizeof(b); i++) {
+		snprintf(key + 3 + 2 * i, 3, "%02x", b[i]);
+	}
+	explicit_bzero(b, sizeof(b));
+	return (key);
+}
+
+/* The Secret name with stringData api-key, labelled component=web-proxy
+ * and instance as upstream, plus the run's child label; controlled by
+ * the run.  Created once: a pass that finds it (metadata view) sends
+ * nothing, and a create that meets one tolerates AlreadyExists, so an
+ * existing key is never rewritten.  0 done, -1 error (verdict set). */
+static int
+key_secret(const struct rec_in *in, struct rec_out *out, const char *name)
+{
+	json_object *run = in->object, *meta = NULL, *sec, *sd;
+	char err[256], *key;
+	int rc = view_secret_meta(
+	        in->view, kobj_ns(run), name, &meta, err, sizeof(err));
+
+	json_object_put(meta);
+	if (rc <= 0) {
+		if (rc < 0) {
+			rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		}
+		return (rc);
+	}
+	if ((key = random_key()) == NULL) {
+		rec_verdict(out, IPC_V_ERROR, 0, "getrandom failed");
+		return (-1);
+	}
+	sec = owned(run, "v1", "Secret", name);
+	kobj_set_label(sec, CONTRACT_LABEL_COMPONENT, "web-proxy");
+	kobj_set_label(sec, CONTRACT_LABEL_INSTANCE,
+	        str_or(run, "spec.instanceRef", ""));
+	sd = json_object_new_object();
+	set_str(sd, CONTRACT_WEB_PROXY_KEY_DATA, key);
+	json_object_object_add(sec, "stringData", sd);
+	kobj_create(out, &kobj_secrets, sec, true);
+	explicit_bzero(key, strlen(key));
+	free(key);
+	return (0);
 }
 
 static json_object *
@@ -464,11 +529,17 @@ build(const struct rec_in *in, struct rec_out *out, json_object *status,
 	json_object *run = in->object;
 	json_object *sa
 	        = kobj_new("v1", "ServiceAccount", kobj_ns(run), SERVER_SA);
-	char *secret = api_key_secret(run, s);
+	bool ours = false;
+	char *secret = api_key_secret(run, s, &ours);
 	char *name = xasprintf("%s-server", kobj_name(run));
 
 	kobj_set_label(sa, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium");
 	kobj_create(out, &kobj_serviceaccounts, sa, true);
+	if (ours && key_secret(in, out, secret) < 0) {
+		free(secret);
+		free(name);
+		return (-1);
+	}
 	kobj_create(out, &kobj_deployments, deployment(run, s, name, secret),
 	        true);
 	kobj_create(out, &kobj_services, service(run, s, name), true);

@@ -258,6 +258,8 @@ test_auth_secret_ref(void **state)
 	                            "valueFrom.secretKeyRef.name"),
 	        "mine");
 	assert_null(env(c, "RATE_LIMIT_RPM"));
+	/* ensureServerAPIKeySecret returns the ref before any Secret */
+	assert_null(find_w(res, "create", "secrets"));
 	json_object_put(res);
 	free(r);
 }
@@ -317,6 +319,89 @@ test_delete(void **state)
 	free(r);
 }
 
+/* The index of the first write op on plural, or -1. */
+static int
+w_index(json_object *res, const char *op, const char *plural)
+{
+	json_object *ws = json_object_object_get(res, "writes");
+
+	for (size_t i = 0; i < jx_array_len(ws); i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (strcmp(jx_get_str(w, "op"), op) == 0
+		        && strcmp(jx_get_str(w, "resource.plural"), plural)
+		                == 0) {
+			return ((int)i);
+		}
+	}
+	return (-1);
+}
+
+/* The key of a created web-proxy Secret, checked against upstream
+ * ensureServerAPIKeySecret: "sk-" and hex of 24 random bytes. */
+static const char *
+checked_key(json_object *res)
+{
+	json_object *s = jx_get(find_w(res, "create", "secrets"), "object");
+	const char *k = jx_get_str(s, "stringData.api-key");
+
+	assert_non_null(s);
+	assert_string_equal(
+	        jx_get_str(s, "metadata.name"), "alice-web-proxy-key");
+	assert_string_equal(jx_get_str(s, "metadata.namespace"), "ns");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/component"),
+	        "web-proxy");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/instance"),
+	        "alice");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/agent-run"),
+	        "r");
+	assert_string_equal(
+	        jx_get_str(s, "metadata.ownerReferences.0.uid"), "u1");
+	assert_null(jx_get(s, "data"));
+	assert_int_equal(
+	        json_object_object_length(jx_get(s, "stringData")), 1);
+	assert_non_null(k);
+	assert_int_equal(strlen(k), 3 + 48);
+	assert_memory_equal(k, "sk-", 3);
+	assert_int_equal(strspn(k + 3, "0123456789abcdef"), 48);
+	return (k);
+}
+
+/* ensureServerAPIKeySecret (upstream agentrun_controller.go at 008266e):
+ * without auth_secret_ref, <instance>-web-proxy-key is made before the
+ * Deployment (reconcilePendingServer's order), with a fresh random key
+ * each time it is missing; once it exists nothing is written to it. */
+static void
+test_key_secret(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *res2;
+	json_object *meta = json_tokener_parse(
+	        "{\"metadata\":{\"name\":\"alice-web-proxy-key\","
+	        "\"namespace\":\"ns\"},\"keys\":[\"api-key\"]}");
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, r, NULL, T0);
+	res2 = run(f, r, NULL, T0);
+	assert_true(w_index(res, "create", "secrets") >= 0);
+	assert_true(w_index(res, "create", "secrets")
+	        < w_index(res, "create", "deployments"));
+	assert_string_not_equal(checked_key(res), checked_key(res2));
+	json_object_put(res);
+	json_object_put(res2);
+	fakesup_add_secret(f, "ns", "alice-web-proxy-key", meta);
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "create", "secrets"));
+	assert_null(find_w(res, "update", "secrets"));
+	assert_non_null(find_w(res, "create", "deployments"));
+	json_object_put(res);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -329,6 +414,8 @@ main(void)
 		        test_serving, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_delete, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_key_secret, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
