@@ -10,7 +10,8 @@
  * is gone and never times out.  The skill RBAC of the sidecars is made as the
  * task path's.  The API key Secret <instance>-web-proxy-key is created
  * once, its key drawn here (key_secret()) unless the skill names one in
- * auth_secret_ref.  Not built here: the MCP ConfigMap and the gateway's
+ * auth_secret_ref.  The instance's MCP servers get the ConfigMap
+ * <run>-mcp-servers as in the task path.  Not built here: the gateway's
  * HTTPRoute.
  */
 #include <ctype.h>
@@ -24,6 +25,7 @@
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -521,6 +523,67 @@ input_cm(json_object *run, struct rec_out *out)
 	free(name);
 }
 
+/* The MCPServer named by an instance entry without a url (run namespace,
+ * then sympozium-system; upstream resolveMCPServerURLs), or none. */
+static int
+mcp_server(const struct rec_in *in, struct rec_out *out, json_object *entry,
+        json_object **srv)
+{
+	const char *name = jx_get_str(entry, "name");
+	const char *url = jx_get_str(entry, "url");
+	int rc;
+
+	*srv = NULL;
+	if ((url != NULL && url[0] != '\0') || name == NULL
+	        || name[0] == '\0') {
+		return (0);
+	}
+	rc = get(in, out, &kobj_mcpservers, kobj_ns(in->object), name, srv);
+	if (rc == 1) {
+		rc = get(in, out, &kobj_mcpservers, KOBJ_SYSTEM_NS, name, srv);
+	}
+	return (rc < 0 ? -1 : 0);
+}
+
+/* The MCP ConfigMap <run>-mcp-servers of the instance's reachable MCP
+ * servers (upstream reconcilePending's ensureMCPConfigMap, before the
+ * server branch; as the task path's mcp_config() in agentrun.c).
+ * Returns -1 on a view error. */
+static int
+mcp_cm(const struct rec_in *in, struct rec_out *out, json_object *inst)
+{
+	json_object *run = in->object, *list = jx_get(inst, "spec.mcpServers");
+	json_object *servers = json_object_new_array(), *srv, *r, *cm;
+	char *name, *yaml;
+
+	for (size_t i = 0; i < jx_array_len(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+		if (mcp_server(in, out, e, &srv) != 0) {
+			json_object_put(servers);
+			return (-1);
+		}
+		if ((r = agentrun_mcp_resolve(e, srv)) != NULL) {
+			json_object_array_add(servers, r);
+		}
+		json_object_put(srv);
+	}
+	if (json_object_array_length(servers) > 0) {
+		name = xasprintf("%s-mcp-servers", kobj_name(run));
+		cm = owned(run, "v1", "ConfigMap", name);
+		kobj_set_label(cm, CONTRACT_LABEL_INSTANCE,
+		        str_or(run, "spec.instanceRef", ""));
+		kobj_set_label(cm, CONTRACT_LABEL_COMPONENT, "mcp-config");
+		yaml = agentrun_mcp_yaml(servers);
+		jx_setv(cm, json_object_new_string(yaml), "data",
+		        AGENTRUN_MCP_KEY, NULL);
+		kobj_create(out, &kobj_configmaps, cm, true);
+		free(yaml);
+		free(name);
+	}
+	json_object_put(servers);
+	return (0);
+}
+
 /* The writes once the server sidecar is known. */
 static int
 build(const struct rec_in *in, struct rec_out *out, json_object *status,
@@ -563,6 +626,9 @@ agentrun_server_pending(
 
 	input_cm(in->object, out);
 	rc = skills_of(in, out, &inst, &skills);
+	if (rc == 0) {
+		rc = mcp_cm(in, out, inst);
+	}
 	if (rc == 0) {
 		rc = find_server(in, out, skills, &s);
 	}

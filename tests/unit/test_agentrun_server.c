@@ -5,8 +5,8 @@
  * Serving status; the Serving phase (Deployment present: requeue in 30 s
  * whatever the age; gone: Failed; stale cache: wait).  Expected values
  * come from upstream internal/controller/agentrun_controller.go at
- * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret
- * and reconcileServing.
+ * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret,
+ * reconcileServing, and reconcilePending's ensureMCPConfigMap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -402,6 +402,79 @@ test_key_secret(void **state)
 	free(r);
 }
 
+/* The ConfigMap write of name, or NULL. */
+static json_object *
+find_cm(json_object *res, const char *name)
+{
+	json_object *ws = json_object_object_get(res, "writes");
+
+	for (size_t i = 0; i < jx_array_len(ws); i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (strcmp(jx_get_str(w, "op"), "create") == 0
+		        && strcmp(jx_get_str(w, "resource.plural"),
+		                   "configmaps")
+		                == 0
+		        && strcmp(jx_get_str(w, "object.metadata.name"), name)
+		                == 0) {
+			return (w);
+		}
+	}
+	return (NULL);
+}
+
+/* reconcilePending makes the MCP ConfigMap (ensureMCPConfigMap) before
+ * it branches to reconcilePendingServer, so a server run of an instance
+ * with reachable MCP servers gets <run>-mcp-servers too (labels
+ * agent-run, instance, component=mcp-config; key mcp-servers.yaml as
+ * buildMCPServersYAML); none reachable:
+ * no ConfigMap. */
+static void
+test_mcp_config(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *w, *l;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"skills\":[{\"skillPackRef\":\"web-endpoint\"}],"
+	        "\"mcpServers\":[{\"name\":\"gh\",\"toolsPrefix\":\"gh\"},"
+	        "{\"name\":\"gone\",\"toolsPrefix\":\"g\"}]}}");
+	fakesup_add_json(f, "skillpacks", PACK);
+	fakesup_add_json(f, "mcpservers",
+	        "{\"metadata\":{\"name\":\"gh\",\"namespace\":\"ns\"},"
+	        "\"spec\":{},\"status\":{\"ready\":true,\"url\":"
+	        "\"http://gh.ns.svc:8080/mcp\"}}");
+	res = run(f, r, NULL, T0);
+	w = find_cm(res, "r-mcp-servers");
+	assert_non_null(w);
+	l = jx_get(w, "object.metadata.labels");
+	assert_string_equal(lab(l, "sympozium.ai/agent-run"), "r");
+	assert_string_equal(lab(l, "sympozium.ai/instance"), "alice");
+	assert_string_equal(lab(l, "sympozium.ai/component"), "mcp-config");
+	assert_string_equal(
+	        jx_get_str(w, "object.metadata.ownerReferences.0.uid"), "u1");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: gh\n"
+	        "    url: http://gh.ns.svc:8080/mcp\n"
+	        "    toolsPrefix: gh\n"
+	        "    timeout: 30\n");
+	assert_non_null(find_w(res, "create", "deployments"));
+	assert_string_equal(
+	        jx_get_str(find_w(res, "update_status", "agentruns"),
+	                "object.status.phase"),
+	        "Serving");
+	json_object_put(res);
+	fakesup_remove(f, "mcpservers", NULL, "gh");
+	res = run(f, r, NULL, T0);
+	assert_null(find_cm(res, "r-mcp-servers"));
+	assert_non_null(find_w(res, "create", "deployments"));
+	json_object_put(res);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -416,6 +489,8 @@ main(void)
 		        test_delete, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_key_secret, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_mcp_config, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
