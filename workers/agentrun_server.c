@@ -278,6 +278,30 @@ random_key(void)
 	return (key);
 }
 
+/* Whether name is a DNS-1123 subdomain (the write policy's name rule:
+ * a name it refuses would be a violation, not an API error). */
+static bool
+subdomain(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 253) {
+		return (false);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i], prev = i > 0 ? name[i - 1] : '.';
+		char next = i + 1 < n ? name[i + 1] : '.';
+		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!an && c != '-' && c != '.') {
+			return (false);
+		}
+		if (!an && (prev == '.' || next == '.')) {
+			return (false); /* a part must start and end alnum */
+		}
+	}
+	return (true);
+}
+
 /* The Secret name with stringData api-key, labelled component=web-proxy
  * and instance as upstream, plus the run's child label; controlled by
  * the run.  Created once: a pass that finds it (metadata view) sends
@@ -288,9 +312,16 @@ key_secret(const struct rec_in *in, struct rec_out *out, const char *name)
 {
 	json_object *run = in->object, *meta = NULL, *sec, *sd;
 	char err[256], *key;
-	int rc = view_secret_meta(
-	        in->view, kobj_ns(run), name, &meta, err, sizeof(err));
+	int rc;
 
+	if (!subdomain(name)) {
+		rec_verdict(out, IPC_V_ERROR, 0,
+		        "spec.instanceRef gives no valid Secret name for the "
+		        "web-proxy key");
+		return (-1);
+	}
+	rc = view_secret_meta(
+	        in->view, kobj_ns(run), name, &meta, err, sizeof(err));
 	json_object_put(meta);
 	if (rc <= 0) {
 		if (rc < 0) {

@@ -475,6 +475,42 @@ test_mcp_config(void **state)
 	free(r);
 }
 
+/* An instance whose name is valid but too long for the Secret's
+ * (245 + "-web-proxy-key" > 253; upstream's create would be refused as
+ * Invalid): no Secret write, so no policy violation; the pass errs and
+ * is retried. */
+static void
+test_key_secret_bad_name(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(
+	        ",\"skills\":[{\"skillPackRef\":\"web-endpoint\"}]", "");
+	char *name = xmalloc(246), *bad, *at, *inst;
+	json_object *res;
+
+	memset(name, 'a', 245);
+	name[245] = '\0';
+	at = strstr(r, "\"alice\"");
+	*at = '\0';
+	bad = xasprintf("%s\"%s\"%s", r, name, at + 7);
+	inst = xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":"
+	                 "\"ns\"},\"spec\":{}}",
+	        name);
+	fakesup_add_json(f, "sympoziuminstances", inst);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, bad, NULL, T0);
+	assert_null(find_w(res, "create", "secrets"));
+	assert_null(find_w(res, "create", "deployments"));
+	assert_int_equal(num(res, "v"), IPC_V_ERROR);
+	assert_non_null(
+	        strstr(jx_get_str(res, "verdict.message"), "web-proxy key"));
+	json_object_put(res);
+	free(inst);
+	free(bad);
+	free(name);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -491,6 +527,8 @@ main(void)
 		        test_key_secret, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_mcp_config, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_key_secret_bad_name,
+		        fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
