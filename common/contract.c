@@ -122,6 +122,15 @@ static const struct contract_write agentrun_w[] = {
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CHILD(CONTRACT_RES_SANDBOXCLAIMS, CONTRACT_W_CREATE,
 	        CONTRACT_LABEL_AGENT_RUN),
+	/* server mode: the web-proxy API key Secret <instance>-web-proxy-key,
+	 * created once with a key the worker draws (docs/security.md) */
+	{ .res = CONTRACT_RES_SECRETS,
+	        .ops = CONTRACT_W_CREATE,
+	        .own = CONTRACT_OWN_KEY_SECRET,
+	        .label = CONTRACT_LABEL_AGENT_RUN,
+	        .ref = "spec.instanceRef",
+	        .suffix = CONTRACT_WEB_PROXY_KEY_SUFFIX,
+	        .match = CONTRACT_WEB_PROXY_KEY_DATA },
 };
 
 static const struct contract_watch instance[] = {
@@ -336,6 +345,8 @@ static const struct contract_view agentrun_views[] = {
 	/* agent-sandbox mode: the run's Sandbox by name (a claim's is the
 	 * agent-sandbox controller's, without the run's label) */
 	{ CONTRACT_RES_SANDBOXES, V_GET, V_NS, NULL },
+	/* server mode: whether the web-proxy key Secret exists (metadata) */
+	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -358,7 +369,7 @@ static const struct contract_view personapack_views[] = {
 };
 
 static const struct contract_view schedule_views[] = {
-	{ CONTRACT_RES_AGENTRUNS, V_GET | V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_AGENTRUNS, V_LIST, V_NS, NULL },
 	{ CONTRACT_RES_INSTANCES, V_GET, V_NS, NULL },
 	{ CONTRACT_RES_CONFIGMAPS, V_GET, V_NS, NULL },
 };

@@ -117,6 +117,14 @@
 
 /* The fixed name prefix of the cluster-scoped skill RBAC of a run. */
 #define CONTRACT_PREFIX_SKILL_RBAC "sympozium-skill-"
+/* The web-proxy API key Secret of a server-mode run (upstream
+ * agentrun_controller.go ensureServerAPIKeySecret): named the run's
+ * spec.instanceRef followed by this suffix, one stringData key. */
+#define CONTRACT_WEB_PROXY_KEY_SUFFIX "-web-proxy-key"
+#define CONTRACT_WEB_PROXY_KEY_DATA   "api-key"
+/* Its value: "sk-" and the hex of 24 random bytes. */
+#define CONTRACT_WEB_PROXY_KEY_BYTES 24
+
 /* The one ServiceAccount every agent pod runs as (created, shared). */
 #define CONTRACT_AGENT_SA "sympozium-agent"
 
@@ -242,6 +250,13 @@ enum contract_own {
 	 * "remove" operations, each on one of the paths `paths` lists
 	 * (exactly: no path below them) */
 	CONTRACT_OWN_TESTED,
+	/* a generated key Secret, created only (never updated, patched or
+	 * read back): named the primary's string at `ref` followed by
+	 * `suffix`, carrying `label` valued the primary's name and a
+	 * controller ownerReference to it, of type Opaque (or none), with
+	 * no `data` and `stringData` of exactly the key `match` valued
+	 * "sk-" and 48 lowercase hex digits (supervisor/wpolicy.c) */
+	CONTRACT_OWN_KEY_SECRET,
 };
 
 struct contract_write {
@@ -257,6 +272,7 @@ struct contract_write {
 	 * ended.  (CHILD: `match`, when set, is a fixed label "key=value"
 	 * the created object must carry too.) */
 	const char *const *paths;
+	const char *suffix; /* KEY_SECRET: the name after the ref's value */
 };
 
 struct contract_ctrl {

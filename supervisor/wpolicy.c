@@ -642,6 +642,95 @@ tested_why(const struct prim *p, const struct contract_write *row,
 	return (NULL);
 }
 
+/* ---- the generated key Secret (CONTRACT_OWN_KEY_SECRET) ---- */
+
+/* Whether s is "sk-" and 2 * CONTRACT_WEB_PROXY_KEY_BYTES lowercase hex
+ * digits. */
+static bool
+key_shape(const char *s)
+{
+	size_t n = 2 * CONTRACT_WEB_PROXY_KEY_BYTES;
+
+	if (strncmp(s, "sk-", 3) != 0 || strlen(s + 3) != n) {
+		return (false);
+	}
+	for (s += 3; *s != '\0'; s++) {
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+/* Why the object of a key Secret create is not of the row's shape, or
+ * NULL: only apiVersion, kind, metadata, type Opaque, and stringData of
+ * the one key `match` with a generated key (no data, so no value the
+ * worker could have copied from elsewhere in base64). */
+static const char *
+key_body_why(const struct contract_write *row, json_object *o)
+{
+	json_object *sd = json_object_object_get(o, "stringData"), *v;
+	const char *type = jx_get_str(o, "type");
+
+	json_object_object_foreach(o, k, val)
+	{
+		(void)val;
+		if (strcmp(k, "apiVersion") != 0 && strcmp(k, "kind") != 0
+		        && strcmp(k, "metadata") != 0 && strcmp(k, "type") != 0
+		        && strcmp(k, "stringData") != 0) {
+			return ("a field beyond metadata, type and "
+			        "stringData");
+		}
+	}
+	if (json_object_object_get(o, "type") != NULL
+	        && (type == NULL || strcmp(type, "Opaque") != 0)) {
+		return ("a type other than Opaque");
+	}
+	if (!json_object_is_type(sd, json_type_object)
+	        || json_object_object_length(sd) != 1
+	        || (v = json_object_object_get(sd, row->match)) == NULL) {
+		return ("stringData is not exactly the generated key");
+	}
+	if (!json_object_is_type(v, json_type_string)
+	        || !key_shape(json_object_get_string(v))) {
+		return ("the key is not sk- and 48 hex digits");
+	}
+	return (NULL);
+}
+
+static enum wpol_verdict
+row_key_secret(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w, size_t i, struct wpol_violation *v)
+{
+	const char *ref = primary_ref(p, row->ref);
+	const char *name = target_name(w);
+	size_t nr = ref != NULL ? strlen(ref) : 0;
+	const char *why;
+
+	if (w->op != IPC_OP_CREATE || nr == 0 || strncmp(name, ref, nr) != 0
+	        || strcmp(name + nr, row->suffix) != 0) {
+		return (viol(v, "secret", i,
+		        "%s secrets %.64s: only create %s%s",
+		        ipc_op_name(w->op), name, str_or(ref), row->suffix));
+	}
+	if (strcmp(str_or(label_of(w->object, row->label)), p->name) != 0) {
+		return (viol(v, "child-label", i,
+		        "create secrets %.64s without the label %s=%s", name,
+		        row->label, p->name));
+	}
+	if (!owned_by(w->object, p->uid)) {
+		return (viol(v, "owner", i,
+		        "create secrets %.64s without a controller "
+		        "ownerReference to %s (uid %s)",
+		        name, p->name, p->uid));
+	}
+	if ((why = key_body_why(row, w->object)) != NULL) {
+		return (viol(v, "secret", i, "create secrets %.64s: %s", name,
+		        why));
+	}
+	return (WPOL_OK);
+}
+
 /* Whether the primary's spec names name (CONTRACT_OWN_NAMED). */
 static bool
 named(const struct prim *p, const struct contract_write *row, const char *name)
@@ -690,6 +779,8 @@ check_row(const struct prim *p, const struct contract_write *row,
 		const char *why = tested_why(p, row, w);
 		return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
 	}
+	case CONTRACT_OWN_KEY_SECRET:
+		return (row_key_secret(p, row, w, i, v));
 	case CONTRACT_OWN_NAMED:
 		if (named(p, row, w->name)) {
 			return (WPOL_OK);

@@ -8,18 +8,24 @@
  * "web-proxy", a Service <run>-server over the sidecar's ports, and phase
  * Serving.  A Serving run is checked every 30 s: it fails when its Deployment
  * is gone and never times out.  The skill RBAC of the sidecars is made as the
- * task path's.  Not built here: the API key Secret (see
- * api_key_secret()), the MCP ConfigMap and the gateway's HTTPRoute.
+ * task path's.  The API key Secret <instance>-web-proxy-key is created
+ * once, its key drawn here (key_secret()) unless the skill names one in
+ * auth_secret_ref.  The instance's MCP servers get the ConfigMap
+ * <run>-mcp-servers as in the task path.  Not built here: the gateway's
+ * HTTPRoute.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "common/contract.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "workers/agentrun_mcp.h"
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -232,20 +238,112 @@ param(struct server_sc *s, const char *key)
 }
 
 /* The API key Secret's name (upstream ensureServerAPIKeySecret): the
- * skill's auth_secret_ref, else <instance>-web-proxy-key.  Deliberate
- * difference: the Secret is not created here (the write policy lets no
- * worker create Secrets, and the key would cross the RESULT): whoever
- * installs the web endpoint creates it, or names one in auth_secret_ref. */
+ * skill's auth_secret_ref (*ours false), else <instance>-web-proxy-key
+ * (*ours true: the reconciler makes it when missing). */
 static char *
-api_key_secret(json_object *run, struct server_sc *s)
+api_key_secret(json_object *run, struct server_sc *s, bool *ours)
 {
 	const char *ref = param(s, "auth_secret_ref");
 
-	if (ref != NULL && ref[0] != '\0') {
+	*ours = ref == NULL || ref[0] == '\0';
+	if (!*ours) {
 		return (xstrdup(ref));
 	}
-	return (xasprintf(
-	        "%s-web-proxy-key", str_or(run, "spec.instanceRef", "")));
+	return (xasprintf("%s%s", str_or(run, "spec.instanceRef", ""),
+	        CONTRACT_WEB_PROXY_KEY_SUFFIX));
+}
+
+/* "sk-" and the hex of CONTRACT_WEB_PROXY_KEY_BYTES bytes from
+ * getrandom(2) (upstream: crypto/rand, hex), or NULL. */
+static char *
+random_key(void)
+{
+	unsigned char b[CONTRACT_WEB_PROXY_KEY_BYTES];
+	char *key = xmalloc(3 + 2 * sizeof(b) + 1);
+	size_t got = 0;
+
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n <= 0 && errno != EINTR) {
+			free(key);
+			return (NULL);
+		}
+		got += n > 0 ? (size_t)n : 0;
+	}
+	memcpy(key, "sk-", 3);
+	for (size_t i = 0; i < sizeof(b); i++) {
+		snprintf(key + 3 + 2 * i, 3, "%02x", b[i]);
+	}
+	explicit_bzero(b, sizeof(b));
+	return (key);
+}
+
+/* Whether name is a DNS-1123 subdomain (the write policy's name rule:
+ * a name it refuses would be a violation, not an API error). */
+static bool
+subdomain(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 253) {
+		return (false);
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i], prev = i > 0 ? name[i - 1] : '.';
+		char next = i + 1 < n ? name[i + 1] : '.';
+		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!an && c != '-' && c != '.') {
+			return (false);
+		}
+		if (!an && (prev == '.' || next == '.')) {
+			return (false); /* a part must start and end alnum */
+		}
+	}
+	return (true);
+}
+
+/* The Secret name with stringData api-key, labelled component=web-proxy
+ * and instance as upstream, plus the run's child label; controlled by
+ * the run.  Created once: a pass that finds it (metadata view) sends
+ * nothing, and a create that meets one tolerates AlreadyExists, so an
+ * existing key is never rewritten.  0 done, -1 error (verdict set). */
+static int
+key_secret(const struct rec_in *in, struct rec_out *out, const char *name)
+{
+	json_object *run = in->object, *meta = NULL, *sec, *sd;
+	char err[256], *key;
+	int rc;
+
+	if (!subdomain(name)) {
+		rec_verdict(out, IPC_V_ERROR, 0,
+		        "spec.instanceRef gives no valid Secret name for the "
+		        "web-proxy key");
+		return (-1);
+	}
+	rc = view_secret_meta(
+	        in->view, kobj_ns(run), name, &meta, err, sizeof(err));
+	json_object_put(meta);
+	if (rc <= 0) {
+		if (rc < 0) {
+			rec_verdict(out, IPC_V_ERROR, 0, "%s", err);
+		}
+		return (rc);
+	}
+	if ((key = random_key()) == NULL) {
+		rec_verdict(out, IPC_V_ERROR, 0, "getrandom failed");
+		return (-1);
+	}
+	sec = owned(run, "v1", "Secret", name);
+	kobj_set_label(sec, CONTRACT_LABEL_COMPONENT, "web-proxy");
+	kobj_set_label(sec, CONTRACT_LABEL_INSTANCE,
+	        str_or(run, "spec.instanceRef", ""));
+	sd = json_object_new_object();
+	set_str(sd, CONTRACT_WEB_PROXY_KEY_DATA, key);
+	json_object_object_add(sec, "stringData", sd);
+	kobj_create(out, &kobj_secrets, sec, true);
+	explicit_bzero(key, strlen(key));
+	free(key);
+	return (0);
 }
 
 static json_object *
@@ -458,6 +556,67 @@ input_cm(json_object *run, struct rec_out *out)
 	free(name);
 }
 
+/* The MCPServer named by an instance entry without a url (run namespace,
+ * then sympozium-system; upstream resolveMCPServerURLs), or none. */
+static int
+mcp_server(const struct rec_in *in, struct rec_out *out, json_object *entry,
+        json_object **srv)
+{
+	const char *name = jx_get_str(entry, "name");
+	const char *url = jx_get_str(entry, "url");
+	int rc;
+
+	*srv = NULL;
+	if ((url != NULL && url[0] != '\0') || name == NULL
+	        || name[0] == '\0') {
+		return (0);
+	}
+	rc = get(in, out, &kobj_mcpservers, kobj_ns(in->object), name, srv);
+	if (rc == 1) {
+		rc = get(in, out, &kobj_mcpservers, KOBJ_SYSTEM_NS, name, srv);
+	}
+	return (rc < 0 ? -1 : 0);
+}
+
+/* The MCP ConfigMap <run>-mcp-servers of the instance's reachable MCP
+ * servers (upstream reconcilePending's ensureMCPConfigMap, before the
+ * server branch; as the task path's mcp_config() in agentrun.c).
+ * Returns -1 on a view error. */
+static int
+mcp_cm(const struct rec_in *in, struct rec_out *out, json_object *inst)
+{
+	json_object *run = in->object, *list = jx_get(inst, "spec.mcpServers");
+	json_object *servers = json_object_new_array(), *srv, *r, *cm;
+	char *name, *yaml;
+
+	for (size_t i = 0; i < jx_array_len(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+		if (mcp_server(in, out, e, &srv) != 0) {
+			json_object_put(servers);
+			return (-1);
+		}
+		if ((r = agentrun_mcp_resolve(e, srv)) != NULL) {
+			json_object_array_add(servers, r);
+		}
+		json_object_put(srv);
+	}
+	if (json_object_array_length(servers) > 0) {
+		name = xasprintf("%s-mcp-servers", kobj_name(run));
+		cm = owned(run, "v1", "ConfigMap", name);
+		kobj_set_label(cm, CONTRACT_LABEL_INSTANCE,
+		        str_or(run, "spec.instanceRef", ""));
+		kobj_set_label(cm, CONTRACT_LABEL_COMPONENT, "mcp-config");
+		yaml = agentrun_mcp_yaml(servers);
+		jx_setv(cm, json_object_new_string(yaml), "data",
+		        AGENTRUN_MCP_KEY, NULL);
+		kobj_create(out, &kobj_configmaps, cm, true);
+		free(yaml);
+		free(name);
+	}
+	json_object_put(servers);
+	return (0);
+}
+
 /* The writes once the server sidecar is known. */
 static int
 build(const struct rec_in *in, struct rec_out *out, json_object *status,
@@ -466,11 +625,17 @@ build(const struct rec_in *in, struct rec_out *out, json_object *status,
 	json_object *run = in->object;
 	json_object *sa
 	        = kobj_new("v1", "ServiceAccount", kobj_ns(run), SERVER_SA);
-	char *secret = api_key_secret(run, s);
+	bool ours = false;
+	char *secret = api_key_secret(run, s, &ours);
 	char *name = xasprintf("%s-server", kobj_name(run));
 
 	kobj_set_label(sa, CONTRACT_LABEL_K8S_MANAGED_BY, "sympozium");
 	kobj_create(out, &kobj_serviceaccounts, sa, true);
+	if (ours && key_secret(in, out, secret) < 0) {
+		free(secret);
+		free(name);
+		return (-1);
+	}
 	kobj_create(out, &kobj_deployments, deployment(run, s, name, secret),
 	        true);
 	kobj_create(out, &kobj_services, service(run, s, name), true);
@@ -494,6 +659,9 @@ agentrun_server_pending(
 
 	input_cm(in->object, out);
 	rc = skills_of(in, out, &inst, &skills);
+	if (rc == 0) {
+		rc = mcp_cm(in, out, inst);
+	}
 	if (rc == 0) {
 		rc = find_server(in, out, skills, &s);
 	}

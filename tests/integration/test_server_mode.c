@@ -9,7 +9,10 @@
  * upstream operator left in Serving, with its Deployment, before ours
  * started, stays Serving (reconcileServing) instead of failing; a
  * Serving run whose Deployment is deleted fails with "server Deployment
- * not found".
+ * not found".  The web-proxy API key Secret <instance>-web-proxy-key
+ * (upstream ensureServerAPIKeySecret) is made by the first run, owned by
+ * it, its one key api-key read by the proxy's WEB_PROXY_API_KEY, and a
+ * second run of the instance leaves it as it is.
  *
  * Every wait is bounded (WAIT_MS).  Only the pid this test forked, and
  * the workers found under it in /proc, are signalled.
@@ -48,6 +51,7 @@ static const struct kapi_res R_ROLE
         = { "rbac.authorization.k8s.io", "v1", "roles", true };
 static const struct kapi_res R_RB
         = { "rbac.authorization.k8s.io", "v1", "rolebindings", true };
+static const struct kapi_res R_SEC = { "", "v1", "secrets", true };
 
 static struct optest F;
 
@@ -171,6 +175,67 @@ test_pending_to_serving(void **state)
 	        optest_check_owner, &own);
 }
 
+/* The Secret's api-key as stored: stringData (kubesim keeps it) or
+ * data (a real API server folds it in, base64). */
+static const char *
+stored_key(json_object *sec)
+{
+	const char *k = jx_get_str(sec, "stringData.api-key");
+
+	return (k != NULL ? k : jx_get_str(sec, "data.api-key"));
+}
+
+/* ensureServerAPIKeySecret: web-web-proxy-key, made once by the first
+ * run (srv above) and never rewritten by the next; every proxy reads it
+ * through WEB_PROXY_API_KEY (reconcilePendingServer's secretKeyRef). */
+static void
+test_api_key_secret(void **state)
+{
+	const struct optest_owner own = { "AgentRun", "srv", NULL };
+	json_object *sec, *sec2, *dep;
+	char *rv, *key;
+
+	(void)state;
+	optest_wait_obj(
+	        &F, &R_SEC, NS, "web-web-proxy-key", optest_check_owner, &own);
+	sec = optest_get(&F, &R_SEC, NS, "web-web-proxy-key");
+	assert_string_equal(json_object_get_string(jx_getv(sec, "metadata",
+	                            "labels", "sympozium.ai/component", NULL)),
+	        "web-proxy");
+	assert_non_null(stored_key(sec));
+	rv = xstrdup(jx_get_str(sec, "metadata.resourceVersion"));
+	key = xstrdup(stored_key(sec));
+	json_object_put(sec);
+	create_run("srv2", NULL);
+	optest_wait_field(&F, &R_RUN, NS, "srv2", "status.phase", "Serving");
+	dep = optest_get(&F, &R_DEP, NS, "srv2-server");
+	assert_non_null(dep);
+	json_object *env = jx_get(dep, "spec.template.spec.containers.0.env");
+	bool found = false;
+	for (size_t i = 0; i < jx_array_len(env); i++) {
+		json_object *e = json_object_array_get_idx(env, i);
+		if (strcmp(jx_get_str(e, "name"), "WEB_PROXY_API_KEY") == 0) {
+			assert_string_equal(
+			        jx_get_str(e, "valueFrom.secretKeyRef.name"),
+			        "web-web-proxy-key");
+			assert_string_equal(
+			        jx_get_str(e, "valueFrom.secretKeyRef.key"),
+			        "api-key");
+			found = true;
+		}
+	}
+	assert_true(found);
+	json_object_put(dep);
+	sec2 = optest_get(&F, &R_SEC, NS, "web-web-proxy-key");
+	assert_string_equal(jx_get_str(sec2, "metadata.resourceVersion"), rv);
+	assert_string_equal(stored_key(sec2), key);
+	assert_string_equal(
+	        jx_get_str(sec2, "metadata.ownerReferences.0.name"), "srv");
+	json_object_put(sec2);
+	free(rv);
+	free(key);
+}
+
 /* The taken-over Serving run stays Serving (checked after the operator
  * has had time to reconcile it: the new run above went through). */
 static void
@@ -197,6 +262,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pending_to_serving),
+		cmocka_unit_test(test_api_key_secret),
 		cmocka_unit_test(test_taken_over),
 		cmocka_unit_test(optest_test_sigterm),
 	};

@@ -5,8 +5,8 @@
  * Serving status; the Serving phase (Deployment present: requeue in 30 s
  * whatever the age; gone: Failed; stale cache: wait).  Expected values
  * come from upstream internal/controller/agentrun_controller.go at
- * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret
- * and reconcileServing.
+ * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret,
+ * reconcileServing, and reconcilePending's ensureMCPConfigMap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,6 +258,8 @@ test_auth_secret_ref(void **state)
 	                            "valueFrom.secretKeyRef.name"),
 	        "mine");
 	assert_null(env(c, "RATE_LIMIT_RPM"));
+	/* ensureServerAPIKeySecret returns the ref before any Secret */
+	assert_null(find_w(res, "create", "secrets"));
 	json_object_put(res);
 	free(r);
 }
@@ -317,6 +319,198 @@ test_delete(void **state)
 	free(r);
 }
 
+/* The index of the first write op on plural, or -1. */
+static int
+w_index(json_object *res, const char *op, const char *plural)
+{
+	json_object *ws = json_object_object_get(res, "writes");
+
+	for (size_t i = 0; i < jx_array_len(ws); i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (strcmp(jx_get_str(w, "op"), op) == 0
+		        && strcmp(jx_get_str(w, "resource.plural"), plural)
+		                == 0) {
+			return ((int)i);
+		}
+	}
+	return (-1);
+}
+
+/* The key of a created web-proxy Secret, checked against upstream
+ * ensureServerAPIKeySecret: "sk-" and hex of 24 random bytes. */
+static const char *
+checked_key(json_object *res)
+{
+	json_object *s = jx_get(find_w(res, "create", "secrets"), "object");
+	const char *k = jx_get_str(s, "stringData.api-key");
+
+	assert_non_null(s);
+	assert_string_equal(
+	        jx_get_str(s, "metadata.name"), "alice-web-proxy-key");
+	assert_string_equal(jx_get_str(s, "metadata.namespace"), "ns");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/component"),
+	        "web-proxy");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/instance"),
+	        "alice");
+	assert_string_equal(
+	        lab(jx_get(s, "metadata.labels"), "sympozium.ai/agent-run"),
+	        "r");
+	assert_string_equal(
+	        jx_get_str(s, "metadata.ownerReferences.0.uid"), "u1");
+	assert_null(jx_get(s, "data"));
+	assert_int_equal(
+	        json_object_object_length(jx_get(s, "stringData")), 1);
+	assert_non_null(k);
+	assert_int_equal(strlen(k), 3 + 48);
+	assert_memory_equal(k, "sk-", 3);
+	assert_int_equal(strspn(k + 3, "0123456789abcdef"), 48);
+	return (k);
+}
+
+/* ensureServerAPIKeySecret (upstream agentrun_controller.go at 008266e):
+ * without auth_secret_ref, <instance>-web-proxy-key is made before the
+ * Deployment (reconcilePendingServer's order), with a fresh random key
+ * each time it is missing; once it exists nothing is written to it. */
+static void
+test_key_secret(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *res2;
+	json_object *meta = json_tokener_parse(
+	        "{\"metadata\":{\"name\":\"alice-web-proxy-key\","
+	        "\"namespace\":\"ns\"},\"keys\":[\"api-key\"]}");
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, r, NULL, T0);
+	res2 = run(f, r, NULL, T0);
+	assert_true(w_index(res, "create", "secrets") >= 0);
+	assert_true(w_index(res, "create", "secrets")
+	        < w_index(res, "create", "deployments"));
+	assert_string_not_equal(checked_key(res), checked_key(res2));
+	json_object_put(res);
+	json_object_put(res2);
+	fakesup_add_secret(f, "ns", "alice-web-proxy-key", meta);
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "create", "secrets"));
+	assert_null(find_w(res, "update", "secrets"));
+	assert_non_null(find_w(res, "create", "deployments"));
+	json_object_put(res);
+	free(r);
+}
+
+/* The ConfigMap write of name, or NULL. */
+static json_object *
+find_cm(json_object *res, const char *name)
+{
+	json_object *ws = json_object_object_get(res, "writes");
+
+	for (size_t i = 0; i < jx_array_len(ws); i++) {
+		json_object *w = json_object_array_get_idx(ws, i);
+		if (strcmp(jx_get_str(w, "op"), "create") == 0
+		        && strcmp(jx_get_str(w, "resource.plural"),
+		                   "configmaps")
+		                == 0
+		        && strcmp(jx_get_str(w, "object.metadata.name"), name)
+		                == 0) {
+			return (w);
+		}
+	}
+	return (NULL);
+}
+
+/* reconcilePending makes the MCP ConfigMap (ensureMCPConfigMap) before
+ * it branches to reconcilePendingServer, so a server run of an instance
+ * with reachable MCP servers gets <run>-mcp-servers too (labels
+ * agent-run, instance, component=mcp-config; key mcp-servers.yaml as
+ * buildMCPServersYAML); none reachable:
+ * no ConfigMap. */
+static void
+test_mcp_config(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *w, *l;
+
+	fakesup_add_json(f, "sympoziuminstances",
+	        "{\"metadata\":{\"name\":\"alice\",\"namespace\":\"ns\"},"
+	        "\"spec\":{\"skills\":[{\"skillPackRef\":\"web-endpoint\"}],"
+	        "\"mcpServers\":[{\"name\":\"gh\",\"toolsPrefix\":\"gh\"},"
+	        "{\"name\":\"gone\",\"toolsPrefix\":\"g\"}]}}");
+	fakesup_add_json(f, "skillpacks", PACK);
+	fakesup_add_json(f, "mcpservers",
+	        "{\"metadata\":{\"name\":\"gh\",\"namespace\":\"ns\"},"
+	        "\"spec\":{},\"status\":{\"ready\":true,\"url\":"
+	        "\"http://gh.ns.svc:8080/mcp\"}}");
+	res = run(f, r, NULL, T0);
+	w = find_cm(res, "r-mcp-servers");
+	assert_non_null(w);
+	l = jx_get(w, "object.metadata.labels");
+	assert_string_equal(lab(l, "sympozium.ai/agent-run"), "r");
+	assert_string_equal(lab(l, "sympozium.ai/instance"), "alice");
+	assert_string_equal(lab(l, "sympozium.ai/component"), "mcp-config");
+	assert_string_equal(
+	        jx_get_str(w, "object.metadata.ownerReferences.0.uid"), "u1");
+	assert_string_equal(json_object_get_string(jx_getv(w, "object", "data",
+	                            "mcp-servers.yaml", NULL)),
+	        "servers:\n"
+	        "  - name: gh\n"
+	        "    url: http://gh.ns.svc:8080/mcp\n"
+	        "    toolsPrefix: gh\n"
+	        "    timeout: 30\n");
+	assert_non_null(find_w(res, "create", "deployments"));
+	assert_string_equal(
+	        jx_get_str(find_w(res, "update_status", "agentruns"),
+	                "object.status.phase"),
+	        "Serving");
+	json_object_put(res);
+	fakesup_remove(f, "mcpservers", NULL, "gh");
+	res = run(f, r, NULL, T0);
+	assert_null(find_cm(res, "r-mcp-servers"));
+	assert_non_null(find_w(res, "create", "deployments"));
+	json_object_put(res);
+	free(r);
+}
+
+/* An instance whose name is valid but too long for the Secret's
+ * (245 + "-web-proxy-key" > 253; upstream's create would be refused as
+ * Invalid): no Secret write, so no policy violation; the pass errs and
+ * is retried. */
+static void
+test_key_secret_bad_name(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(
+	        ",\"skills\":[{\"skillPackRef\":\"web-endpoint\"}]", "");
+	char *name = xmalloc(246), *bad, *at, *inst;
+	json_object *res;
+
+	memset(name, 'a', 245);
+	name[245] = '\0';
+	at = strstr(r, "\"alice\"");
+	*at = '\0';
+	bad = xasprintf("%s\"%s\"%s", r, name, at + 7);
+	inst = xasprintf("{\"metadata\":{\"name\":\"%s\",\"namespace\":"
+	                 "\"ns\"},\"spec\":{}}",
+	        name);
+	fakesup_add_json(f, "sympoziuminstances", inst);
+	fakesup_add_json(f, "skillpacks", PACK);
+	res = run(f, bad, NULL, T0);
+	assert_null(find_w(res, "create", "secrets"));
+	assert_null(find_w(res, "create", "deployments"));
+	assert_int_equal(num(res, "v"), IPC_V_ERROR);
+	assert_non_null(
+	        strstr(jx_get_str(res, "verdict.message"), "web-proxy key"));
+	json_object_put(res);
+	free(inst);
+	free(bad);
+	free(name);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -329,6 +523,12 @@ main(void)
 		        test_serving, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_delete, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_key_secret, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_mcp_config, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_key_secret_bad_name,
+		        fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -177,6 +177,15 @@ check_writes(const struct contract_ctrl *c)
 			assert_non_null(w->paths);
 			assert_non_null(w->paths[0]);
 			break;
+		case CONTRACT_OWN_KEY_SECRET:
+			/* a created-only Secret of one generated key */
+			assert_int_equal(w->ops, CONTRACT_W_CREATE);
+			assert_string_equal(w->res.plural, "secrets");
+			assert_non_null(w->label);
+			assert_non_null(w->ref);
+			assert_non_null(w->suffix);
+			assert_non_null(w->match);
+			break;
 		}
 	}
 	assert_true(ev);

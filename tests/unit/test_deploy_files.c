@@ -455,17 +455,20 @@ needed(struct perms *s)
 	}
 }
 
-/* Whether perm "group|resource|verb" is skill RBAC beyond the default:
- * anything on clusterroles or clusterrolebindings, escalate and bind. */
+/* Whether perm "group|resource|verb" is the overlay's beyond the
+ * default: anything on clusterroles or clusterrolebindings, escalate and
+ * bind; and Secret create (a server-mode run's web-proxy key: the
+ * default grants no Secret create). */
 static bool
 skill_only(const char *k)
 {
 	const char *res = strchr(k, '|') + 1, *verb = strrchr(k, '|') + 1;
 
-	return (strncmp(k, "rbac.authorization.k8s.io|", 26) == 0
-	        && (strncmp(res, "clusterrole", 11) == 0
-	                || strcmp(verb, "escalate") == 0
-	                || strcmp(verb, "bind") == 0));
+	return (strcmp(k, "|secrets|create") == 0
+	        || (strncmp(k, "rbac.authorization.k8s.io|", 26) == 0
+	                && (strncmp(res, "clusterrole", 11) == 0
+	                        || strcmp(verb, "escalate") == 0
+	                        || strcmp(verb, "bind") == 0)));
 }
 
 /* The needed perms, split: the default deploy's, the overlay's. */
@@ -612,6 +615,7 @@ test_skill_rbac_overlay(void **state)
 	        perm_has(&want, "rbac.authorization.k8s.io|roles|escalate"));
 	assert_true(perm_has(
 	        &want, "rbac.authorization.k8s.io|clusterroles|bind"));
+	assert_true(perm_has(&want, "|secrets|create"));
 	rules_to_perms(doc_of(role, "ClusterRole"), &got);
 	assert_same_perms(&want, &got, "skill_rbac_role.yaml");
 	assert_string_equal(jx_get_str(crb, "roleRef.name"),

@@ -103,7 +103,12 @@ test_legit_reads(void **state)
 	assert_null(GET("personapack", &instances, "default", "p-a"));
 	assert_null(rule("mcpserver", KEY, IPC_VIEW_SECRET_META, NULL,
 	        "default", "s", NO_SEL));
-	assert_null(GET("schedule", &agentruns, "default", "r1"));
+	/* the schedule lists its runs by label (Forbid, upstream #239); it
+	 * reads none by name */
+	assert_null(LIST("schedule", &agentruns, "default",
+	        "sympozium.ai/schedule=s1"));
+	assert_string_equal(
+	        GET("schedule", &agentruns, "default", "r1"), "view-resource");
 	assert_null(GET("schedule", &configmaps, "default", "i1-memory"));
 	/* a time zone is never an API read */
 	assert_null(rule("schedule", KEY, IPC_VIEW_ZONEINFO, NULL, NO_NS,
@@ -137,9 +142,14 @@ test_secrets(void **state)
 	assert_string_equal(rule("skillpack", KEY, IPC_VIEW_SECRET_META, NULL,
 	                            "default", "s", NO_SEL),
 	        "view-resource");
+	/* the agentrun reads a Secret's metadata (server mode: whether the
+	 * web-proxy key exists) in its key's namespace only, never a get */
+	assert_null(rule(
+	        AR, KEY, IPC_VIEW_SECRET_META, NULL, "default", "s", NO_SEL));
 	assert_string_equal(rule(AR, KEY, IPC_VIEW_SECRET_META, NULL,
-	                            "default", "s", NO_SEL),
-	        "view-resource");
+	                            "kube-system", "s", NO_SEL),
+	        "view-namespace");
+	assert_string_equal(GET(AR, &secrets, "default", "s"), "view-secret");
 }
 
 static void

@@ -1066,6 +1066,127 @@ test_config_tested(void **state)
 	}
 }
 
+/* The web-proxy key Secret of a server-mode run (CONTRACT_OWN_KEY_SECRET;
+ * name, labels, data key and key shape from upstream
+ * agentrun_controller.go ensureServerAPIKeySecret at 008266e): created
+ * only, named <spec.instanceRef>-web-proxy-key, child label, controller
+ * ownerReference, stringData api-key only; every other shape refused. */
+#define KEY48 "0123456789abcdef0123456789abcdef0123456789abcdef"
+#define KEY_META(name, extra)                                                 \
+	"{'apiVersion':'v1','kind':'Secret','metadata':{'name':'" name        \
+	"','namespace':'ns','labels':{'sympozium.ai/agent-run':'r1'},"        \
+	"'ownerReferences':[{'uid':'u-r1','controller':true}]}" extra "}"
+
+static const char *
+key_create(const char *json)
+{
+	json_object *o = J(json);
+	struct ipc_write w = wr(IPC_OP_CREATE, &secrets, "ns", "", o);
+	const char *rule = run1(&w);
+
+	json_object_put(o);
+	return (rule);
+}
+
+static void
+test_web_proxy_key(void **state)
+{
+	struct ipc_write w;
+
+	(void)state;
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key",
+	                ",'stringData':{'api-key':'sk-" KEY48 "'}")),
+	        "ok");
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'type':'Opaque','stringData':{"
+	                            "'api-key':'sk-" KEY48 "'}")),
+	        "ok");
+	/* another name, another instance's, or the bare suffix */
+	assert_string_equal(
+	        key_create(KEY_META("db-password",
+	                ",'stringData':{'api-key':'sk-" KEY48 "'}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("other-web-proxy-key",
+	                ",'stringData':{'api-key':'sk-" KEY48 "'}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key-x",
+	                ",'stringData':{'api-key':'sk-" KEY48 "'}")),
+	        "secret");
+	/* not the run's child */
+	assert_string_equal(
+	        key_create("{'metadata':{'name':'inst-web-proxy-key',"
+	                   "'ownerReferences':[{'uid':'u-r1','controller':"
+	                   "true}]},'stringData':{'api-key':'sk-" KEY48 "'}}"),
+	        "child-label");
+	assert_string_equal(
+	        key_create("{'metadata':{'name':'inst-web-proxy-key','labels':"
+	                   "{'sympozium.ai/agent-run':'r1'}},'stringData':{"
+	                   "'api-key':'sk-" KEY48 "'}}"),
+	        "owner");
+	/* data beyond the one generated key */
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'data':{'api-key':'c2steA=='}")),
+	        "secret");
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'stringData':{'api-key':'sk-" KEY48
+	                            "','token':'x'}")),
+	        "secret");
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'stringData':{'other':'sk-" KEY48 "'}")),
+	        "secret");
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'stringData':{'api-key':'hunter2'}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key",
+	                ",'stringData':{'api-key':'sk-" KEY48 "0'}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key",
+	                ",'stringData':{'api-key':'sk-"
+	                "0123456789ABCDEF0123456789abcdef0123456789abcdef'}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key", ",'stringData':{}")),
+	        "secret");
+	assert_string_equal(
+	        key_create(KEY_META("inst-web-proxy-key", "")), "secret");
+	/* a token Secret, or one made immutable */
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'type':'kubernetes.io/"
+	                            "service-account-token','stringData':{"
+	                            "'api-key':'sk-" KEY48 "'}")),
+	        "secret");
+	assert_string_equal(key_create(KEY_META("inst-web-proxy-key",
+	                            ",'immutable':true,'stringData':{"
+	                            "'api-key':'sk-" KEY48 "'}")),
+	        "secret");
+	/* never updated, patched or deleted, even when it is the run's */
+	w = wr(IPC_OP_UPDATE, &secrets, "ns", "inst-web-proxy-key", NULL);
+	assert_string_equal(run1(&w), "secret");
+	w = wr(IPC_OP_DELETE, &secrets, "ns", "inst-web-proxy-key", NULL);
+	assert_string_equal(run1(&w), "secret");
+	w = wr(IPC_OP_PATCH, &secrets, "ns", "inst-web-proxy-key", NULL);
+	assert_string_equal(run1(&w), "secret");
+	/* another controller may not create it */
+	{
+		json_object *o = J(KEY_META("inst-web-proxy-key",
+		        ",'stringData':{'api-key':'sk-" KEY48 "'}"));
+		struct wpol_violation v;
+		static const char inst[]
+		        = "{'kind':'SympoziumInstance','metadata':{'name':"
+		          "'inst','namespace':'ns','uid':'u-i'}}";
+		w = wr(IPC_OP_CREATE, &secrets, "ns", "", o);
+		assert_int_equal(check("instance", "ns/inst", inst, &w, 1, &v),
+		        WPOL_VIOLATION);
+		assert_string_equal(v.rule, "secret");
+		json_object_put(o);
+	}
+}
+
 int
 main(void)
 {
@@ -1087,6 +1208,7 @@ main(void)
 		cmocka_unit_test(test_config_tested),
 		cmocka_unit_test(test_workspace_pvc),
 		cmocka_unit_test(test_agent_sandbox),
+		cmocka_unit_test(test_web_proxy_key),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
