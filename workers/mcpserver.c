@@ -660,42 +660,6 @@ put_child(struct rec_out *out, const struct ipc_res *res, json_object *cur,
 
 /* ---- status ---- */
 
-/* meta.SetStatusCondition: set or update by type; lastTransitionTime
- * moves only when the status changes. */
-static void
-set_condition(json_object *status, const char *type, const char *st,
-        const char *reason, const char *msg, int64_t gen, int64_t now_ms)
-{
-	json_object *conds = jx_get(status, "conditions"), *c = NULL;
-	char ts[TIMEFMT_RFC3339_LEN];
-
-	if (!is_array(conds)) {
-		conds = json_object_new_array();
-		json_object_object_add(status, "conditions", conds);
-	}
-	for (size_t i = 0; i < jx_array_len(conds) && c == NULL; i++) {
-		json_object *e = json_object_array_get_idx(conds, i);
-		const char *t = jx_get_str(e, "type");
-		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;
-	}
-	if (c == NULL) {
-		c = json_object_new_object();
-		json_object_object_add(c, "type", str(type));
-		json_object_array_add(conds, c);
-	}
-	const char *old = jx_get_str(c, "status");
-	if (old == NULL || strcmp(old, st) != 0
-	        || jx_get(c, "lastTransitionTime") == NULL) {
-		timefmt_rfc3339(now_ms / 1000, ts);
-		json_object_object_add(c, "lastTransitionTime", str(ts));
-	}
-	json_object_object_add(c, "status", str(st));
-	json_object_object_add(
-	        c, "observedGeneration", json_object_new_int64(gen));
-	json_object_object_add(c, "reason", str(reason));
-	json_object_object_add(c, "message", str(msg));
-}
-
 /* meta.RemoveStatusCondition. */
 static void
 drop_condition(json_object *status, const char *type)
@@ -754,7 +718,7 @@ external(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 	json_object *st = jx_copy_obj(jx_get(m->obj, "status"));
 
 	set_fields(st, true, jx_get_str(m->obj, "spec.url"));
-	set_condition(st, "Ready", "True", "External",
+	kobj_set_condition(st, "Ready", "True", "External",
 	        "External MCP server URL configured", m->gen, in->now_ms);
 	put_status(out, m->obj, st);
 	rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -769,7 +733,7 @@ invalid(const struct rec_in *in, struct rec_out *out, const struct mcp *m,
 
 	log_warnx("mcpserver %s/%s: %s", m->ns, m->name, why);
 	set_fields(st, false, NULL);
-	set_condition(
+	kobj_set_condition(
 	        st, "Ready", "False", "InvalidSpec", why, m->gen, in->now_ms);
 	put_status(out, m->obj, st);
 	rec_verdict(out, IPC_V_DONE, 0, "invalid: %s", why);
@@ -788,13 +752,13 @@ managed_status(const struct rec_in *in, struct rec_out *out,
 	jx_get_int(dep, "status.readyReplicas", &ready);
 	set_fields(st, ready > 0, url);
 	free(url);
-	set_condition(st, "Deployed", "True", "DeploymentCreated",
+	kobj_set_condition(st, "Deployed", "True", "DeploymentCreated",
 	        "Deployment and Service created", m->gen, in->now_ms);
 	if (ready > 0) {
-		set_condition(st, "Ready", "True", "Ready",
+		kobj_set_condition(st, "Ready", "True", "Ready",
 		        "MCP server is ready", m->gen, in->now_ms);
 	} else {
-		set_condition(st, "Ready", "False", "NotReady",
+		kobj_set_condition(st, "Ready", "False", "NotReady",
 		        "Waiting for deployment to become ready", m->gen,
 		        in->now_ms);
 	}
@@ -916,11 +880,11 @@ suspended(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 	st = jx_copy_obj(jx_get(m->obj, "status"));
 	set_fields(st, false, NULL);
 	json_object_object_del(st, "tools");
-	set_condition(st, "Suspended", "True", "Suspended",
+	kobj_set_condition(st, "Suspended", "True", "Suspended",
 	        "MCP server is suspended \xe2\x80\x94 configure secrets and "
 	        "tokens, then unsuspend",
 	        m->gen, in->now_ms);
-	set_condition(st, "Ready", "False", "Suspended",
+	kobj_set_condition(st, "Ready", "False", "Suspended",
 	        "MCP server is suspended", m->gen, in->now_ms);
 	put_status(out, m->obj, st);
 	rec_verdict(out, IPC_V_DONE, 0, NULL);
