@@ -54,6 +54,10 @@ static const struct kapi_res R_INST
         = { "sympozium.ai", "v1alpha1", "sympoziuminstances", true };
 static const struct kapi_res R_RUN
         = { "sympozium.ai", "v1alpha1", "agentruns", true };
+static const struct kapi_res R_SCHED
+        = { "sympozium.ai", "v1alpha1", "sympoziumschedules", true };
+static const struct kapi_res R_PACK
+        = { "sympozium.ai", "v1alpha1", "personapacks", true };
 
 static struct optest F;
 static char now_ts[32]; /* RFC 3339, when the fixtures were made */
@@ -167,24 +171,26 @@ fixture_policy(void)
 }
 
 /* The memory labels upstream puts on the memory Deployment, its pods and
- * Service (sympoziuminstance_controller.go reconcileMemoryDeployment). */
+ * Service (sympoziuminstance_controller.go reconcileMemoryDeployment),
+ * the instance's name their one argument. */
 #define MEM_LABELS                                                            \
 	"{\"sympozium.ai/component\":\"memory\","                             \
-	"\"sympozium.ai/instance\":\"inst\"}"
+	"\"sympozium.ai/instance\":\"%1$s\"}"
 
 /* sympoziuminstance_controller.go reconcileMemoryDeployment: the
  * Deployment "<inst>-memory" (Recreate, one replica, container
  * memory-server of <registry>/skill-memory:<tag>, defaults
  * ghcr.io/sympozium-ai/sympozium and latest, port http 8080, the two
- * env vars, the memory-db PVC at /data, fsGroup 1000) and its Service. */
+ * env vars, the memory-db PVC at /data, fsGroup 1000) and its Service,
+ * of instance in. */
 static void
-fixture_memory_server(const char *own)
+make_memory_server(const char *in, const char *own)
 {
 	make(&R_DEP,
 	        testutil_jsonf(
 	                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
-	                "\"metadata\":{\"name\":\"inst-memory\",\"labels\":"
-	                "" MEM_LABELS ",%s},\"spec\":{\"replicas\":1,"
+	                "\"metadata\":{\"name\":\"%1$s-memory\",\"labels\":"
+	                "" MEM_LABELS ",%2$s},\"spec\":{\"replicas\":1,"
 	                "\"strategy\":{\"type\":\"Recreate\"},\"selector\":{"
 	                "\"matchLabels\":" MEM_LABELS "},\"template\":{"
 	                "\"metadata\":{\"labels\":" MEM_LABELS "},\"spec\":{"
@@ -200,27 +206,57 @@ fixture_memory_server(const char *own)
 	                "\"memory-db\",\"mountPath\":\"/data\"}]}],"
 	                "\"volumes\":[{\"name\":\"memory-db\","
 	                "\"persistentVolumeClaim\":{\"claimName\":"
-	                "\"inst-memory-db\"}}]}}}}",
-	                own),
+	                "\"%1$s-memory-db\"}}]}}}}",
+	                in, own),
 	        NULL, NULL);
 	make(&R_SVC,
 	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
-	                       "\"metadata\":{\"name\":\"inst-memory\","
-	                       "\"labels\":" MEM_LABELS ",%s},\"spec\":{"
+	                       "\"metadata\":{\"name\":\"%1$s-memory\","
+	                       "\"labels\":" MEM_LABELS ",%2$s},\"spec\":{"
 	                       "\"selector\":" MEM_LABELS ",\"ports\":[{"
 	                       "\"name\":\"http\",\"port\":8080,"
 	                       "\"targetPort\":8080,\"protocol\":\"TCP\"}]}}",
-	                own),
+	                in, own),
 	        NULL, NULL);
+}
+
+/* sympoziuminstance_controller.go reconcileMemoryConfigMap
+ * ("<inst>-memory", labels instance and component memory, MEMORY.md's
+ * initial text), reconcileMemoryPVC ("<inst>-memory-db", component
+ * memory-db, RWO 1Gi) and reconcileMemoryDeployment (the "memory"
+ * SkillPack ref): instance in's memory children. */
+static void
+make_memory_children(const char *in, const char *own)
+{
+	make(&R_CM,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	                       "\"metadata\":{\"name\":\"%1$s-memory\","
+	                       "\"labels\":{\"sympozium.ai/instance\":"
+	                       "\"%1$s\",\"sympozium.ai/component\":"
+	                       "\"memory\"},%2$s},\"data\":{\"MEMORY.md\":"
+	                       "\"# Agent Memory\\n\\nNo memories recorded "
+	                       "yet.\\n\"}}",
+	                in, own),
+	        NULL, NULL);
+	make(&R_PVC,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":"
+	                       "\"PersistentVolumeClaim\",\"metadata\":{"
+	                       "\"name\":\"%1$s-memory-db\",\"labels\":{"
+	                       "\"sympozium.ai/instance\":\"%1$s\","
+	                       "\"sympozium.ai/component\":\"memory-db\"},"
+	                       "%2$s},\"spec\":{\"accessModes\":["
+	                       "\"ReadWriteOnce\"],\"resources\":{"
+	                       "\"requests\":{\"storage\":\"1Gi\"}}}}",
+	                in, own),
+	        NULL, NULL);
+	make_memory_server(in, own);
 }
 
 /* sympoziuminstance_controller.go Reconcile (finalizer
  * sympozium.ai/finalizer; countActiveAgentPods: phase Serving as run-web
  * serves, activeAgentPods 2, run-live and run-web; no channels so no
- * status.channels), reconcileMemoryConfigMap ("<inst>-memory", labels
- * instance and component memory, MEMORY.md's initial text),
- * reconcileMemoryPVC ("<inst>-memory-db", component memory-db, RWO 1Gi)
- * and reconcileMemoryDeployment (the "memory" SkillPack ref). */
+ * status.channels) and its memory children (spec.memory and the
+ * "memory" skill). */
 static void
 fixture_instance(void)
 {
@@ -240,28 +276,7 @@ fixture_instance(void)
 	                "{\"phase\":\"Serving\",\"activeAgentPods\":2}"),
 	        uid);
 	own = owner("SympoziumInstance", "inst", uid);
-	make(&R_CM,
-	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-	                       "\"metadata\":{\"name\":\"inst-memory\","
-	                       "\"labels\":{\"sympozium.ai/instance\":"
-	                       "\"inst\",\"sympozium.ai/component\":"
-	                       "\"memory\"},%s},\"data\":{\"MEMORY.md\":"
-	                       "\"# Agent Memory\\n\\nNo memories recorded "
-	                       "yet.\\n\"}}",
-	                own),
-	        NULL, NULL);
-	make(&R_PVC,
-	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":"
-	                       "\"PersistentVolumeClaim\",\"metadata\":{"
-	                       "\"name\":\"inst-memory-db\",\"labels\":{"
-	                       "\"sympozium.ai/instance\":\"inst\","
-	                       "\"sympozium.ai/component\":\"memory-db\"},%s},"
-	                       "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
-	                       "\"resources\":{\"requests\":{\"storage\":"
-	                       "\"1Gi\"}}}}",
-	                own),
-	        NULL, NULL);
-	fixture_memory_server(own);
+	make_memory_children("inst", own);
 	free(own);
 }
 
@@ -562,6 +577,167 @@ fixture_run_serving(void)
 	free(own);
 }
 
+/* The fixtures' cron: midnight UTC on the 1st of the month six months
+ * from now, so no run falls due during the test, whether counted from
+ * the last run or (no run yet) from a day before creation
+ * (sympoziumschedule_controller.go Reconcile); its next time into next.
+ * Upstream's cron parser works in the controller's local time: UTC in
+ * its image. */
+static char cron_expr[32], next_ts[32];
+
+static void
+make_cron(const struct tm *now)
+{
+	int month = (now->tm_mon + 6) % 12 + 1;
+	int year = now->tm_year + 1900 + (month <= now->tm_mon + 1 ? 1 : 0);
+
+	snprintf(cron_expr, sizeof(cron_expr), "0 0 1 %d *", month);
+	snprintf(next_ts, sizeof(next_ts), "%04d-%02d-01T00:00:00Z", year,
+	        month);
+}
+
+/* A schedule (finalizer sympozium.ai/schedule-finalizer) of instance in,
+ * meta (",..." or "") added to its metadata, status st. */
+static void
+make_schedule(const char *name, const char *in, const char *task,
+        const char *meta, json_object *st, char *uid)
+{
+	make(&R_SCHED,
+	        testutil_jsonf("{\"apiVersion\":\"" API "\",\"kind\":"
+	                       "\"SympoziumSchedule\",\"metadata\":{\"name\":"
+	                       "\"%s\",\"finalizers\":[\"sympozium.ai/"
+	                       "schedule-finalizer\"]%s},\"spec\":{"
+	                       "\"instanceRef\":\"%s\",\"schedule\":\"%s\","
+	                       "\"task\":\"%s\",\"type\":\"scheduled\","
+	                       "\"concurrencyPolicy\":\"Forbid\","
+	                       "\"includeMemory\":true}}",
+	                name, meta, in, cron_expr, task),
+	        st, uid);
+}
+
+/* sympoziumschedule_controller.go Reconcile, the pass that created run
+ * sched-3 (lastRunTime, lastRunName, totalRuns, nextRunTime the next
+ * time after it, phase Active) and the run it made: labels instance,
+ * schedule and type, controlled by the schedule, agentId
+ * "schedule-<name>", sessionKey empty (not set; the field has no
+ * omitempty), the task behind the instance's memory
+ * ("## Memory Context\n...\n\n## Task\n..."), the instance's skills,
+ * Succeeded (its Job's 300 s TTL passed, gc took the Job and pod). */
+static void
+fixture_schedule(void)
+{
+	char uid[64];
+	char *own;
+
+	make_schedule("sched", "inst", "report", "",
+	        testutil_jsonf("{\"phase\":\"Active\",\"lastRunTime\":\"%s\","
+	                       "\"lastRunName\":\"sched-3\",\"totalRuns\":3,"
+	                       "\"nextRunTime\":\"%s\"}",
+	                now_ts, next_ts),
+	        uid);
+	own = owner("SympoziumSchedule", "sched", uid);
+	make(&R_RUN,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"" API "\",\"kind\":"
+	                "\"AgentRun\",\"metadata\":{\"name\":"
+	                "\"sched-3\",\"labels\":{\"sympozium.ai/"
+	                "instance\":\"inst\",\"sympozium.ai/schedule\":"
+	                "\"sched\",\"sympozium.ai/type\":\"scheduled\"},"
+	                "%s},\"spec\":{\"instanceRef\":\"inst\","
+	                "\"agentId\":\"schedule-sched\",\"sessionKey\":"
+	                "\"\",\"task\":"
+	                "\"## Memory Context\\n# Agent Memory\\n\\nNo "
+	                "memories recorded yet.\\n\\n\\n## Task\\n"
+	                "report\",\"model\":{\"provider\":\"openai\","
+	                "\"model\":\"gpt-4o\",\"authSecretRef\":\"\"},"
+	                "\"skills\":[{\"skillPackRef\":\"memory\"}]}}",
+	                own),
+	        testutil_jsonf("{\"phase\":\"Succeeded\",\"jobName\":"
+	                       "\"sched-3\",\"podName\":\"sched-3-p0d\","
+	                       "\"startedAt\":\"%s\",\"completedAt\":\"%s\","
+	                       "\"result\":\"ok\"}",
+	                now_ts, now_ts),
+	        NULL);
+	free(own);
+}
+
+/* personapack_controller.go defaultObservabilitySpec with no
+ * SYMPOZIUM_DEFAULT_OTEL_* set */
+#define DEFAULT_OBS                                                           \
+	"{\"enabled\":false,\"otlpEndpoint\":\"sympozium-otel-collector."     \
+	"sympozium-system.svc:4317\",\"otlpProtocol\":\"grpc\","              \
+	"\"serviceName\":\"sympozium\",\"resourceAttributes\":{"              \
+	"\"deployment.environment\":\"cluster\",\"k8s.cluster.name\":"        \
+	"\"unknown\"}}"
+
+/* personapack_controller.go Reconcile (finalizer
+ * sympozium.ai/personapack-finalizer, status Ready with the counts and
+ * installedPersonas), reconcilePersona with buildInstance (instance
+ * "<pack>-<persona>", labels persona-pack and persona, controlled by the
+ * pack, default model gpt-4o, memory enabled 256 KB with the persona's
+ * prompt, the default observability, the "memory" skill added) and
+ * buildSchedule ("<instance>-schedule", same labels, Forbid,
+ * includeMemory); the stamped instance as the instance controller
+ * leaves it (Running, no active run, its memory children) and the
+ * stamped schedule as the schedule controller leaves it before its first
+ * run (Active, nextRunTime). */
+static void
+fixture_personapack(void)
+{
+	char uid[64], iuid[64];
+	char *own, *iown;
+
+	make(&R_PACK,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"" API "\",\"kind\":"
+	                "\"PersonaPack\",\"metadata\":{\"name\":\"team\","
+	                "\"finalizers\":[\"sympozium.ai/personapack-"
+	                "finalizer\"]},\"spec\":{\"enabled\":true,"
+	                "\"personas\":[{\"name\":\"lead\","
+	                "\"systemPrompt\":\"Lead.\",\"schedule\":{"
+	                "\"type\":\"scheduled\",\"cron\":\"%s\","
+	                "\"task\":\"plan\"}}]}}",
+	                cron_expr),
+	        testutil_jsonf("{\"phase\":\"Ready\",\"personaCount\":1,"
+	                       "\"installedCount\":1,\"installedPersonas\":[{"
+	                       "\"name\":\"lead\",\"instanceName\":"
+	                       "\"team-lead\",\"scheduleName\":"
+	                       "\"team-lead-schedule\"}]}"),
+	        uid);
+	own = owner("PersonaPack", "team", uid);
+	make(&R_INST,
+	        testutil_jsonf("{\"apiVersion\":\"" API "\",\"kind\":"
+	                       "\"SympoziumInstance\",\"metadata\":{\"name\":"
+	                       "\"team-lead\",\"labels\":{\"sympozium.ai/"
+	                       "persona-pack\":\"team\",\"sympozium.ai/"
+	                       "persona\":\"lead\"},\"finalizers\":["
+	                       "\"sympozium.ai/finalizer\"],%s},\"spec\":{"
+	                       "\"agents\":{\"default\":{\"model\":"
+	                       "\"gpt-4o\"}},\"memory\":{\"enabled\":true,"
+	                       "\"maxSizeKB\":256,\"systemPrompt\":\"Lead.\"},"
+	                       "\"observability\":" DEFAULT_OBS ",\"skills\":["
+	                       "{\"skillPackRef\":\"memory\"}]}}",
+	                own),
+	        testutil_jsonf("{\"phase\":\"Running\"}"), iuid);
+	iown = owner("SympoziumInstance", "team-lead", iuid);
+	make_memory_children("team-lead", iown);
+	free(iown);
+	{
+		char *meta
+		        = xasprintf(",\"labels\":{\"sympozium.ai/persona-pack"
+		                    "\":\"team\",\"sympozium.ai/persona\":"
+		                    "\"lead\"},%s",
+		                own);
+		make_schedule("team-lead-schedule", "team-lead", "plan", meta,
+		        testutil_jsonf("{\"phase\":\"Active\",\"nextRunTime\":"
+		                       "\"%s\"}",
+		                next_ts),
+		        NULL);
+		free(meta);
+	}
+	free(own);
+}
+
 static void
 fixtures(void)
 {
@@ -570,6 +746,7 @@ fixtures(void)
 
 	gmtime_r(&t, &tm);
 	strftime(now_ts, sizeof(now_ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	make_cron(&tm);
 	fixture_skillpacks();
 	fixture_policy();
 	fixture_instance();
@@ -577,6 +754,8 @@ fixtures(void)
 	fixture_run_running();
 	fixture_run_postrunning();
 	fixture_run_serving();
+	fixture_schedule();
+	fixture_personapack();
 }
 
 /* sympoziumctl --json shadow: the reply (caller puts). */
@@ -637,8 +816,8 @@ assert_all_reconciled(void)
 	static const struct {
 		const char *ctl;
 		int keys;
-	} want[] = { { "skillpack", 1 }, { "policy", 1 }, { "instance", 1 },
-		{ "agentrun", 4 } };
+	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 2 },
+		{ "agentrun", 5 }, { "schedule", 2 }, { "personapack", 1 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
