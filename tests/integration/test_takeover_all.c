@@ -1,14 +1,23 @@
 /*
  * test_takeover_all.c: the operator started on a namespace that
- * upstream's operator (008266e) has brought to rest, for every kind whose
- * resting state is covered here (test_takeover.c covers MCPServer).  The
- * fixtures are built below, in C, from upstream's
+ * upstream's operator (008266e) has brought to rest (test_takeover.c
+ * covers MCPServer).  The fixtures are built below, in C, from upstream's
  * internal/controller/ Go files (each says which function it comes from),
- * before any sympoziumd runs; kubesim runs only its gc and Deployment
- * loops so the Jobs and pods stay exactly as made.  Then (1) a --shadow
- * sympoziumd must list no pending write, and (2) a normal sympoziumd must
- * send only the writes upstream's next reconcile would also send: no
- * create (so no AlreadyExists), no delete, runs stay in their phase.
+ * before any sympoziumd runs: two SkillPacks and their ConfigMaps, a
+ * SympoziumPolicy with boundInstances, a SympoziumInstance with a slack
+ * channel Deployment, its memory ConfigMap, PVC, Deployment and Service
+ * and its status, AgentRuns Succeeded (Job, pod, input ConfigMap),
+ * Running (active Job, running pod), PostRunning (workspace PVC, active
+ * postRun Job) and Serving (server Deployment and Service, key Secret,
+ * agent ServiceAccount), a SympoziumSchedule with its last run, and a
+ * PersonaPack with its stamped instance (and its memory children) and
+ * schedule.  kubesim runs only its gc and Deployment loops, so the Jobs
+ * and pods stay exactly as made.  Then (1) a --shadow sympoziumd, once
+ * every key was reconciled without error, must list no pending write,
+ * and (2) a normal sympoziumd must send no write at all (upstream's next
+ * reconcile re-sends only equal values), so no create of an existing
+ * child, no AlreadyExists, no delete; every child is still there and
+ * every run still in its phase.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -252,11 +261,54 @@ make_memory_children(const char *in, const char *own)
 	make_memory_server(in, own);
 }
 
+/* The labels of a channel Deployment and its pods
+ * (sympoziuminstance_controller.go buildChannelDeployment) */
+#define CHAN_LABELS                                                           \
+	"{\"sympozium.ai/component\":\"channel\",\"sympozium.ai/channel\":"   \
+	"\"slack\",\"sympozium.ai/instance\":\"inst\"}"
+
+/* sympoziuminstance_controller.go reconcileChannels and
+ * buildChannelDeployment: "<inst>-channel-<type>", one replica,
+ * container channel of <registry>/channel-<type>:<tag>, the five env
+ * vars (the OTLP endpoint empty: no observability, no env), envFrom the
+ * channel's config Secret (the user's, which exists). */
+static void
+fixture_channel(const char *own)
+{
+	make(&R_SEC,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+	                       "\"metadata\":{\"name\":\"slack-cfg\"},"
+	                       "\"stringData\":{\"SLACK_BOT_TOKEN\":\"x\"}}"),
+	        NULL, NULL);
+	make(&R_DEP,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	                "\"metadata\":{\"name\":\"inst-channel-slack\","
+	                "\"labels\":" CHAN_LABELS ",%s},\"spec\":{"
+	                "\"replicas\":1,\"selector\":{\"matchLabels\":"
+	                "" CHAN_LABELS "},\"template\":{\"metadata\":{"
+	                "\"labels\":" CHAN_LABELS "},\"spec\":{"
+	                "\"containers\":[{\"name\":\"channel\",\"image\":"
+	                "\"ghcr.io/sympozium-ai/sympozium/channel-slack:"
+	                "latest\",\"imagePullPolicy\":\"IfNotPresent\","
+	                "\"env\":[{\"name\":\"INSTANCE_NAME\",\"value\":"
+	                "\"inst\"},{\"name\":\"EVENT_BUS_URL\",\"value\":"
+	                "\"nats://nats.sympozium-system.svc:4222\"},{"
+	                "\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\"},{\"name\":"
+	                "\"OTEL_EXPORTER_OTLP_PROTOCOL\",\"value\":\"grpc\"},"
+	                "{\"name\":\"OTEL_SERVICE_NAME\",\"value\":"
+	                "\"sympozium-channel-slack\"}],\"envFrom\":[{"
+	                "\"secretRef\":{\"name\":\"slack-cfg\"}}]}]}}}}",
+	                own),
+	        NULL, NULL);
+}
+
 /* sympoziuminstance_controller.go Reconcile (finalizer
  * sympozium.ai/finalizer; countActiveAgentPods: phase Serving as run-web
- * serves, activeAgentPods 2, run-live and run-web; no channels so no
- * status.channels) and its memory children (spec.memory and the
- * "memory" skill). */
+ * serves, activeAgentPods 2, run-live and run-web; reconcileChannels:
+ * the slack channel Connected, its Deployment having a ready replica)
+ * with its channel Deployment and its memory children (spec.memory and
+ * the "memory" skill). */
 static void
 fixture_instance(void)
 {
@@ -271,12 +323,16 @@ fixture_instance(void)
 	                       "\"default\":{\"model\":\"gpt-4o\"}},"
 	                       "\"policyRef\":\"pol\",\"skills\":[{"
 	                       "\"skillPackRef\":\"memory\"}],\"memory\":{"
-	                       "\"enabled\":true}}}"),
-	        testutil_jsonf(
-	                "{\"phase\":\"Serving\",\"activeAgentPods\":2}"),
+	                       "\"enabled\":true},\"channels\":[{\"type\":"
+	                       "\"slack\",\"configRef\":{\"secret\":"
+	                       "\"slack-cfg\"}}]}}"),
+	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":2,"
+	                       "\"channels\":[{\"type\":\"slack\","
+	                       "\"status\":\"Connected\"}]}"),
 	        uid);
 	own = owner("SympoziumInstance", "inst", uid);
 	make_memory_children("inst", own);
+	fixture_channel(own);
 	free(own);
 }
 
@@ -901,6 +957,15 @@ check_phase(json_object *o, const void *arg)
 static void
 test_operator_writes_nothing(void **state)
 {
+	static const struct {
+		const struct kapi_res *r;
+		const char *name;
+	} kept[] = { { &R_DEP, "inst-channel-slack" },
+		{ &R_PVC, "run-post-workspace" },
+		{ &R_JOB, "run-post-postrun" }, { &R_SVC, "run-web-server" },
+		{ &R_SEC, "inst-web-proxy-key" }, { &R_CM, "tools" },
+		{ &R_INST, "team-lead" }, { &R_SCHED, "team-lead-schedule" },
+		{ &R_DEP, "team-lead-memory" }, { &R_RUN, "sched-3" } };
 	int skip = ksim_log_lines(F.a.request_log);
 	const char *args[] = { "--health-socket", F.sock, NULL };
 
@@ -926,6 +991,10 @@ test_operator_writes_nothing(void **state)
 	        &F, &R_CM, NS, "run-done-input", optest_check_present, NULL);
 	optest_wait_obj(
 	        &F, &R_DEP, NS, "inst-memory", optest_check_present, NULL);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		optest_wait_obj(&F, kept[i].r, NS, kept[i].name,
+		        optest_check_present, NULL);
+	}
 }
 
 int
