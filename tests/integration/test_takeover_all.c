@@ -6,7 +6,7 @@
  * before any sympoziumd runs: two SkillPacks and their ConfigMaps, a
  * SympoziumPolicy with boundInstances, a SympoziumInstance with a slack
  * channel Deployment, its memory ConfigMap, PVC, Deployment and Service
- * and its status, AgentRuns Succeeded (Job, pod, input ConfigMap),
+ * and its status, AgentRuns Succeeded (Job, pod, input ConfigMap), Failed,
  * Running (active Job, running pod), PostRunning (workspace PVC, active
  * postRun Job) and Serving (server Deployment and Service, key Secret,
  * agent ServiceAccount), a SympoziumSchedule with its last run, and a
@@ -484,6 +484,36 @@ fixture_run_succeeded(void)
 	        "run-done", uid, job_status(true), pod_status("agent", true));
 }
 
+/* agentrun_controller.go reconcileRunning's Job failure without a
+ * result in the log and failRun (phase Failed, completedAt, error "Job
+ * failed"), then reconcileCompleted (finalizer removed; three completed
+ * runs of inst, under DefaultRunHistoryLimit 50, so none pruned): its
+ * Job failed, its pod failed with exit code 1. */
+static void
+fixture_run_failed(void)
+{
+	char uid[64];
+
+	make_run("run-fail", false, "",
+	        testutil_jsonf("{\"phase\":\"Failed\",\"jobName\":"
+	                       "\"run-fail\",\"podName\":\"run-fail-p0d\","
+	                       "\"startedAt\":\"%s\",\"completedAt\":\"%s\","
+	                       "\"error\":\"Job failed\"}",
+	                now_ts, now_ts),
+	        uid);
+	make_run_children("run-fail", uid,
+	        testutil_jsonf("{\"failed\":1,\"startTime\":\"%s\","
+	                       "\"conditions\":[{\"type\":\"Failed\","
+	                       "\"status\":\"True\",\"reason\":"
+	                       "\"BackoffLimitExceeded\"}]}",
+	                now_ts),
+	        testutil_jsonf("{\"phase\":\"Failed\",\"containerStatuses\":[{"
+	                       "\"name\":\"agent\",\"ready\":false,"
+	                       "\"restartCount\":0,\"image\":\"x\","
+	                       "\"imageID\":\"\",\"state\":{\"terminated\":{"
+	                       "\"exitCode\":1,\"reason\":\"Error\"}}}]}"));
+}
+
 /* agentrun_controller.go reconcilePending (finalizer, phase Running,
  * jobName, startedAt) and reconcileRunning (podName): a run within its
  * timeout whose Job is active and whose agent container runs, which
@@ -807,6 +837,7 @@ fixtures(void)
 	fixture_policy();
 	fixture_instance();
 	fixture_run_succeeded();
+	fixture_run_failed();
 	fixture_run_running();
 	fixture_run_postrunning();
 	fixture_run_serving();
@@ -873,7 +904,7 @@ assert_all_reconciled(void)
 		const char *ctl;
 		int keys;
 	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 2 },
-		{ "agentrun", 5 }, { "schedule", 2 }, { "personapack", 1 } };
+		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 1 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -978,6 +1009,7 @@ test_operator_writes_nothing(void **state)
 	        ksim_writes_after(F.a.request_log, UA, skip, true), 0);
 	optest_wait_obj(&F, &R_RUN, NS, "run-live", check_phase, "Running");
 	optest_wait_obj(&F, &R_RUN, NS, "run-done", check_phase, "Succeeded");
+	optest_wait_obj(&F, &R_RUN, NS, "run-fail", check_phase, "Failed");
 	optest_wait_obj(&F, &R_SKP, NS, "tools", check_phase, "Ready");
 	optest_wait_obj(&F, &R_INST, NS, "inst", check_phase, "Serving");
 	optest_wait_obj(
