@@ -4,19 +4,19 @@
  * covers MCPServer).  The fixtures are built below, in C, from upstream's
  * internal/controller/ Go files (each says which function it comes from),
  * before any sympoziumd runs: two SkillPacks and their ConfigMaps, a
- * SympoziumPolicy with boundInstances, a SympoziumInstance with a slack
- * channel Deployment, its memory ConfigMap, PVC, Deployment and Service
- * and its status, AgentRuns Succeeded (Job, pod, input ConfigMap), Failed,
- * Running (active Job, running pod), PostRunning (workspace PVC, active
- * postRun Job) and Serving (server Deployment and Service, key Secret,
- * agent ServiceAccount), a SympoziumSchedule with its last run, and a
- * PersonaPack with its stamped instance (and its memory children) and
- * schedule.  kubesim runs only its gc and Deployment loops, so the Jobs
- * and pods stay exactly as made.  Then (1) a --shadow sympoziumd, once
- * every key was reconciled without error, must list no pending write,
- * and (2) a normal sympoziumd must send no write at all (upstream's next
- * reconcile re-sends only equal values), so no create of an existing
- * child, no AlreadyExists, no delete; every child is still there and
+ * SympoziumPolicy with boundInstances, a SympoziumInstance with slack
+ * and WhatsApp channel Deployments (and the WhatsApp PVC), its memory
+ * ConfigMap, PVC, Deployment and Service and its status, AgentRuns Succeeded
+ * (Job, pod, input ConfigMap), Failed, Running (active Job, running pod),
+ * PostRunning (workspace PVC, active postRun Job) and Serving (server
+ * Deployment and Service, key Secret, agent ServiceAccount), a
+ * SympoziumSchedule with its last run, and a PersonaPack with its stamped
+ * instance (and its memory children) and schedule.  kubesim runs only its gc
+ * and Deployment loops, so the Jobs and pods stay exactly as made.  Then (1) a
+ * --shadow sympoziumd, once every key was reconciled without error, must list
+ * no pending write, and (2) a normal sympoziumd must send no write at all
+ * (upstream's next reconcile re-sends only equal values), so no create of an
+ * existing child, no AlreadyExists, no delete; every child is still there and
  * every run still in its phase.
  */
 #include <setjmp.h>
@@ -266,6 +266,53 @@ make_memory_children(const char *in, const char *own)
 #define CHAN_LABELS                                                           \
 	"{\"sympozium.ai/component\":\"channel\",\"sympozium.ai/channel\":"   \
 	"\"slack\",\"sympozium.ai/instance\":\"inst\"}"
+/* the same for the whatsapp channel (and its PVC, ensureWhatsAppPVC) */
+#define WA_LABELS                                                             \
+	"{\"sympozium.ai/component\":\"channel\",\"sympozium.ai/channel\":"   \
+	"\"whatsapp\",\"sympozium.ai/instance\":\"inst\"}"
+
+/* sympoziuminstance_controller.go ensureWhatsAppPVC ("<deploy>-data",
+ * RWO 256Mi) and buildChannelDeployment for whatsapp without a config
+ * Secret (no envFrom; Recreate, the PVC at /data as whatsapp-data). */
+static void
+fixture_whatsapp(const char *own)
+{
+	make(&R_PVC,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":"
+	                       "\"PersistentVolumeClaim\",\"metadata\":{"
+	                       "\"name\":\"inst-channel-whatsapp-data\","
+	                       "\"labels\":" WA_LABELS ",%s},\"spec\":{"
+	                       "\"accessModes\":[\"ReadWriteOnce\"],"
+	                       "\"resources\":{\"requests\":{\"storage\":"
+	                       "\"256Mi\"}}}}",
+	                own),
+	        NULL, NULL);
+	make(&R_DEP,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	                "\"metadata\":{\"name\":\"inst-channel-whatsapp\","
+	                "\"labels\":" WA_LABELS ",%s},\"spec\":{"
+	                "\"replicas\":1,\"strategy\":{\"type\":"
+	                "\"Recreate\"},\"selector\":{\"matchLabels\":"
+	                "" WA_LABELS "},\"template\":{\"metadata\":{"
+	                "\"labels\":" WA_LABELS "},\"spec\":{"
+	                "\"containers\":[{\"name\":\"channel\",\"image\":"
+	                "\"ghcr.io/sympozium-ai/sympozium/channel-whatsapp:"
+	                "latest\",\"imagePullPolicy\":\"IfNotPresent\","
+	                "\"env\":[{\"name\":\"INSTANCE_NAME\",\"value\":"
+	                "\"inst\"},{\"name\":\"EVENT_BUS_URL\",\"value\":"
+	                "\"nats://nats.sympozium-system.svc:4222\"},{"
+	                "\"name\":\"OTEL_EXPORTER_OTLP_ENDPOINT\"},{\"name\":"
+	                "\"OTEL_EXPORTER_OTLP_PROTOCOL\",\"value\":\"grpc\"},"
+	                "{\"name\":\"OTEL_SERVICE_NAME\",\"value\":"
+	                "\"sympozium-channel-whatsapp\"}],\"volumeMounts\":[{"
+	                "\"name\":\"whatsapp-data\",\"mountPath\":"
+	                "\"/data\"}]}],\"volumes\":[{\"name\":"
+	                "\"whatsapp-data\",\"persistentVolumeClaim\":{"
+	                "\"claimName\":\"inst-channel-whatsapp-data\"}}]}}}}",
+	                own),
+	        NULL, NULL);
+}
 
 /* sympoziuminstance_controller.go reconcileChannels and
  * buildChannelDeployment: "<inst>-channel-<type>", one replica,
@@ -325,14 +372,16 @@ fixture_instance(void)
 	                       "\"skillPackRef\":\"memory\"}],\"memory\":{"
 	                       "\"enabled\":true},\"channels\":[{\"type\":"
 	                       "\"slack\",\"configRef\":{\"secret\":"
-	                       "\"slack-cfg\"}}]}}"),
+	                       "\"slack-cfg\"}},{\"type\":\"whatsapp\"}]}}"),
 	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":2,"
 	                       "\"channels\":[{\"type\":\"slack\","
-	                       "\"status\":\"Connected\"}]}"),
+	                       "\"status\":\"Connected\"},{\"type\":"
+	                       "\"whatsapp\",\"status\":\"Connected\"}]}"),
 	        uid);
 	own = owner("SympoziumInstance", "inst", uid);
 	make_memory_children("inst", own);
 	fixture_channel(own);
+	fixture_whatsapp(own);
 	free(own);
 }
 
@@ -992,6 +1041,8 @@ test_operator_writes_nothing(void **state)
 		const struct kapi_res *r;
 		const char *name;
 	} kept[] = { { &R_DEP, "inst-channel-slack" },
+		{ &R_DEP, "inst-channel-whatsapp" },
+		{ &R_PVC, "inst-channel-whatsapp-data" },
 		{ &R_PVC, "run-post-workspace" },
 		{ &R_JOB, "run-post-postrun" }, { &R_SVC, "run-web-server" },
 		{ &R_SEC, "inst-web-proxy-key" }, { &R_CM, "tools" },
