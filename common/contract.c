@@ -268,6 +268,42 @@ static const struct contract_write policy_w[] = {
 	        .own = CONTRACT_OWN_SELF },
 };
 
+static const struct contract_watch config[] = {
+	/* upstream watches only the config (For, no Owns): the Gateway API
+	 * objects are read live through views, as the Gateway API may not
+	 * be served (a watch of it would never sync) */
+	{ "SympoziumConfig", CONTRACT_RES_CONFIGS, NULL, CONTRACT_PRIMARY },
+};
+
+#define CONFIG_MANAGED CONTRACT_LABEL_MANAGED_BY "=" CONTRACT_MANAGED_BY_CONFIG
+static const char *const config_gw_paths[] = { "/spec/gatewayClassName",
+	"/spec/listeners", "/metadata/annotations", NULL };
+
+/* the finalizer and status; the Gateway and GatewayClass its spec names
+ * (created labelled, the Gateway controlled by it; deleted by that name
+ * only); the Gateway's spec and annotations by a JSON patch that tests
+ * the controller reference */
+static const struct contract_write config_w[] = {
+	W_EVENTS,
+	W_SELF(CONTRACT_RES_CONFIGS),
+	{ .res = CONTRACT_RES_GATEWAYS,
+	        .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_SPEC_NAME,
+	        .ref = "spec.gateway.name",
+	        .prefix = "sympozium-gateway",
+	        .match = CONFIG_MANAGED },
+	{ .res = CONTRACT_RES_GATEWAYS,
+	        .ops = CONTRACT_W_PATCH,
+	        .own = CONTRACT_OWN_TESTED,
+	        .paths = config_gw_paths },
+	{ .res = CONTRACT_RES_GATEWAYCLASSES,
+	        .ops = CONTRACT_W_CREATE | CONTRACT_W_DELETE,
+	        .own = CONTRACT_OWN_SPEC_NAME,
+	        .ref = "spec.gateway.gatewayClassName",
+	        .prefix = "sympozium",
+	        .match = CONFIG_MANAGED },
+};
+
 /* ---- the view tables: what each reconciler reads (workers/), where
  * upstream reads it: the key's namespace, built-ins also in the system
  * one (spec 0.2), the run's own pods and cluster RBAC by its label ---- */
@@ -339,6 +375,14 @@ static const struct contract_view policy_views[] = {
 	{ CONTRACT_RES_INSTANCES, V_LIST, V_NS, NULL },
 };
 
+/* the Gateway API objects, live (no cache holds them) */
+static const struct contract_view config_views[] = {
+	/* the one the spec names; a list is the probe of whether the
+	 * Gateway API is served */
+	{ CONTRACT_RES_GATEWAYS, V_GET | V_LIST, V_NS, NULL },
+	{ CONTRACT_RES_GATEWAYCLASSES, V_GET, CONTRACT_VIEW_CLUSTER, NULL },
+};
+
 #define CTRL(n, fin, w, v)                                                    \
 	{                                                                     \
 		.name = n, .finalizer = fin, .watches = w,                    \
@@ -364,6 +408,7 @@ static const struct contract_ctrl ctrls[] = {
 	        schedule_views),
 	CTRL("mcpserver", NULL, mcpserver, mcpserver_views),
 	CTRL("policy", NULL, policy, policy_views),
+	CTRL("config", CONTRACT_FINALIZER_CONFIG, config, config_views),
 };
 
 const struct contract_ctrl *

@@ -44,6 +44,9 @@
 #define CONTRACT_LABEL_K8S_PART_OF    "app.kubernetes.io/part-of"
 #define CONTRACT_LABEL_K8S_NAME       "app.kubernetes.io/name"
 #define CONTRACT_LABEL_K8S_INSTANCE   "app.kubernetes.io/instance"
+/* The SympoziumConfig controller's Gateway API objects carry
+ * CONTRACT_LABEL_MANAGED_BY with this value. */
+#define CONTRACT_MANAGED_BY_CONFIG "sympoziumconfig"
 /* On the Sandbox and SandboxClaim CRs of an agent-sandbox run. */
 #define CONTRACT_LABEL_AGENT_SANDBOX "sympozium.ai/agent-sandbox"
 
@@ -59,6 +62,7 @@
 #define CONTRACT_FINALIZER_PERSONAPACK "sympozium.ai/personapack-finalizer"
 #define CONTRACT_FINALIZER_SKILLPACK   "sympozium.ai/skillpack-finalizer"
 #define CONTRACT_FINALIZER_SCHEDULE    "sympozium.ai/schedule-finalizer"
+#define CONTRACT_FINALIZER_CONFIG      "sympozium.ai/config-finalizer"
 
 /* ---- resources: initialisers of struct kapi_res or struct ipc_res ---- */
 
@@ -74,6 +78,7 @@
 #define CONTRACT_RES_SCHEDULES    CONTRACT_SYMP("sympoziumschedules")
 #define CONTRACT_RES_MCPSERVERS   CONTRACT_SYMP("mcpservers")
 #define CONTRACT_RES_POLICIES     CONTRACT_SYMP("sympoziumpolicies")
+#define CONTRACT_RES_CONFIGS      CONTRACT_SYMP("sympoziumconfigs")
 #define CONTRACT_RES_CONFIGMAPS   {"", "v1", "configmaps", true}
 #define CONTRACT_RES_SERVICES     {"", "v1", "services", true}
 #define CONTRACT_RES_PODS         {"", "v1", "pods", true}
@@ -89,6 +94,10 @@
 #define CONTRACT_RES_CLUSTERROLES CONTRACT_RBAC("clusterroles", false)
 #define CONTRACT_RES_CLUSTERROLEBINDINGS                                      \
 	CONTRACT_RBAC("clusterrolebindings", false)
+#define CONTRACT_GATEWAY_GROUP "gateway.networking.k8s.io"
+#define CONTRACT_RES_GATEWAYS  {CONTRACT_GATEWAY_GROUP, "v1", "gateways", true}
+#define CONTRACT_RES_GATEWAYCLASSES                                           \
+	{CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", false}
 /* kubernetes-sigs/agent-sandbox (upstream agentrun_sandbox.go sandboxGVR,
  * sandboxClaimGVR): served only where its CRDs are installed */
 #define CONTRACT_SANDBOX_GROUP   "agents.x-k8s.io"
@@ -219,6 +228,20 @@ enum contract_own {
 	 * already controls, unchanged since the worker read it
 	 * (workers/kobj.h kobj_adopt). */
 	CONTRACT_OWN_ADOPT,
+	/* the one object the primary's string at path `ref` names, or
+	 * named `prefix` when that string is absent or empty; created only
+	 * carrying the fixed label `match` ("key=value") and, when the
+	 * resource is namespaced, a controller ownerReference to the
+	 * primary (the SympoziumConfig's Gateway and GatewayClass, which no
+	 * cache holds: the Gateway API may not be served) */
+	CONTRACT_OWN_SPEC_NAME,
+	/* a JSON patch the API server applies only to an object the primary
+	 * controls: test /metadata/resourceVersion (a string); test
+	 * /metadata/ownerReferences/N/uid equal to the primary's uid; test
+	 * .../N/controller true (the same N); then one or more "add" or
+	 * "remove" operations, each on one of the paths `paths` lists
+	 * (exactly: no path below them) */
+	CONTRACT_OWN_TESTED,
 };
 
 struct contract_write {
@@ -230,6 +253,10 @@ struct contract_write {
 	const char *ref;    /* LABEL, NAMED: a path in the primary */
 	const char *match;  /* LABEL: "key=value"; NAMED: the item key */
 	bool any_value;     /* CHILD: the label's value is not checked */
+	/* TESTED: the JSON Pointers the patch may add or remove, NULL
+	 * ended.  (CHILD: `match`, when set, is a fixed label "key=value"
+	 * the created object must carry too.) */
+	const char *const *paths;
 };
 
 struct contract_ctrl {

@@ -311,6 +311,11 @@ row_child_create(const struct prim *p, const struct contract_write *row,
 		        w->res.plural, target_name(w), row->label,
 		        row->any_value ? "..." : p->name));
 	}
+	if (row->match != NULL && !has_match(w->object, row->match)) {
+		return (viol(v, "child-label", i,
+		        "create %s %.64s without the label %s", w->res.plural,
+		        target_name(w), row->match));
+	}
 	if (!owned_by(w->object, p->uid)) {
 		return (viol(v, "owner", i,
 		        "create %s %.64s without a controller ownerReference "
@@ -478,19 +483,17 @@ label_add(const struct prim *p, const struct contract_write *row,
 }
 
 /* Why w is not the adoption patch of contract.h, or NULL. */
+/* The three tests both take-over patches start with: operation 0 tests
+ * the resourceVersion, 1 the uid of an ownerReference against the
+ * primary's, 2 that the same reference is the controller.  NULL when they
+ * are there, else what is wrong. */
 static const char *
-adopt_why(const struct prim *p, const struct contract_write *row,
-        const struct ipc_write *w)
+owner_tests(const struct prim *p, json_object *ops)
 {
-	json_object *ops = w->patch, *val;
+	json_object *val;
 	const char *path;
 	long n1 = -1, n2 = -2;
 
-	if (w->patch_type != IPC_PATCH_JSON
-	        || !json_object_is_type(ops, json_type_array)
-	        || json_object_array_length(ops) != 4) {
-		return ("not a JSON patch of four operations");
-	}
 	if (!patch_at(ops, 0, "test", &path, &val)
 	        || strcmp(path, "/metadata/resourceVersion") != 0
 	        || !json_object_is_type(val, json_type_string)) {
@@ -511,6 +514,24 @@ adopt_why(const struct prim *p, const struct contract_write *row,
 		return ("operation 2 does not test that it is the controller "
 		        "reference");
 	}
+	return (NULL);
+}
+
+static const char *
+adopt_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch, *val;
+	const char *path, *why;
+
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) != 4) {
+		return ("not a JSON patch of four operations");
+	}
+	if ((why = owner_tests(p, ops)) != NULL) {
+		return (why);
+	}
 	if (!patch_at(ops, 3, "add", &path, &val)
 	        || !label_add(p, row, path, val)) {
 		return ("operation 3 does not add only the child label");
@@ -525,6 +546,100 @@ row_adopt(const struct prim *p, const struct contract_write *row,
 	const char *why = adopt_why(p, row, w);
 
 	return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
+}
+
+/* ---- objects the primary's spec names (CONTRACT_OWN_SPEC_NAME) ---- */
+
+static enum wpol_verdict
+row_spec_name(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w, size_t i, struct wpol_violation *v)
+{
+	const char *want = primary_ref(p, row->ref), *name = target_name(w);
+
+	if (p->in->primary == NULL) {
+		return (not_owned(w, i, v, "the primary is gone"));
+	}
+	if (want == NULL || want[0] == '\0') {
+		want = row->prefix;
+	}
+	if (strcmp(name, want) != 0) {
+		return (viol(v, "not-owned", i,
+		        "%s %s %.64s: the primary's %s names %.64s",
+		        ipc_op_name(w->op), w->res.plural, name, row->ref,
+		        want));
+	}
+	if (w->op != IPC_OP_CREATE) {
+		return (WPOL_OK);
+	}
+	if (!has_match(w->object, row->match)) {
+		return (viol(v, "child-label", i,
+		        "create %s %.64s without the label %s", w->res.plural,
+		        name, row->match));
+	}
+	if (w->res.namespaced && !owned_by(w->object, p->uid)) {
+		return (viol(v, "owner", i,
+		        "create %s %.64s without a controller ownerReference "
+		        "to %s %s (uid %s)",
+		        w->res.plural, name, p->kind, p->name, p->uid));
+	}
+	return (WPOL_OK);
+}
+
+/* ---- patches the API server tests (CONTRACT_OWN_TESTED) ---- */
+
+static bool
+listed(const char *const *paths, const char *path)
+{
+	for (size_t i = 0; paths != NULL && paths[i] != NULL; i++) {
+		if (strcmp(paths[i], path) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Whether operation i is an add (with a value) or a remove of one of the
+ * row's paths. */
+static bool
+tested_change(const struct contract_write *row, json_object *ops, size_t i)
+{
+	json_object *e = json_object_array_get_idx(ops, i), *val;
+	const char *path;
+
+	if (patch_at(ops, i, "add", &path, &val)) {
+		return (listed(row->paths, path));
+	}
+	path = jx_get_str(e, "path");
+	return (json_object_is_type(e, json_type_object)
+	        && json_object_object_length(e) == 2
+	        && strcmp(str_or(jx_get_str(e, "op")), "remove") == 0
+	        && path != NULL && listed(row->paths, path));
+}
+
+/* Why w is not the tested patch of contract.h, or NULL.  Its three tests
+ * are the adoption patch's. */
+static const char *
+tested_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch;
+	const char *why;
+
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) < 4) {
+		return ("not a JSON patch of three tests and a change");
+	}
+	if ((why = owner_tests(p, ops)) != NULL) {
+		return (why);
+	}
+	for (size_t k = 3; k < json_object_array_length(ops); k++) {
+		if (!tested_change(row, ops, k)) {
+			return ("an operation changes a path the table does "
+			        "not list");
+		}
+	}
+	return (NULL);
 }
 
 /* Whether the primary's spec names name (CONTRACT_OWN_NAMED). */
@@ -569,6 +684,12 @@ check_row(const struct prim *p, const struct contract_write *row,
 		        w->res.plural, target_name(w), row->prefix));
 	case CONTRACT_OWN_ADOPT:
 		return (row_adopt(p, row, w, i, v));
+	case CONTRACT_OWN_SPEC_NAME:
+		return (row_spec_name(p, row, w, i, v));
+	case CONTRACT_OWN_TESTED: {
+		const char *why = tested_why(p, row, w);
+		return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
+	}
 	case CONTRACT_OWN_NAMED:
 		if (named(p, row, w->name)) {
 			return (WPOL_OK);

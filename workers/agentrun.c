@@ -98,6 +98,9 @@ phase_event(struct ctx *c, json_object *old)
 	} else if (strcmp(now, "Succeeded") == 0) {
 		kobj_event(c->out, c->run, KOBJ_NORMAL, "Succeeded",
 		        "The agent run succeeded");
+	} else if (strcmp(now, "Skipped") == 0) {
+		kobj_event(c->out, c->run, KOBJ_NORMAL, "Skipped",
+		        st_str(c, "result"));
 	} else if (strcmp(now, "Failed") == 0) {
 		kobj_event(c->out, c->run, KOBJ_WARNING,
 		        strcmp(err, "timeout") == 0 ? "Timeout" : "Failed",
@@ -176,6 +179,16 @@ succeed_run(struct ctx *c, const struct agentrun_result *r)
 	}
 }
 
+/* Later upstream fix #228 skipRun: a preRun hook skipped the run before
+ * any LLM call; terminal, postRun hooks and memory bypassed. */
+static void
+skip_run(struct ctx *c, const struct agentrun_result *r)
+{
+	st_set(c, "phase", "Skipped");
+	st_now(c, "completedAt");
+	st_set(c, "result", r->result != NULL ? r->result : "");
+}
+
 static bool
 has_finalizer(json_object *run)
 {
@@ -249,8 +262,8 @@ delete_cluster_rbac(struct ctx *c)
 static bool
 terminal(const char *phase)
 {
-	return (strcmp(phase, "Succeeded") == 0
-	        || strcmp(phase, "Failed") == 0);
+	return (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0
+	        || strcmp(phase, "Skipped") == 0); /* #228 */
 }
 
 /* What pruning reads of each run of the instance, a row of a projected
@@ -1155,7 +1168,9 @@ harvest(struct ctx *c, struct agentrun_result *r)
 		return (-1);
 	}
 	agentrun_result_parse(log, r);
-	save_memory(c, log);
+	if (!r->skipped) {
+		save_memory(c, log);
+	}
 	free(log);
 	return (0);
 }
@@ -1235,7 +1250,9 @@ job_done(struct ctx *c, bool ok)
 	if (harvest(c, &r) != 0) {
 		return (-1);
 	}
-	if (ok || (r.result != NULL && r.error == NULL)) {
+	if (r.skipped) {
+		skip_run(c, &r);
+	} else if (ok || (r.result != NULL && r.error == NULL)) {
 		agent_ok(c, &r);
 	} else {
 		agent_failed(c, r.error != NULL ? r.error : "Job failed");
@@ -1286,7 +1303,9 @@ sidecar_aware(struct ctx *c)
 		return (-1);
 	}
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Background");
-	if (code == 0) {
+	if (code == 0 && r.skipped) {
+		skip_run(c, &r);
+	} else if (code == 0) {
 		agent_ok(c, &r);
 	} else if (r.error != NULL) {
 		agent_failed(c, r.error);
@@ -1427,7 +1446,9 @@ sandbox_running(struct ctx *c)
 		return;
 	}
 	agentrun_result_parse(log, &r);
-	if (k.step == AGENTRUN_SANDBOX_COMPLETED && r.error == NULL) {
+	if (k.step == AGENTRUN_SANDBOX_COMPLETED && r.skipped) {
+		skip_run(c, &r);
+	} else if (k.step == AGENTRUN_SANDBOX_COMPLETED && r.error == NULL) {
 		save_memory(c, log);
 		agent_ok(c, &r);
 	} else {

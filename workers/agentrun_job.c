@@ -158,6 +158,14 @@ container(const char *name, const char *image, json_object **env,
 	return (c);
 }
 
+/* A user-supplied image's pull policy (later upstream fix #167
+ * ResolveImagePullPolicy): p when valid, else IfNotPresent as before. */
+static void
+pull_policy(json_object *c, const char *p)
+{
+	put(c, "imagePullPolicy", str(kobj_pull_policy(p) ?: "IfNotPresent"));
+}
+
 /* Drops an empty env array (Go omits it). */
 static void
 tidy(json_object *c)
@@ -441,6 +449,7 @@ sandbox_container(const struct agentrun_job_in *in)
 		kobj_image(image, sizeof(image), NULL, "sandbox", NULL);
 	}
 	c = container("sandbox", image, &env, &mounts);
+	pull_policy(c, spec_str(in, "sandbox.imagePullPolicy"));
 	json_object_array_add(cmd, str("sleep"));
 	json_object_array_add(cmd, str("infinity"));
 	put(c, "command", cmd);
@@ -463,6 +472,7 @@ hook_container(const struct agentrun_job_in *in, json_object *hook)
 
 	c = container(name, jx_get_str(hook, "image"), &env, &mounts);
 	free(name);
+	pull_policy(c, jx_get_str(hook, "imagePullPolicy"));
 	common_env(in, env);
 	env_copy(env, json_object_object_get(hook, "env"));
 	env_map(env, jx_get(in->run, "spec.env"), "", false);
@@ -600,6 +610,7 @@ sidecar_container(const struct agentrun_sidecar *s, json_object *volumes,
 
 	c = container(name, jx_get_str(s->sidecar, "image"), &env, &mounts);
 	free(name);
+	pull_policy(c, jx_get_str(s->sidecar, "imagePullPolicy"));
 	cmd = json_object_object_get(s->sidecar, "command");
 	if (cmd != NULL && json_object_is_type(cmd, json_type_array)
 	        && json_object_array_length(cmd) > 0) {

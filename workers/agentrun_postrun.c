@@ -242,6 +242,11 @@ hook_container(
 	c = agentrun_job_container(
 	        name, jx_get_str(hook, "image"), &env, &mounts);
 	free(name);
+	/* later upstream fix #167: the hook's valid pull policy */
+	json_object_object_add(c, "imagePullPolicy",
+	        json_object_new_string(
+	                kobj_pull_policy(jx_get_str(hook, "imagePullPolicy"))
+	                        ?: "IfNotPresent"));
 	if (jx_array_len(jx_get(hook, "command")) > 0) {
 		json_object_object_add(c, "command",
 		        json_object_get(jx_get(hook, "command")));

@@ -109,6 +109,18 @@ from_json(json_object *j, struct agentrun_result *out)
 		        = out->input_tokens > 0 ? INT64_MAX : INT64_MIN;
 	}
 	out->has_usage = out->input_tokens > 0 || out->output_tokens > 0;
+	if (status != NULL && strcmp(status, "skipped") == 0) {
+		text = jx_get_str(j, "response");
+		out->skipped = true;
+		out->has_usage = false;
+		out->result = trimmed(
+		        text ?: "", (text ?: "") + strlen(text ?: ""));
+		if (out->result[0] == '\0') {
+			free(out->result);
+			out->result = xstrdup("preRun hook requested skip");
+		}
+		return;
+	}
 	if (status != NULL && strcmp(status, "error") == 0) {
 		text = jx_get_str(j, "error");
 		out->error = trimmed(

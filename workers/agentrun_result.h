@@ -19,6 +19,9 @@ struct agentrun_result {
 	bool has_usage; /* input or output tokens > 0 */
 	int64_t input_tokens, output_tokens, total_tokens, tool_calls,
 	        duration_ms;
+	/* status "skipped": a preRun hook skipped the run (later upstream
+	 * fix #228); result holds the reason, no usage, no error */
+	bool skipped;
 };
 
 /* Parses the result markers of log (may be NULL: empty result) into *out

@@ -370,7 +370,9 @@ container(json_object *run, struct server_sc *s, const char *secret)
 
 	set_str(c, "name", "web-proxy");
 	set_str(c, "image", str_or(s->sidecar, "image", ""));
-	set_str(c, "imagePullPolicy", "IfNotPresent");
+	set_str(c, "imagePullPolicy", /* later upstream fix #167 */
+	        kobj_pull_policy(jx_get_str(s->sidecar, "imagePullPolicy"))
+	                ?: "IfNotPresent");
 	json_object_object_add(c, "env", server_env(run, s, secret));
 	json_object_object_add(c, "ports", ports(s, false));
 	json_object_object_add(c, "livenessProbe", probe(5, 10));

@@ -897,7 +897,8 @@ cron_parse_with(const char *expr, cron_zone_loader_fn fn, void *arg,
 		        "\"%s\" never fires: no month has those "
 		        "days",
 		        s);
-		goto fail;
+		cron_free(c);
+		return (CRON_NEVER);
 	}
 	*out = c;
 	return (0);

@@ -9,7 +9,8 @@
  * month names JAN-DEC and weekday names SUN-SAT (case-insensitive); an
  * optional `CRON_TZ=<zone> ` or `TZ=<zone> ` prefix.  Rejected with a
  * message: descriptors (`@hourly`, `@every 5m`, ...), 6 fields, weekday 7,
- * `L`, `W`, `#`, and expressions that can never fire (`0 0 30 2 *`).
+ * `L`, `W`, `#`; and, told apart (CRON_NEVER), expressions that can never
+ * fire (`0 0 30 2 *`).
  *
  * Zones are got by cron_parse() from a zone loader: by default
  * cron_zone_load(), which reads TZif files under $TZDIR or
@@ -30,8 +31,12 @@ struct cron_zone; /* a loaded time zone (opaque) */
 
 /*
  * Parses expr.  Returns 0 and *out (caller frees with cron_free()), or -1
- * with a one-line message in err and *out NULL.
+ * with a one-line message in err and *out NULL; CRON_NEVER (and a message)
+ * for a well-formed expression no date can match (`0 0 30 2 *`), which
+ * robfig accepts and whose Next is the zero time.
  */
+#define CRON_NEVER (-2)
+
 int cron_parse(const char *expr, struct cron **out, char *err, size_t errlen);
 void cron_free(struct cron *c);
 

@@ -439,60 +439,18 @@ memory_configmap(struct ictx *c)
 }
 
 static json_object *
-http_probe(int initial, int period, int failures)
-{
-	json_object *p = json_object_new_object();
-
-	jx_setv(p, jstr("/health"), "httpGet", "path", NULL);
-	jx_setv(p, json_object_new_int(8080), "httpGet", "port", NULL);
-	if (initial > 0) {
-		json_object_object_add(p, "initialDelaySeconds",
-		        json_object_new_int(initial));
-	}
-	json_object_object_add(
-	        p, "periodSeconds", json_object_new_int(period));
-	if (failures > 0) {
-		json_object_object_add(
-		        p, "failureThreshold", json_object_new_int(failures));
-	}
-	return (p);
-}
-
-static json_object *
 memory_container(void)
 {
-	json_object *ctr = json_object_new_object();
-	json_object *env = json_object_new_array();
 	json_object *port = json_object_new_object();
 	json_object *ports = json_object_new_array();
-	json_object *mounts = json_object_new_array();
-	json_object *m = json_object_new_object();
 	char image[512];
 
 	kobj_image(image, sizeof(image), registry(), "skill-memory", NULL);
-	json_object_object_add(ctr, "name", jstr("memory-server"));
-	json_object_object_add(ctr, "image", jstr(image));
-	json_object_object_add(ctr, "imagePullPolicy", jstr("IfNotPresent"));
 	json_object_object_add(port, "name", jstr("http"));
 	json_object_object_add(
 	        port, "containerPort", json_object_new_int(8080));
 	json_object_array_add(ports, port);
-	json_object_object_add(ctr, "ports", ports);
-	kobj_env_add(env, "MEMORY_DB_PATH", "/data/memory.db");
-	kobj_env_add(env, "MEMORY_PORT", "8080");
-	json_object_object_add(ctr, "env", env);
-	json_object_object_add(m, "name", jstr("memory-db"));
-	json_object_object_add(m, "mountPath", jstr("/data"));
-	json_object_array_add(mounts, m);
-	json_object_object_add(ctr, "volumeMounts", mounts);
-	json_object_object_add(ctr, "startupProbe", http_probe(0, 2, 30));
-	json_object_object_add(ctr, "readinessProbe", http_probe(0, 10, 0));
-	json_object_object_add(ctr, "livenessProbe", http_probe(5, 30, 0));
-	jx_setv(ctr, jstr("50m"), "resources", "requests", "cpu", NULL);
-	jx_setv(ctr, jstr("64Mi"), "resources", "requests", "memory", NULL);
-	jx_setv(ctr, jstr("200m"), "resources", "limits", "cpu", NULL);
-	jx_setv(ctr, jstr("128Mi"), "resources", "limits", "memory", NULL);
-	return (ctr);
+	return (kobj_memory_server(image, ports));
 }
 
 static json_object *

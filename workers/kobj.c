@@ -9,6 +9,7 @@
 
 #include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "workers/kobj.h"
 
@@ -38,8 +39,10 @@ const struct ipc_res kobj_skillpacks = CONTRACT_RES_SKILLPACKS;
 const struct ipc_res kobj_schedules = CONTRACT_RES_SCHEDULES;
 const struct ipc_res kobj_mcpservers = CONTRACT_RES_MCPSERVERS;
 const struct ipc_res kobj_policies = CONTRACT_RES_POLICIES;
-const struct ipc_res kobj_configs = CONTRACT_SYMP("sympoziumconfigs");
+const struct ipc_res kobj_configs = CONTRACT_RES_CONFIGS;
 const struct ipc_res kobj_events = { "", "v1", "events", true };
+const struct ipc_res kobj_gateways = CONTRACT_RES_GATEWAYS;
+const struct ipc_res kobj_gatewayclasses = CONTRACT_RES_GATEWAYCLASSES;
 const struct ipc_res kobj_sandboxes = CONTRACT_RES_SANDBOXES;
 const struct ipc_res kobj_sandboxclaims = CONTRACT_RES_SANDBOXCLAIMS;
 
@@ -267,19 +270,14 @@ pointer_token(const char *key)
 	return (t);
 }
 
-int
-kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
-        json_object *owner, const char *key, const char *value)
+/* The three tests of contract.h's CONTRACT_OWN_ADOPT and _TESTED: live's
+ * resourceVersion, its controller reference at index i naming owner. */
+static json_object *
+owner_tests(json_object *owner, int i, const char *rv)
 {
-	int i = owner_index(live, owner);
-	const char *rv = jx_get_str(live, "metadata.resourceVersion");
-	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+	json_object *ops = json_object_new_array();
 	char path[64];
 
-	if (i < 0 || rv == NULL) {
-		return (-1);
-	}
-	ops = json_object_new_array();
 	json_object_array_add(ops,
 	        patch_op("test", "/metadata/resourceVersion",
 	                json_object_new_string(rv)));
@@ -291,6 +289,21 @@ kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
 	        i);
 	json_object_array_add(
 	        ops, patch_op("test", path, json_object_new_boolean(1)));
+	return (ops);
+}
+
+int
+kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
+        json_object *owner, const char *key, const char *value)
+{
+	int i = owner_index(live, owner);
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+
+	if (i < 0 || rv == NULL) {
+		return (-1);
+	}
+	ops = owner_tests(owner, i, rv);
 	if (json_object_is_type(labels, json_type_object)) {
 		char *tok = pointer_token(key);
 		char *lp = xasprintf("/metadata/labels/%s", tok);
@@ -308,6 +321,44 @@ kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
 	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
 	                IPC_PATCH_JSON));
 	return (0);
+}
+
+int
+kobj_tested_patch(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, json_object *changes)
+{
+	int i = owner_index(live, owner);
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops;
+
+	if (i < 0 || rv == NULL || jx_array_len(changes) == 0) {
+		json_object_put(changes);
+		return (-1);
+	}
+	ops = owner_tests(owner, i, rv);
+	for (size_t k = 0; k < jx_array_len(changes); k++) {
+		json_object_array_add(ops,
+		        json_object_get(
+		                json_object_array_get_idx(changes, k)));
+	}
+	json_object_put(changes);
+	rec_write(out,
+	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
+	                IPC_PATCH_JSON));
+	return (0);
+}
+
+json_object *
+kobj_patch_op(const char *op, const char *path, json_object *value)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "op", json_object_new_string(op));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	if (value != NULL) {
+		json_object_object_add(o, "value", value);
+	}
+	return (o);
 }
 
 json_object *
@@ -606,11 +657,137 @@ kobj_image_tag(void)
 	return (KOBJ_IMAGE_TAG[0] != '\0' ? KOBJ_IMAGE_TAG : "latest");
 }
 
+/* s when set and not empty, else the environment variable env when set
+ * and not empty, else dflt. */
+static const char *
+first_set(const char *s, const char *env, const char *dflt)
+{
+	const char *e = getenv(env);
+
+	if (s != NULL && s[0] != '\0') {
+		return (s);
+	}
+	return (e != NULL && e[0] != '\0' ? e : dflt);
+}
+
 void
 kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag)
 {
 	snprintf(out, len, "%s/%s:%s",
-	        registry != NULL && registry[0] ? registry : KOBJ_REGISTRY,
-	        name, tag != NULL && tag[0] ? tag : kobj_image_tag());
+	        first_set(registry, "SYMPOZIUM_IMAGE_REGISTRY", KOBJ_REGISTRY),
+	        name, first_set(tag, "SYMPOZIUM_IMAGE_TAG", kobj_image_tag()));
+}
+
+const char *
+kobj_pull_policy(const char *p)
+{
+	static const char *const ok[] = { "Always", "IfNotPresent", "Never" };
+
+	for (size_t i = 0; p != NULL && i < 3; i++) {
+		if (strcmp(p, ok[i]) == 0) {
+			return (ok[i]);
+		}
+	}
+	return (NULL);
+}
+
+/* ---- status conditions ---- */
+
+void
+kobj_set_condition(json_object *status, const char *type, const char *st,
+        const char *reason, const char *msg, int64_t gen, int64_t now_ms)
+{
+	json_object *conds = jx_get(status, "conditions"), *c = NULL;
+	char ts[TIMEFMT_RFC3339_LEN];
+	const char *old;
+
+	if (conds == NULL || !json_object_is_type(conds, json_type_array)) {
+		conds = json_object_new_array();
+		json_object_object_add(status, "conditions", conds);
+	}
+	for (size_t i = 0; i < jx_array_len(conds) && c == NULL; i++) {
+		json_object *e = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(e, "type");
+		c = t != NULL && strcmp(t, type) == 0 ? e : NULL;
+	}
+	if (c == NULL) {
+		c = json_object_new_object();
+		json_object_object_add(
+		        c, "type", json_object_new_string(type));
+		json_object_array_add(conds, c);
+	}
+	old = jx_get_str(c, "status");
+	if (old == NULL || strcmp(old, st) != 0
+	        || jx_get(c, "lastTransitionTime") == NULL) {
+		timefmt_rfc3339(now_ms / 1000, ts);
+		json_object_object_add(
+		        c, "lastTransitionTime", json_object_new_string(ts));
+	}
+	json_object_object_add(c, "status", json_object_new_string(st));
+	json_object_object_add(
+	        c, "observedGeneration", json_object_new_int64(gen));
+	json_object_object_add(c, "reason", json_object_new_string(reason));
+	json_object_object_add(c, "message", json_object_new_string(msg));
+}
+
+/* ---- the memory server ---- */
+
+static json_object *
+health_probe(int initial, int period, int failures)
+{
+	json_object *p = json_object_new_object();
+
+	jx_setv(p, json_object_new_string("/health"), "httpGet", "path", NULL);
+	jx_setv(p, json_object_new_int(8080), "httpGet", "port", NULL);
+	if (initial > 0) {
+		json_object_object_add(p, "initialDelaySeconds",
+		        json_object_new_int(initial));
+	}
+	json_object_object_add(
+	        p, "periodSeconds", json_object_new_int(period));
+	if (failures > 0) {
+		json_object_object_add(
+		        p, "failureThreshold", json_object_new_int(failures));
+	}
+	return (p);
+}
+
+static void
+set_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, json_object_new_string(v));
+}
+
+json_object *
+kobj_memory_server(const char *image, json_object *ports)
+{
+	json_object *c = json_object_new_object();
+	json_object *env = json_object_new_array();
+	json_object *mounts = json_object_new_array();
+	json_object *m = json_object_new_object();
+
+	set_str(c, "name", "memory-server");
+	set_str(c, "image", image);
+	set_str(c, "imagePullPolicy", "IfNotPresent");
+	json_object_object_add(c, "ports", ports);
+	kobj_env_add(env, "MEMORY_DB_PATH", "/data/memory.db");
+	kobj_env_add(env, "MEMORY_PORT", "8080");
+	json_object_object_add(c, "env", env);
+	set_str(m, "name", "memory-db");
+	set_str(m, "mountPath", "/data");
+	json_object_array_add(mounts, m);
+	json_object_object_add(c, "volumeMounts", mounts);
+	json_object_object_add(c, "startupProbe", health_probe(0, 2, 30));
+	json_object_object_add(c, "readinessProbe", health_probe(0, 10, 0));
+	json_object_object_add(c, "livenessProbe", health_probe(5, 30, 0));
+	jx_setv(c, json_object_new_string("50m"), "resources", "requests",
+	        "cpu", NULL);
+	jx_setv(c, json_object_new_string("64Mi"), "resources", "requests",
+	        "memory", NULL);
+	jx_setv(c, json_object_new_string("200m"), "resources", "limits",
+	        "cpu", NULL);
+	jx_setv(c, json_object_new_string("128Mi"), "resources", "limits",
+	        "memory", NULL);
+	return (c);
 }

@@ -23,7 +23,8 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_jobs, kobj_roles, kobj_rolebindings, kobj_clusterroles,
         kobj_clusterrolebindings, kobj_networkpolicies, kobj_agentruns,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
-        kobj_mcpservers, kobj_policies, kobj_configs, kobj_events;
+        kobj_mcpservers, kobj_policies, kobj_configs, kobj_events,
+        kobj_gateways, kobj_gatewayclasses;
 /* agent-sandbox mode (served only where its CRDs are installed) */
 extern const struct ipc_res kobj_sandboxes, kobj_sandboxclaims;
 
@@ -49,6 +50,25 @@ const char *kobj_annotation(json_object *o, const char *key);
 
 void kobj_set_label(json_object *o, const char *key, const char *value);
 void kobj_set_annotation(json_object *o, const char *key, const char *value);
+
+/* ---- the memory server ---- */
+
+/* The "memory-server" container of the memory Deployments (upstream
+ * sympoziuminstance_controller.go reconcileMemoryDeployment and
+ * personapack_controller.go reconcileSharedMemory build the same one):
+ * image, pull policy IfNotPresent, ports (taken), the SQLite path and
+ * port env, the memory-db mount at /data, the /health probes on 8080 and
+ * the resources.  Caller puts. */
+json_object *kobj_memory_server(const char *image, json_object *ports);
+
+/* ---- status conditions ---- */
+
+/* meta.SetStatusCondition on status.conditions (made when absent or not
+ * an array): the condition of that type is added or updated with st,
+ * reason, msg and observedGeneration gen; its lastTransitionTime (RFC
+ * 3339 of now_ms) moves only when the status changes or it had none. */
+void kobj_set_condition(json_object *status, const char *type, const char *st,
+        const char *reason, const char *msg, int64_t gen, int64_t now_ms);
 
 /* ---- finalizers ---- */
 
@@ -86,6 +106,19 @@ bool kobj_owned_by(json_object *child, json_object *owner);
 int kobj_adopt(struct rec_out *out, const struct ipc_res *res,
         json_object *live, json_object *owner, const char *key,
         const char *value);
+
+/* A change of an object the reconciler controls but no cache holds (the
+ * SympoziumConfig's Gateway): when live's controller reference names
+ * owner's uid, appends the JSON patch of contract.h's CONTRACT_OWN_TESTED
+ * (the three tests of kobj_adopt(), then the operations of changes, an
+ * array, taken) and returns 0; else appends nothing and returns -1.
+ * live and owner borrowed. */
+int kobj_tested_patch(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, json_object *changes);
+/* A JSON patch operation {op, path, value} (value taken; NULL: none, as
+ * a remove has).  Caller puts. */
+json_object *kobj_patch_op(
+        const char *op, const char *path, json_object *value);
 
 /* The child of that kind and name in a WORK's children array, or NULL.
  * Borrowed. */
@@ -144,11 +177,17 @@ void kobj_env_add(json_object *env, const char *name, const char *value);
 const char *kobj_resolve_provider(json_object *instance);
 /* spec 0.3 resolveAuthSecret(instance): "" when none (borrowed). */
 const char *kobj_resolve_auth_secret(json_object *instance);
-/* "<registry>/<name>:<tag>" (spec 0.2); registry and tag may be NULL for
- * the defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG). */
+/* "<registry>/<name>:<tag>" (spec 0.2); registry and tag NULL or "" for
+ * $SYMPOZIUM_IMAGE_REGISTRY / $SYMPOZIUM_IMAGE_TAG when set, else the
+ * defaults (KOBJ_REGISTRY, the build's KOBJ_IMAGE_TAG): every child image
+ * honours both variables (later upstream fixes #202 and #244). */
 /* The build's default tag (KOBJ_IMAGE_TAG, "latest" when empty). */
 const char *kobj_image_tag(void);
 void kobj_image(char *out, size_t len, const char *registry, const char *name,
         const char *tag);
+/* p when it is a pull policy (Always, IfNotPresent, Never), else NULL
+ * (later upstream fix #167 ResolveImagePullPolicy; callers choose the
+ * fallback).  Static string. */
+const char *kobj_pull_policy(const char *p);
 
 #endif

@@ -6,6 +6,8 @@
  * differs), and the MCPServer's status (ready, url, toolCount and the
  * Deployed and Ready conditions).  An external server (spec.url) only gets
  * status.  A spec that cannot be deployed gets Ready=False with a reason.
+ * A suspended one (spec.suspended, later upstream fix #195) has its
+ * Deployment scaled to zero and the Suspended condition.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -136,11 +138,64 @@ pod_labels(const char *name)
 /* ---- reading the spec ---- */
 
 /* Fills m; returns NULL, or why the spec cannot be deployed (static). */
+/* spec.deployment.<key> (later upstream fix #198): absent, or an array
+ * of objects each with a name; NULL when fine, else why not. */
+static const char *
+bad_named_list(json_object *dep, const char *key, bool stdio)
+{
+	json_object *a = jx_get(dep, key);
+
+	if (a == NULL) {
+		return (NULL);
+	}
+	if (!is_array(a)) {
+		return (strcmp(key, "volumes") == 0
+		                ? "spec.deployment.volumes must be a list"
+		                : "spec.deployment.volumeMounts must be a "
+		                  "list");
+	}
+	for (size_t i = 0; i < jx_array_len(a); i++) {
+		const char *n
+		        = jx_get_str(json_object_array_get_idx(a, i), "name");
+		if (n == NULL || n[0] == '\0') {
+			return (strcmp(key, "volumes") == 0
+			                ? "spec.deployment.volumes: every "
+			                  "entry "
+			                  "needs a name"
+			                : "spec.deployment.volumeMounts: "
+			                  "every "
+			                  "entry needs a name");
+		}
+		if (stdio && strcmp(n, ADAPTER_VOL) == 0) {
+			return (strcmp(key, "volumes") == 0
+			                ? "spec.deployment.volumes: name "
+			                  "\"" ADAPTER_VOL
+			                  "\" is reserved for "
+			                  "stdio transports"
+			                : "spec.deployment.volumeMounts: name "
+			                  "\"" ADAPTER_VOL
+			                  "\" is reserved for "
+			                  "stdio transports");
+		}
+	}
+	return (NULL);
+}
+
+/* Appends copies of the items of extra (an array, or absent) to arr. */
+static void
+append_copies(json_object *arr, json_object *extra)
+{
+	for (size_t i = 0; is_array(extra) && i < jx_array_len(extra); i++) {
+		json_object_array_add(
+		        arr, jx_copy(json_object_array_get_idx(extra, i)));
+	}
+}
+
 static const char *
 read_spec(json_object *obj, struct mcp *m)
 {
 	const char *tt = jx_get_str(obj, "spec.transportType");
-	const char *image;
+	const char *image, *why;
 	int64_t replicas = 0;
 
 	*m = (struct mcp) { .obj = obj,
@@ -167,6 +222,11 @@ read_spec(json_object *obj, struct mcp *m)
 		return ("spec.replicas must not be negative");
 	}
 	m->stdio = strcmp(tt, "stdio") == 0;
+	if ((why = bad_named_list(m->dep, "volumes", m->stdio)) != NULL
+	        || (why = bad_named_list(m->dep, "volumeMounts", m->stdio))
+	                != NULL) {
+		return (why);
+	}
 	if (!m->stdio && jx_get_int(m->dep, "port", &m->port) == 0
 	        && (m->port < 1 || m->port > 65535)) {
 		return ("spec.deployment.port must be between 1 and 65535");
@@ -317,6 +377,20 @@ bridge_image(void)
 	return (xstrdup(img));
 }
 
+/* imagePullPolicy of the mcp-server container: spec.deployment's when it
+ * is a valid one (later upstream fix #167); otherwise none, as at 008266e
+ * (the API server's default). */
+static void
+pull_policy(json_object *c, const struct mcp *m)
+{
+	const char *p
+	        = kobj_pull_policy(jx_get_str(m->dep, "imagePullPolicy"));
+
+	if (p != NULL) {
+		json_object_object_add(c, "imagePullPolicy", str(p));
+	}
+}
+
 /* The stdio pod: the adapter copied in by an init container, the server
  * image run under it.  env taken. */
 static void
@@ -334,15 +408,17 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	json_object_object_add(init, "command",
 	        parse("[\"cp\",\"" BRIDGE_BIN "\",\"" ADAPTER_DIR
 	              "/mcp-bridge\"]"));
-	json_object_object_add(init, "volumeMounts", json_object_get(mounts));
+	json_object_object_add(init, "volumeMounts", jx_copy(mounts));
 	free(img);
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	pull_policy(c, m);
 	json_object_object_add(
 	        c, "command", parse("[\"" ADAPTER_DIR "/mcp-bridge\"]"));
 	json_object_object_add(c, "args", parse("[\"--stdio-adapter\"]"));
 	json_object_object_add(c, "env", env);
 	json_object_object_add(c, "volumeMounts", mounts);
+	append_copies(mounts, jx_get(m->dep, "volumeMounts"));
 	json_object_object_add(c, "resources", resources(m));
 	json_object_object_add(c, "livenessProbe",
 	        parse("{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080},"
@@ -358,8 +434,9 @@ stdio_pod(json_object *pod, const struct mcp *m, json_object *env)
 	arr = json_object_new_array();
 	json_object_array_add(arr, c);
 	json_object_object_add(pod, "containers", arr);
-	json_object_object_add(pod, "volumes",
-	        parse("[{\"name\":\"" ADAPTER_VOL "\",\"emptyDir\":{}}]"));
+	arr = parse("[{\"name\":\"" ADAPTER_VOL "\",\"emptyDir\":{}}]");
+	append_copies(arr, jx_get(m->dep, "volumes"));
+	json_object_object_add(pod, "volumes", arr);
 	set_sa(pod, m);
 }
 
@@ -409,6 +486,7 @@ http_pod(json_object *pod, const struct mcp *m)
 
 	json_object_object_add(c, "name", str("mcp-server"));
 	json_object_object_add(c, "image", str(jx_get_str(m->dep, "image")));
+	pull_policy(c, m);
 	if (cmd != NULL && cmd[0] != '\0') {
 		arr = json_object_new_array();
 		json_object_array_add(arr, str(cmd));
@@ -424,6 +502,10 @@ http_pod(json_object *pod, const struct mcp *m)
 		json_object_object_add(c, "envFrom", http_env_from(m));
 	}
 	json_object_object_add(c, "resources", resources(m));
+	if (jx_array_len(jx_get(m->dep, "volumeMounts")) > 0) {
+		json_object_object_add(c, "volumeMounts",
+		        jx_copy(jx_get(m->dep, "volumeMounts")));
+	}
 	p = json_object_new_object();
 	json_object_object_add(
 	        p, "containerPort", json_object_new_int64(m->port));
@@ -443,6 +525,10 @@ http_pod(json_object *pod, const struct mcp *m)
 	/* upstream leaves a former stdio pod's adapter behind; we do not */
 	json_object_object_del(pod, "initContainers");
 	json_object_object_del(pod, "volumes");
+	if (jx_array_len(jx_get(m->dep, "volumes")) > 0) {
+		json_object_object_add(
+		        pod, "volumes", jx_copy(jx_get(m->dep, "volumes")));
+	}
 	set_sa(pod, m);
 }
 
@@ -610,6 +696,26 @@ set_condition(json_object *status, const char *type, const char *st,
 	json_object_object_add(c, "message", str(msg));
 }
 
+/* meta.RemoveStatusCondition. */
+static void
+drop_condition(json_object *status, const char *type)
+{
+	json_object *conds = jx_get(status, "conditions"), *keep;
+
+	if (!is_array(conds)) {
+		return;
+	}
+	keep = json_object_new_array();
+	for (size_t i = 0; i < jx_array_len(conds); i++) {
+		json_object *e = json_object_array_get_idx(conds, i);
+		const char *t = jx_get_str(e, "type");
+		if (t == NULL || strcmp(t, type) != 0) {
+			json_object_array_add(keep, json_object_get(e));
+		}
+	}
+	json_object_object_add(status, "conditions", keep);
+}
+
 /* ready, url (NULL: removed), toolCount 0. */
 static void
 set_fields(json_object *st, bool ready, const char *url)
@@ -692,6 +798,7 @@ managed_status(const struct rec_in *in, struct rec_out *out,
 		        "Waiting for deployment to become ready", m->gen,
 		        in->now_ms);
 	}
+	drop_condition(st, "Suspended"); /* resumed (#195) */
 	put_status(out, m->obj, st);
 	if (ready > 0) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -785,6 +892,40 @@ take_over(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
 	return (0);
 }
 
+/* ---- suspended (later upstream fix #195) ---- */
+
+/* Scales the Deployment the child watch sees to zero (nothing else of it
+ * is touched); status not ready with the Suspended conditions. */
+static void
+suspended(const struct rec_in *in, struct rec_out *out, const struct mcp *m)
+{
+	json_object *cur = find_child(in->children, "Deployment", m->name);
+	json_object *st, *o;
+	int64_t replicas = -1;
+
+	if (take_over(in, out, m) != 0) {
+		return;
+	}
+	if (cur != NULL
+	        && (jx_get_int(cur, "spec.replicas", &replicas) != 0
+	                || replicas != 0)) {
+		o = start_child(cur, "apps/v1", "Deployment", m);
+		jx_set_path(o, "spec.replicas", json_object_new_int(0));
+		kobj_update(out, &kobj_deployments, o);
+	}
+	st = jx_copy_obj(jx_get(m->obj, "status"));
+	set_fields(st, false, NULL);
+	json_object_object_del(st, "tools");
+	set_condition(st, "Suspended", "True", "Suspended",
+	        "MCP server is suspended \xe2\x80\x94 configure secrets and "
+	        "tokens, then unsuspend",
+	        m->gen, in->now_ms);
+	set_condition(st, "Ready", "False", "Suspended",
+	        "MCP server is suspended", m->gen, in->now_ms);
+	put_status(out, m->obj, st);
+	rec_verdict(out, IPC_V_DONE, 0, NULL);
+}
+
 /* ---- reconcile ---- */
 
 static void
@@ -817,6 +958,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 {
 	struct mcp m;
 	const char *url, *why;
+	bool susp = false;
 
 	if (in->object == NULL) {
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -826,6 +968,10 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	why = read_spec(in->object, &m);
 	if (url != NULL && url[0] != '\0') {
 		external(in, out, &m);
+	} else if (m.dep != NULL
+	        && jx_get_bool(in->object, "spec.suspended", &susp) == 0
+	        && susp) {
+		suspended(in, out, &m);
 	} else if (why != NULL) {
 		invalid(in, out, &m, why);
 	} else {

@@ -212,26 +212,6 @@ pvc_new(struct sm *s, const char *size)
 	return (o);
 }
 
-static json_object *
-probe(int initial, int period, int failures)
-{
-	json_object *p = json_object_new_object();
-
-	jx_setv(p, jstr("/health"), "httpGet", "path", NULL);
-	jx_setv(p, json_object_new_int(PORT), "httpGet", "port", NULL);
-	if (initial > 0) {
-		json_object_object_add(p, "initialDelaySeconds",
-		        json_object_new_int(initial));
-	}
-	json_object_object_add(
-	        p, "periodSeconds", json_object_new_int(period));
-	if (failures > 0) {
-		json_object_object_add(
-		        p, "failureThreshold", json_object_new_int(failures));
-	}
-	return (p);
-}
-
 /* [{name: http, <port key>: 8080, ..., protocol: TCP}] */
 static json_object *
 ports(const char *key, bool target)
@@ -264,32 +244,10 @@ image(char *buf, size_t len)
 static json_object *
 container(void)
 {
-	json_object *c = json_object_new_object();
-	json_object *env = json_object_new_array();
-	json_object *mounts = json_object_new_array();
-	json_object *m = json_object_new_object();
 	char img[IMAGE_LEN];
 
 	image(img, sizeof(img));
-	json_object_object_add(c, "name", jstr("memory-server"));
-	json_object_object_add(c, "image", jstr(img));
-	json_object_object_add(c, "imagePullPolicy", jstr("IfNotPresent"));
-	json_object_object_add(c, "ports", ports("containerPort", false));
-	kobj_env_add(env, "MEMORY_DB_PATH", MEMORY_PATH);
-	kobj_env_add(env, "MEMORY_PORT", "8080");
-	json_object_object_add(c, "env", env);
-	json_object_object_add(m, "name", jstr("memory-db"));
-	json_object_object_add(m, "mountPath", jstr("/data"));
-	json_object_array_add(mounts, m);
-	json_object_object_add(c, "volumeMounts", mounts);
-	json_object_object_add(c, "startupProbe", probe(0, 2, 30));
-	json_object_object_add(c, "readinessProbe", probe(0, 10, 0));
-	json_object_object_add(c, "livenessProbe", probe(5, 30, 0));
-	jx_setv(c, jstr("50m"), "resources", "requests", "cpu", NULL);
-	jx_setv(c, jstr("64Mi"), "resources", "requests", "memory", NULL);
-	jx_setv(c, jstr("200m"), "resources", "limits", "cpu", NULL);
-	jx_setv(c, jstr("128Mi"), "resources", "limits", "memory", NULL);
-	return (c);
+	return (kobj_memory_server(img, ports("containerPort", false)));
 }
 
 static json_object *

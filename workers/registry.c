@@ -16,6 +16,7 @@
 #include "workers/reconcile.h"
 #include "workers/schedule.h"
 #include "workers/skillpack.h"
+#include "workers/sympoziumconfig.h"
 
 static const struct reconciler *const builtin[] = {
 	&agentrun_reconciler,
@@ -25,6 +26,7 @@ static const struct reconciler *const builtin[] = {
 	&personapack_reconciler,
 	&schedule_reconciler,
 	&policy_reconciler,
+	&symconf_reconciler,
 	NULL,
 };
 

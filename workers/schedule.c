@@ -1,11 +1,12 @@
 /*
  * schedule.c: owns the SympoziumSchedule reconciler (spec section 5):
  * finalizer, suspend, cron parse and due check from in->now_ms, the Forbid
- * wait on the last run, the serving guard, the memory-prefixed task, the
- * AgentRun `<schedule>-<N>` (orphan-aware, collision-free numbering) and
- * the status (phase, lastRunTime, nextRunTime, lastRunName, totalRuns).
+ * wait on the schedule's active runs, the serving guard, the memory-prefixed
+ * task, the AgentRun `<schedule>-<N>` (orphan-aware, collision-free numbering)
+ * and the status (phase, lastRunTime, nextRunTime, lastRunName, totalRuns).
  * Errors the user can fix (bad cron, missing instance, names too long for
- * labels) set phase Error with a Ready=False condition that says why.
+ * labels) set phase Error with a Ready=False condition that says why; a
+ * cron no date can match parks the schedule Active without nextRunTime.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "common/contract.h"
+#include "common/duration.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
@@ -302,40 +304,48 @@ repair_from_children(struct sched *sc)
 	        sc->status, "totalRuns", json_object_new_int64(bk));
 }
 
-/* Forbid: whether the last run is still active.  -1 on a view error. */
+/* What the Forbid check and the serving guard read of each run (a
+ * projected list). */
+static const char *const phase_field[] = { "status.phase" };
+
+static bool
+active_phase(const char *ph)
+{
+	ph = ph != NULL ? ph : "";
+	return (strcmp(ph, "Running") == 0 || strcmp(ph, "Pending") == 0
+	        || strcmp(ph, "Serving") == 0 || ph[0] == '\0');
+}
+
+/* Forbid: whether any run labelled with the schedule's name is still
+ * active (later upstream fix #239: a list, not a get of lastRunName, so a
+ * stale status cannot let two runs through).  -1 on a view error. */
 static int
 forbid_blocks(struct sched *sc, bool *blocked)
 {
-	const char *last = jx_get_str(sc->status, "lastRunName");
 	const char *policy = spec_str(sc->obj, "concurrencyPolicy", "Forbid");
-	json_object *run = NULL;
-	char err[256];
-	int rc;
+	json_object *items = NULL;
+	char sel[128], err[256];
 
 	*blocked = false;
-	if (strcmp(policy, "Forbid") != 0 || last == NULL || last[0] == '\0'
-	        || strlen(last) > IPC_NAME_MAX) {
+	if (strcmp(policy, "Forbid") != 0) {
 		return (0);
 	}
-	rc = view_get(sc->in->view, &kobj_agentruns, sc->ns, last, &run, err,
-	        sizeof(err));
-	if (rc < 0) {
-		fail_view(sc, "get the last run", err);
+	snprintf(sel, sizeof(sel), CONTRACT_LABEL_SCHEDULE "=%s", sc->name);
+	if (view_list_fields(sc->in->view, &kobj_agentruns, sc->ns, sel,
+	            phase_field, 1, &items, err, sizeof(err))
+	        < 0) {
+		fail_view(sc, "list the schedule's runs", err);
 		return (-1);
 	}
-	if (rc == 0) {
-		const char *ph = jx_get_str(run, "status.phase");
-		ph = ph != NULL ? ph : "";
-		*blocked = strcmp(ph, "Running") == 0
-		        || strcmp(ph, "Pending") == 0
-		        || strcmp(ph, "Serving") == 0 || ph[0] == '\0';
+	for (size_t i = 0;
+	        items != NULL && i < json_object_array_length(items); i++) {
+		*blocked = *blocked
+		        || active_phase(view_row_str(
+		                json_object_array_get_idx(items, i), 0));
 	}
-	json_object_put(run);
+	json_object_put(items);
 	return (0);
 }
-
-/* What the serving guard reads of each run (a projected list). */
-static const char *const phase_field[] = { "status.phase" };
 
 /* The serving guard: whether a run of the instance is Serving. */
 static int
@@ -494,6 +504,22 @@ skills(json_object *inst)
 }
 
 /* Step 13: the AgentRun.  Caller puts. */
+/* spec.timeout from the instance's runTimeout when it is a positive Go
+ * duration, written as Go's Duration.String (later upstream fix #230:
+ * the run carries it, so every gate of the run sees the same value). */
+static void
+run_timeout(json_object *spec, const char *rt)
+{
+	char buf[DURATION_STR_LEN];
+	int64_t ns = 0;
+
+	if (rt == NULL || duration_parse(rt, &ns) != 0 || ns <= 0) {
+		return;
+	}
+	json_object_object_add(spec, "timeout",
+	        json_object_new_string(duration_format(ns, buf)));
+}
+
 static json_object *
 build_run(struct sched *sc, json_object *inst, const char *name,
         const char *task)
@@ -530,6 +556,7 @@ build_run(struct sched *sc, json_object *inst, const char *name,
 	copy_if(spec, "imagePullSecrets",
 	        jx_get(inst, "spec.imagePullSecrets"));
 	copy_if(spec, "lifecycle", jx_get(def, "lifecycle"));
+	run_timeout(spec, jx_get_str(def, "runTimeout"));
 	json_object *sk = skills(inst);
 	copy_if(spec, "skills", sk);
 	json_object_put(sk);
@@ -541,6 +568,16 @@ static int64_t
 delay(int64_t next_ms, int64_t now_ms, int64_t cap)
 {
 	return (next_ms - now_ms < cap ? next_ms - now_ms : cap);
+}
+
+/* A cron with no reachable date (later upstream fix #220): Active, no
+ * nextRunTime, no run, another look in a minute. */
+static void
+park(struct sched *sc)
+{
+	json_object_object_del(sc->status, "nextRunTime");
+	set_phase(sc, "Active", NULL, NULL);
+	finish(sc, MINUTE_MS);
 }
 
 /* Steps 11 to 15, once the guards let the tick through. */
@@ -588,11 +625,7 @@ fire(struct sched *sc, const struct cron *c, const char *task)
 		        sc->status, "totalRuns", json_object_new_int64(n));
 	}
 	if (cron_next(c, now, &next) != 0) {
-		set_error(sc, "InvalidSchedule",
-		        "schedule \"%s\" has no fire "
-		        "time within five years",
-		        spec_str(sc->obj, "schedule", ""));
-		finish(sc, -1);
+		park(sc);
 		return;
 	}
 	set_time(sc, "nextRunTime", next);
@@ -652,6 +685,7 @@ active(struct sched *sc)
 	struct cron *c = NULL;
 	char err[256];
 	int64_t last, next, now = sc->in->now_ms;
+	int rc;
 
 	if (spec_bool(sc->obj, "suspend", false)) {
 		if (phase == NULL || strcmp(phase, "Suspended") != 0) {
@@ -661,9 +695,13 @@ active(struct sched *sc)
 		return;
 	}
 	/* a sandboxed worker cannot open zone files: it asks the view */
-	if (cron_parse_with(expr, sc->in->view != NULL ? zc_load : NULL,
-	            sc->in->view, &c, err, sizeof(err))
-	        != 0) {
+	rc = cron_parse_with(expr, sc->in->view != NULL ? zc_load : NULL,
+	        sc->in->view, &c, err, sizeof(err));
+	if (rc == CRON_NEVER) {
+		park(sc);
+		return;
+	}
+	if (rc != 0) {
 		set_error(sc, "InvalidSchedule", "invalid schedule \"%s\": %s",
 		        expr, err);
 		finish(sc, -1);
@@ -677,11 +715,7 @@ active(struct sched *sc)
 		last = (last < 0 ? now : last) - DAY_MS;
 	}
 	if (cron_next(c, last, &next) != 0) {
-		set_error(sc, "InvalidSchedule",
-		        "schedule \"%s\" has no fire "
-		        "time within five years",
-		        expr);
-		finish(sc, -1);
+		park(sc);
 	} else {
 		set_time(sc, "nextRunTime", next);
 		set_phase(sc, "Active", NULL, NULL);

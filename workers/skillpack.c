@@ -228,46 +228,6 @@ sync_cm(const struct rec_in *in, struct rec_out *out, json_object *data)
 
 /* ---- status ---- */
 
-/* Sets the Ready condition (meta.SetStatusCondition semantics:
- * lastTransitionTime moves only when the status changes). */
-static void
-set_ready(json_object *status, const char *st, const char *reason,
-        const char *msg, int64_t gen, int64_t now_ms)
-{
-	json_object *conds = jx_get(status, "conditions"), *c = NULL;
-	char ts[TIMEFMT_RFC3339_LEN];
-
-	if (conds == NULL || !json_object_is_type(conds, json_type_array)) {
-		conds = json_object_new_array();
-		json_object_object_add(status, "conditions", conds);
-	}
-	for (size_t i = 0; i < json_object_array_length(conds); i++) {
-		json_object *e = json_object_array_get_idx(conds, i);
-		const char *t = jx_get_str(e, "type");
-		if (t != NULL && strcmp(t, "Ready") == 0) {
-			c = e;
-		}
-	}
-	if (c == NULL) {
-		c = json_object_new_object();
-		json_object_object_add(
-		        c, "type", json_object_new_string("Ready"));
-		json_object_array_add(conds, c);
-	}
-	const char *old = jx_get_str(c, "status");
-	if (old == NULL || strcmp(old, st) != 0
-	        || jx_get(c, "lastTransitionTime") == NULL) {
-		timefmt_rfc3339(now_ms / 1000, ts);
-		json_object_object_add(
-		        c, "lastTransitionTime", json_object_new_string(ts));
-	}
-	json_object_object_add(c, "status", json_object_new_string(st));
-	json_object_object_add(
-	        c, "observedGeneration", json_object_new_int64(gen));
-	json_object_object_add(c, "reason", json_object_new_string(reason));
-	json_object_object_add(c, "message", json_object_new_string(msg));
-}
-
 static bool
 has_ready(json_object *status)
 {
@@ -304,9 +264,10 @@ write_status(const struct rec_in *in, struct rec_out *out, const char *err)
 	                        ? (int64_t)json_object_array_length(skills)
 	                        : 0));
 	if (err != NULL) {
-		set_ready(st, "False", "InvalidSkills", err, gen, in->now_ms);
+		kobj_set_condition(st, "Ready", "False", "InvalidSkills", err,
+		        gen, in->now_ms);
 	} else if (has_ready(st)) {
-		set_ready(st, "True", "ConfigMapSynced",
+		kobj_set_condition(st, "Ready", "True", "ConfigMapSynced",
 		        "The skills ConfigMap is up to date", gen, in->now_ms);
 	}
 	if (jx_equal(st, jx_get(sp, "status"))) {

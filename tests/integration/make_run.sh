@@ -4,7 +4,7 @@
 # runs after building) is started in a session of its own; the CRDs and
 # samples are applied; the demo AgentRun reaches Succeeded with the result
 # the emulated agent printed; the every-minute schedule creates a run;
-# sympoziumctl status shows seven ready workers; then SIGINT to the whole
+# sympoziumctl status shows eight ready workers; then SIGINT to the whole
 # process group, as Ctrl-C in a terminal sends it, stops everything: the
 # script exits 0 and no process of the run is left.  Output is
 # cmocka-style for tests/run-tests.sh.
@@ -102,12 +102,12 @@ schedule_fired() {
 }
 eventually schedule_creates_run schedule_fired
 
-seven_ready() {
+eight_ready() {
 	"$CTL" --socket "$run/run/health.sock" status >"$dir/status" || return 1
 	cat "$dir/status"
-	[ "$(grep -cE '^[a-z]+-0 +[0-9]+ ready ' "$dir/status")" -eq 7 ]
+	[ "$(grep -cE '^[a-z]+-0 +[0-9]+ ready ' "$dir/status")" -eq 8 ]
 }
-eventually sympoziumctl_status_seven_ready seven_ready
+eventually sympoziumctl_status_eight_ready eight_ready
 
 # Ctrl-C: SIGINT to the whole foreground process group.
 kill -INT -- "-$pg"

@@ -65,6 +65,8 @@ static const struct {
 	{ "PersonaPack",
 	        { "sympozium.ai", "v1alpha1", "personapacks", true } },
 	{ "MCPServer", { "sympozium.ai", "v1alpha1", "mcpservers", true } },
+	{ "SympoziumConfig",
+	        { "sympozium.ai", "v1alpha1", "sympoziumconfigs", true } },
 	{ "Secret", { "", "v1", "secrets", true } },
 	{ "ConfigMap", { "", "v1", "configmaps", true } },
 };

@@ -167,6 +167,10 @@ fill(struct fakesup *f, const struct ipc_view_req *q, struct ipc_view_reply *r)
 		r->message = jx_get_str(e, "v");
 		return;
 	}
+	if (find(f, "unserved", p, NULL, NULL) != NULL) {
+		r->status = IPC_VS_NOT_FOUND;
+		return;
+	}
 	r->status = IPC_VS_OK;
 	if (q->what == IPC_VIEW_LIST) {
 		r->items = list(f, q);
@@ -385,6 +389,16 @@ fakesup_fail(struct fakesup *f, const char *plural, const char *name,
 		return;
 	}
 	put(f, "fail", plural, NULL, name, json_object_new_string(message));
+}
+
+void
+fakesup_unserved(struct fakesup *f, const char *plural, bool on)
+{
+	if (!on) {
+		drop(f, "unserved", plural, NULL, NULL);
+		return;
+	}
+	put(f, "unserved", plural, NULL, NULL, json_object_new_boolean(1));
 }
 
 void

@@ -63,6 +63,10 @@ void fakesup_remove(struct fakesup *f, const char *plural, const char *ns,
  * unless NULL). */
 void fakesup_fail(struct fakesup *f, const char *plural, const char *name,
         const char *message);
+/* on: every get and list of plural answers not found, as the supervisor
+ * answers for a resource the API server does not serve (a 404 on the
+ * collection); off ends it. */
+void fakesup_unserved(struct fakesup *f, const char *plural, bool on);
 /* Empties the store and the injected errors (not the request log). */
 void fakesup_reset(struct fakesup *f);
 /* on: lists answer whole objects even when the request names fields

@@ -882,6 +882,59 @@ test_finished_job_pod_pending(void **state)
 	free(r);
 }
 
+/* Later upstream fix #228 (agentrun_controller.go reconcileRunning,
+ * skipRun, commit 056421c): a log whose result has status "skipped"
+ * makes the run Skipped (terminal) with completedAt and the reason as
+ * result, whether the Job succeeded or failed; postRun hooks and the
+ * memory write-back are bypassed.  The Event (ours) is Normal Skipped. */
+static void
+test_skipped(void **state)
+{
+	struct fakesup *f = *state;
+	const char *jobs[] = { JOB("\"succeeded\":1"), JOB("\"failed\":1") };
+	const char *specs[] = { "",
+		",\"lifecycle\":{\"postRun\":[{\"name\":\"notify\","
+		"\"image\":\"notify:1\"}]}" };
+	json_object *res, *st;
+
+	fakesup_add_json(f, "configmaps",
+	        "{\"metadata\":{\"name\":\"alice-memory\",\"namespace\":"
+	        "\"ns\"}}");
+	fakesup_add_log(f, "ns", "p",
+	        "__SYMPOZIUM_RESULT__{\"status\":\"skipped\",\"response\":"
+	        "\"nothing to do\"}__SYMPOZIUM_END__\n__SYMPOZIUM_MEMORY__ "
+	        "remember __SYMPOZIUM_MEMORY_END__\n");
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t k = 0; k < 2; k++) {
+			char *r = mkrun(
+			        FIN, specs[k], RUNNING ",\"podName\":\"p\"");
+			res = run(f, r, jobs[i], T0 + 60000);
+			st = status_of(res);
+			assert_string_equal(
+			        jx_get_str(st, "phase"), "Skipped");
+			assert_string_equal(
+			        jx_get_str(st, "result"), "nothing to do");
+			assert_string_equal(jx_get_str(st, "completedAt"),
+			        "2026-01-01T00:01:00Z");
+			assert_null(jx_get(st, "error"));
+			assert_null(find_w(
+			        res, "update", "configmaps", "alice-memory"));
+			assert_null(find_w(res, "create", "jobs", NULL));
+			evtest_assert(res, nwrites(res) - 1, "r", "Normal",
+			        "Skipped", "nothing to do");
+			assert_int_equal(verdict(res), IPC_V_DONE);
+			json_object_put(res);
+			free(r);
+		}
+	}
+	/* Skipped is terminal: no finalizer is added to such a run */
+	char *r = mkrun("", "", "\"phase\":\"Skipped\"");
+	res = run(f, r, NULL, T0);
+	assert_null(find_w(res, "patch", "agentruns", "r"));
+	json_object_put(res);
+	free(r);
+}
+
 static void
 test_failed_job(void **state)
 {
@@ -1543,6 +1596,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_skipped, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_log_error_retried,
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_finished_job_pod_pending,

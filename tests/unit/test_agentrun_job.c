@@ -351,6 +351,61 @@ test_sidecars(void **state)
 	json_object_put(params);
 }
 
+/* Later upstream fix #167 (imagepullpolicy.go ResolveImagePullPolicy,
+ * agentrun_controller.go buildContainers, commit 74a0895): the sandbox,
+ * a preRun hook and a skill sidecar take their valid imagePullPolicy,
+ * else IfNotPresent (008266e's fixed value); the agent keeps
+ * IfNotPresent. */
+static void
+test_pull_policy(void **state)
+{
+	json_object *side = json_tokener_parse(
+	        "{\"image\":\"t:1\",\"imagePullPolicy\":\"Never\"}");
+	json_object *bad = json_tokener_parse(
+	        "{\"image\":\"u:1\",\"imagePullPolicy\":\"Sometimes\"}");
+	struct agentrun_sidecar sc[]
+	        = { { "a", side, NULL }, { "b", bad, NULL } };
+	json_object *job = build(RUN("",
+	                                 ",\"sandbox\":{\"enabled\":true,"
+	                                 "\"imagePullPolicy\":\"Always\"},"
+	                                 "\"lifecycle\":{\"preRun\":[{"
+	                                 "\"name\":\"p\",\"image\":\"x\","
+	                                 "\"imagePullPolicy\":\"Always\"},{"
+	                                 "\"name\":\"q\",\"image\":\"y\"}]}"),
+	        NULL, sc, 2, NULL, false, 0);
+	json_object *pod = jx_get(job, "spec.template.spec");
+	static const struct {
+		const char *list, *name, *want;
+	} cases[] = {
+		{ "containers", "agent", "IfNotPresent" },
+		{ "containers", "sandbox", "Always" },
+		{ "containers", "skill-a", "Never" },
+		{ "containers", "skill-b", "IfNotPresent" },
+		{ "initContainers", "pre-p", "Always" },
+		{ "initContainers", "pre-q", "IfNotPresent" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *l = jx_get(pod, cases[i].list), *c = NULL;
+		for (size_t k = 0; k < json_object_array_length(l); k++) {
+			json_object *e = json_object_array_get_idx(l, k);
+			if (strcmp(jx_get_str(e, "name"), cases[i].name)
+			        == 0) {
+				c = e;
+			}
+		}
+		if (c == NULL) {
+			fail_msg("no container %s", cases[i].name);
+		}
+		assert_string_equal(
+		        jx_get_str(c, "imagePullPolicy"), cases[i].want);
+	}
+	json_object_put(job);
+	json_object_put(side);
+	json_object_put(bad);
+}
+
 /* The sandbox image default and an empty seccomp type. */
 static void
 test_sandbox_default_image(void **state)
@@ -587,6 +642,7 @@ main(void)
 		cmocka_unit_test(test_memory_skill),
 		cmocka_unit_test(test_mcp),
 		cmocka_unit_test(test_observability),
+		cmocka_unit_test(test_pull_policy),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

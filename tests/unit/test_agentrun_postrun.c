@@ -244,6 +244,33 @@ test_pending(void **state)
 	json_object_put(run);
 }
 
+/* Later upstream fix #167 (agentrun_controller.go buildPostRunJob,
+ * ResolveImagePullPolicy, commit 74a0895): a postRun hook's valid
+ * imagePullPolicy, else IfNotPresent. */
+static void
+test_hook_pull_policy(void **state)
+{
+	json_object *run
+	        = mkrun(",\"lifecycle\":{\"postRun\":[{\"name\":"
+	                "\"a\",\"image\":\"a:1\",\"imagePullPolicy\":"
+	                "\"Always\"},{\"name\":\"b\",\"image\":\"b:1\","
+	                "\"imagePullPolicy\":\"Later\"}]}",
+	                "", NULL);
+	json_object *job = agentrun_postrun_job(run, 0, "x");
+	json_object *ic = jx_get(job, "spec.template.spec.initContainers");
+
+	(void)state;
+	assert_int_equal(json_object_array_length(ic), 2);
+	assert_string_equal(jx_get_str(json_object_array_get_idx(ic, 0),
+	                            "imagePullPolicy"),
+	        "Always");
+	assert_string_equal(jx_get_str(json_object_array_get_idx(ic, 1),
+	                            "imagePullPolicy"),
+	        "IfNotPresent");
+	json_object_put(job);
+	json_object_put(run);
+}
+
 /* buildPostRunJob: names, labels, deadlines, pod security, the gate
  * hook first, env order (base, spec env sorted, hook env, GATE_MODE),
  * command and args only when given, the done container, the volumes. */
@@ -850,6 +877,7 @@ main(void)
 		        test_cleanup, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_bad_shapes, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test(test_hook_pull_policy),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -38,6 +38,39 @@ test_result_and_usage(void **state)
 	agentrun_result_fini(&r);
 }
 
+/* Later upstream fix #228 (agentrun_controller.go parseAgentResultFromLogs,
+ * internal/ipc/protocol.go ResultStatusSkipped, commit 056421c): status
+ * "skipped" is a skip, the trimmed response its reason ("preRun hook
+ * requested skip" when empty), no usage even with metrics, no error. */
+static void
+test_skipped_status(void **state)
+{
+	struct agentrun_result r;
+
+	(void)state;
+	agentrun_result_parse("__SYMPOZIUM_RESULT__{\"status\":\"skipped\","
+	                      "\"response\":\"  no new mail \",\"metrics\":"
+	                      "{\"inputTokens\":3}}__SYMPOZIUM_END__",
+	        &r);
+	assert_true(r.skipped);
+	assert_string_equal(r.result, "no new mail");
+	assert_null(r.error);
+	assert_false(r.has_usage);
+	agentrun_result_fini(&r);
+	agentrun_result_parse("__SYMPOZIUM_RESULT__{\"status\":\"skipped\"}"
+	                      "__SYMPOZIUM_END__",
+	        &r);
+	assert_true(r.skipped);
+	assert_string_equal(r.result, "preRun hook requested skip");
+	agentrun_result_fini(&r);
+	/* other statuses are no skip */
+	agentrun_result_parse("__SYMPOZIUM_RESULT__{\"status\":\"success\","
+	                      "\"response\":\"x\"}__SYMPOZIUM_END__",
+	        &r);
+	assert_false(r.skipped);
+	agentrun_result_fini(&r);
+}
+
 static void
 test_error_status(void **state)
 {
@@ -188,6 +221,7 @@ main(void)
 		cmocka_unit_test(test_quota_fallback),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_huge_tokens),
+		cmocka_unit_test(test_skipped_status),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -19,7 +19,9 @@
  *     create and patch (the event recorder), <primary>/finalizers update
  *     for every controller that owns children (blockOwnerDeletion), and
  *     escalate and bind on roles and clusterroles when the code creates
- *     RBAC objects (the API server's escalation check).
+ *     RBAC objects (the API server's escalation check), and
+ *     sympoziumconfigs/finalizers update when the code creates Gateways
+ *     (their controller reference, without a child watch).
  * Every needed (group, resource, verb) is granted, and nothing else,
  * split in two: anything on clusterroles and clusterrolebindings and
  * escalate/bind are the opt-in overlay deploy/overlays/skill-rbac/ (its
@@ -192,6 +194,8 @@ static const struct {
 	{ "policies", &kobj_policies },
 	{ "configs", &kobj_configs },
 	{ "events", &kobj_events },
+	{ "gateways", &kobj_gateways },
+	{ "gatewayclasses", &kobj_gatewayclasses },
 	{ "sandboxes", &kobj_sandboxes },
 	{ "sandboxclaims", &kobj_sandboxclaims },
 };
@@ -246,6 +250,8 @@ static const struct {
 	/* mcpserver.c: a child the watch does not see, read and adopted */
 	{ "unseen_child", N_GET },
 	{ "unseen_child", N_PATCH },
+	/* sympoziumconfig.c: the Gateway no cache holds */
+	{ "kobj_tested_patch", N_PATCH },
 };
 
 /* Whether some controller watches r with no label selector. */
@@ -426,6 +432,13 @@ needed(struct perms *s)
 		}
 	}
 	scan_workers(s);
+	/* the SympoziumConfig's Gateway carries its controller reference
+	 * (blockOwnerDeletion) without a child watch (the Gateway API may
+	 * not be served) */
+	if (perm_has(s, "gateway.networking.k8s.io|gateways|create")) {
+		perm_add(s, "sympozium.ai", "sympoziumconfigs/finalizers",
+		        "update");
+	}
 	perm_add(s, "", "secrets", "get");
 	perm_add(s, "", "pods/log", "get");
 	perm_add(s, "", "events", "create");

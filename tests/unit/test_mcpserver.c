@@ -530,6 +530,257 @@ test_update_on_change(void **state)
 	fakesup_run_fini(&g);
 }
 
+#define SUSP_SPEC(b)                                                          \
+	"\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":\"search\","    \
+	"\"replicas\":2,\"suspended\":" #b ",\"deployment\":{\"image\":"      \
+	"\"ghcr.io/x/search:1\",\"port\":9000,\"env\":{\"LOG_LEVEL\":"        \
+	"\"info\",\"A\":\"1\"},\"secretRefs\":[{\"name\":\"s1\"},"            \
+	"{\"name\":\"s2\"}]}}"
+
+/* Later upstream fix #195 (mcpserver_controller.go reconcileSuspended and
+ * updateStatus, commit 6200f97): a suspended server creates nothing,
+ * scales its Deployment to zero (only when not already zero), and its
+ * status is ready false, no url, toolCount 0, Suspended=True and
+ * Ready=False reason Suspended; resuming drops the Suspended condition and
+ * the Deployment gets its replicas back. */
+static void
+test_suspended(void **state)
+{
+	char children[8192], obj[8192];
+	struct fakesup_run g;
+	struct ipc_write w;
+	json_object *st, *d;
+	char *sts, *susp;
+
+	(void)state;
+	/* never deployed: no child is created, only the status */
+	run("{" MD(3) "," SUSP_SPEC(true) "}", NULL, &g);
+	assert_int_equal(g.r.nwrites, 2);
+	evtest_assert(g.result, 1, "github", "Warning", "Suspended",
+	        "MCP server is suspended");
+	w = fakesup_write(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE_STATUS);
+	fakesup_assert_json(jx_get(w.object, "status"),
+	        "{\"ready\":false,\"toolCount\":0,\"conditions\":["
+	        "{\"type\":\"Suspended\",\"lastTransitionTime\":\"" NOW_TS
+	        "\",\"status\":\"True\",\"observedGeneration\":3,"
+	        "\"reason\":\"Suspended\",\"message\":\"MCP server is "
+	        "suspended \xe2\x80\x94 configure secrets and tokens, then "
+	        "unsuspend\"},{\"type\":\"Ready\",\"lastTransitionTime\":"
+	        "\"" NOW_TS "\",\"status\":\"False\",\"observedGeneration\":3,"
+	        "\"reason\":\"Suspended\",\"message\":\"MCP server is "
+	        "suspended\"}]}");
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	fakesup_run_fini(&g);
+
+	/* deployed and ready: scaled to zero, url gone */
+	steady_children(children, sizeof(children), 2);
+	run("{" MD(3) "," SUSP_SPEC(
+	            true) ",\"status\":{\"ready\":true,"
+	                  "\"url\":\"http://"
+	                  "github.ns.svc:9000\",\"toolCount\":4,"
+	                  "\"tools\":[\"a\"]}}",
+	        children, &g);
+	assert_int_equal(g.r.nwrites, 3);
+	w = fakesup_write(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE);
+	assert_string_equal(w.res.plural, "deployments");
+	assert_string_equal(
+	        jx_get_str(w.object, "metadata.resourceVersion"), "9");
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "0");
+	assert_string_equal(
+	        jx_get_str(w.object, "spec.template.spec.containers.0.image"),
+	        "ghcr.io/x/search:1");
+	st = jx_get(fakesup_write(&g, 1).object, "status");
+	fakesup_assert_json(jx_get(st, "ready"), "false");
+	assert_null(jx_get(st, "url"));
+	assert_null(jx_get(st, "tools"));
+	fakesup_assert_json(jx_get(st, "toolCount"), "0");
+	susp = jx_to_string(st);
+	snprintf(obj, sizeof(obj),
+	        "{" MD(3) "," SUSP_SPEC(true) ",\"status\":%s}", susp);
+	fakesup_run_fini(&g);
+
+	/* already at zero: nothing written */
+	d = J(children);
+	jx_set_path(json_object_array_get_idx(d, 0), "spec.replicas",
+	        json_object_new_int(0));
+	sts = jx_to_string(d);
+	run(obj, sts, &g);
+	free(sts);
+	json_object_put(d);
+	assert_int_equal(g.r.nwrites, 0);
+	assert_int_equal(g.verdict, IPC_V_DONE);
+	fakesup_run_fini(&g);
+
+	/* resumed: the Suspended condition goes, replicas come back */
+	snprintf(obj, sizeof(obj),
+	        "{" MD(4) "," SUSP_SPEC(false) ",\"status\":%s}", susp);
+	d = J(children);
+	jx_set_path(json_object_array_get_idx(d, 0), "spec.replicas",
+	        json_object_new_int(0));
+	sts = jx_to_string(d);
+	json_object_put(d);
+	run(obj, sts, &g);
+	free(sts);
+	free(susp);
+	w = fakesup_write(&g, 0);
+	assert_int_equal(w.op, IPC_OP_UPDATE);
+	fakesup_assert_json(jx_get(w.object, "spec.replicas"), "2");
+	st = NULL;
+	for (size_t i = 0; i < g.r.nwrites; i++) {
+		w = fakesup_write(&g, i);
+		st = w.op == IPC_OP_UPDATE_STATUS ? jx_get(w.object, "status")
+		                                  : st;
+	}
+	assert_non_null(st);
+	for (size_t i = 0; i < jx_array_len(jx_get(st, "conditions")); i++) {
+		assert_string_not_equal(
+		        jx_get_str(json_object_array_get_idx(
+		                           jx_get(st, "conditions"), i),
+		                "type"),
+		        "Suspended");
+	}
+	fakesup_run_fini(&g);
+}
+
+/* Later upstream fix #198 (mcpserver_controller.go buildStdioPodSpec and
+ * buildHTTPPodSpec, commit 5acf1bd): spec.deployment.volumes go to the
+ * pod (stdio: after adapter-bin) and volumeMounts to the mcp-server
+ * container only (stdio: after the adapter mount; the init container
+ * keeps its own); stdio refuses the reserved name adapter-bin in either
+ * list (upstream returns that error; here Ready=False InvalidSpec). */
+static void
+test_volumes(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	json_object *pod;
+	static const char vols[] = "\"volumes\":[{\"name\":\"secrets\","
+	                           "\"csi\":{\"driver\":\"vault\"}}],"
+	                           "\"volumeMounts\":[{\"name\":\"secrets\","
+	                           "\"mountPath\":\"/mnt/s\"}]";
+	char obj[2048];
+
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        vols);
+	run_view(obj, NULL, f, &g);
+	pod = jx_get(fakesup_write(&g, 0).object, "spec.template.spec");
+	fakesup_assert_json(jx_get(pod, "volumes"),
+	        "[{\"name\":\"adapter-bin\",\"emptyDir\":{}},"
+	        "{\"name\":\"secrets\",\"csi\":{\"driver\":\"vault\"}}]");
+	fakesup_assert_json(jx_get(pod, "containers.0.volumeMounts"),
+	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"},"
+	        "{\"name\":\"secrets\",\"mountPath\":\"/mnt/s\"}]");
+	fakesup_assert_json(jx_get(pod, "initContainers.0.volumeMounts"),
+	        "[{\"name\":\"adapter-bin\",\"mountPath\":\"/adapter\"}]");
+	fakesup_run_fini(&g);
+
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"http\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        vols);
+	run(obj, NULL, &g);
+	pod = jx_get(fakesup_write(&g, 0).object, "spec.template.spec");
+	fakesup_assert_json(jx_get(pod, "volumes"),
+	        "[{\"name\":\"secrets\",\"csi\":{\"driver\":\"vault\"}}]");
+	fakesup_assert_json(jx_get(pod, "containers.0.volumeMounts"),
+	        "[{\"name\":\"secrets\",\"mountPath\":\"/mnt/s\"}]");
+	fakesup_run_fini(&g);
+
+	/* the reserved name, in either list, for stdio only */
+	static const char *const reserved[] = {
+		"\"volumes\":[{\"name\":\"adapter-bin\",\"emptyDir\":{}}]",
+		"\"volumeMounts\":[{\"name\":\"adapter-bin\","
+		"\"mountPath\":\"/x\"}]",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"stdio\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",%s}}}",
+		        reserved[i]);
+		run(obj, NULL, &g);
+		assert_int_equal(
+		        fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+		json_object *st
+		        = jx_get(fakesup_write(&g, 0).object, "status");
+		assert_string_equal(
+		        jx_get_str(st, "conditions.0.reason"), "InvalidSpec");
+		assert_non_null(strstr(jx_get_str(st, "conditions.0.message"),
+		        "name \"adapter-bin\" is reserved for stdio "
+		        "transports"));
+		fakesup_run_fini(&g);
+	}
+	snprintf(obj, sizeof(obj),
+	        "{" MD(1) ",\"spec\":{\"transportType\":\"http\","
+	                  "\"toolsPrefix\":\"g\",\"deployment\":{\"image\":"
+	                  "\"i\",%s}}}",
+	        reserved[0]);
+	run(obj, NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_CREATE);
+	fakesup_run_fini(&g);
+	/* malformed lists are refused, never crash */
+	run("{" MD(1) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
+	              "\"g\",\"deployment\":{\"image\":\"i\",\"volumes\":[7]}}"
+	              "}",
+	        NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+	fakesup_run_fini(&g);
+	run("{" MD(1) ",\"spec\":{\"transportType\":\"http\",\"toolsPrefix\":"
+	              "\"g\",\"deployment\":{\"image\":\"i\",\"volumeMounts\":"
+	              "{}}}}",
+	        NULL, &g);
+	assert_int_equal(fakesup_write(&g, 0).op, IPC_OP_UPDATE_STATUS);
+	fakesup_run_fini(&g);
+}
+
+/* Later upstream fix #167 (mcpserver_controller.go buildStdioPodSpec,
+ * buildHTTPPodSpec, commit 74a0895): the mcp-server container takes
+ * spec.deployment.imagePullPolicy when valid.  Unset or invalid: no
+ * field, as at 008266e (upstream's fix writes IfNotPresent there; we keep
+ * the API server's default so :latest images still pull Always). */
+static void
+test_pull_policy(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run g;
+	const char *tt[] = { "stdio", "http" };
+	char obj[1024];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"%s\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",\"imagePullPolicy\":\"Always\"}}}",
+		        tt[i]);
+		run_view(obj, NULL, f, &g);
+		json_object *pod = jx_get(
+		        fakesup_write(&g, 0).object, "spec.template.spec");
+		assert_string_equal(
+		        jx_get_str(pod, "containers.0.imagePullPolicy"),
+		        "Always");
+		assert_null(jx_get(pod, "initContainers.0.imagePullPolicy"));
+		fakesup_run_fini(&g);
+		snprintf(obj, sizeof(obj),
+		        "{" MD(1) ",\"spec\":{\"transportType\":\"%s\","
+		                  "\"toolsPrefix\":\"g\",\"deployment\":{"
+		                  "\"image\":"
+		                  "\"i\",\"imagePullPolicy\":\"Bogus\"}}}",
+		        tt[i]);
+		run_view(obj, NULL, f, &g);
+		assert_null(jx_get(fakesup_write(&g, 0).object,
+		        "spec.template.spec.containers.0.imagePullPolicy"));
+		fakesup_run_fini(&g);
+	}
+}
+
 static void
 test_stdio_to_http_clears_adapter(void **state)
 {
@@ -746,6 +997,11 @@ main(void)
 		        test_stdio_to_http_clears_adapter, fake_setup,
 		        fakesup_teardown),
 		cmocka_unit_test(test_invalid_specs),
+		cmocka_unit_test(test_suspended),
+		cmocka_unit_test_setup_teardown(
+		        test_pull_policy, fake_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_volumes, fake_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_adopt_upstream_children,
 		        upstream_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(

@@ -314,7 +314,7 @@ test_invalid_cron(void **state)
 	struct fakesup_run o;
 	json_object *s = base(), *st, *c;
 	const char *bad[] = { "@hourly", "0 * * *", "* * * * 7",
-		"CRON_TZ=Nowhere/City 0 * * * *", "0 0 30 2 *", "" };
+		"CRON_TZ=Nowhere/City 0 * * * *", "" };
 
 	set(s, "spec.schedule", "\"61 * * * *\"");
 	run(f, s, NULL, "2026-06-15T12:00:00Z", &o);
@@ -534,6 +534,145 @@ test_forbid(void **state)
 			fakesup_remove(f, "agentruns", "default",
 			        "alice-heartbeat-1");
 		}
+	}
+}
+
+/* Later upstream fix #239 (sympoziumschedule_controller.go Reconcile,
+ * commit a419afe): Forbid lists the runs labelled sympozium.ai/schedule=
+ * <schedule> and waits (30 s) while any of them is Running, Pending,
+ * Serving or has no phase, whatever status.lastRunName says; a run of
+ * another schedule does not count. */
+static void
+test_forbid_by_label(void **state)
+{
+	struct fakesup *f = *state;
+	struct fakesup_run o;
+	json_object *s;
+
+	instance_and_memory(f);
+	run_in_world(f, "alice-heartbeat-1", "Succeeded");
+	run_in_world(f, "alice-heartbeat-7", "Running");
+	run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+	assert_int_equal(o.after_ms, 30000);
+	fakesup_run_fini(&o);
+
+	/* no lastRunName at all: the list still finds the active run */
+	s = after_run("Forbid");
+	jx_strip(s, "status.lastRunName");
+	run(f, s, NULL, "2026-06-15T11:00:10Z", &o);
+	assert_int_equal(nwrites(&o), 0);
+	assert_int_equal(o.after_ms, 30000);
+	fakesup_run_fini(&o);
+	fakesup_remove(f, "agentruns", "default", "alice-heartbeat-7");
+
+	/* an active run of another schedule does not block */
+	world(f,
+	        "{\"apiVersion\":\"sympozium.ai/v1alpha1\",\"kind\":"
+	        "\"AgentRun\",\"metadata\":{\"name\":\"bob-1\","
+	        "\"namespace\":\"default\",\"labels\":{"
+	        "\"sympozium.ai/instance\":\"alice\","
+	        "\"sympozium.ai/schedule\":\"bob\"}},"
+	        "\"status\":{\"phase\":\"Running\"}}");
+	run(f, after_run("Forbid"), NULL, "2026-06-15T11:00:10Z", &o);
+	assert_string_equal(
+	        kobj_name(jx_get(write_at(&o, 0, "create"), "object")),
+	        "alice-heartbeat-2");
+	fakesup_run_fini(&o);
+	fakesup_remove(f, "agentruns", "default", "bob-1");
+	fakesup_remove(f, "agentruns", "default", "alice-heartbeat-1");
+}
+
+/* Later upstream fix #220 (sympoziumschedule_controller.go Reconcile,
+ * commit a776f4d): a cron with no reachable date ("0 0 31 2 *") parks the
+ * schedule: phase Active, nextRunTime cleared, no run, requeue 60 s; an
+ * earlier Error condition of ours goes. */
+static void
+test_unreachable_cron(void **state)
+{
+	struct fakesup *f = *state;
+	const char *never[]
+	        = { "0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *" };
+	struct fakesup_run o;
+	json_object *s, *st;
+
+	instance_and_memory(f);
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		s = after_run("Forbid");
+		jx_set_path(
+		        s, "spec.schedule", json_object_new_string(never[i]));
+		set(s, "status.phase", "\"Error\"");
+		set(s, "status.conditions",
+		        "[{\"type\":\"Ready\",\"status\":\"False\","
+		        "\"reason\":\"InvalidSchedule\",\"message\":\"x\","
+		        "\"lastTransitionTime\":\"2026-06-15T10:00:00Z\"}]");
+		run(f, s, NULL, "2026-06-15T11:00:10Z", &o);
+		assert_int_equal(nwrites(&o), 1);
+		st = status_of(&o, 0);
+		assert_string_equal(jx_get_str(st, "phase"), "Active");
+		assert_null(jx_get(st, "nextRunTime"));
+		assert_int_equal(jx_array_len(jx_get(st, "conditions")), 0);
+		assert_string_equal(
+		        jx_get_str(st, "lastRunName"), "alice-heartbeat-1");
+		assert_int_equal(o.verdict, IPC_V_REQUEUE_AFTER);
+		assert_int_equal(o.after_ms, 60000);
+		fakesup_run_fini(&o);
+	}
+	/* a new schedule (no status): parked too, never fired */
+	s = base();
+	jx_set_path(s, "spec.schedule", json_object_new_string("0 0 31 2 *"));
+	run(f, s, NULL, "2026-06-15T10:30:02Z", &o);
+	assert_int_equal(nwrites(&o), 1);
+	st = status_of(&o, 0);
+	assert_string_equal(jx_get_str(st, "phase"), "Active");
+	assert_null(jx_get(st, "nextRunTime"));
+	assert_int_equal(o.after_ms, 60000);
+	fakesup_run_fini(&o);
+}
+
+/* Later upstream fix #230 (sympoziumschedule_controller.go Reconcile,
+ * api/v1alpha1 AgentConfig.ParseRunTimeout, commit 897c5f0): the run
+ * carries spec.timeout from the instance's runTimeout when that parses as
+ * a positive Go duration (metav1.Duration writes Duration.String); an
+ * empty, invalid or non-positive one leaves it out. */
+static void
+test_run_timeout(void **state)
+{
+	struct fakesup *f = *state;
+	static const struct {
+		const char *rt, *want; /* want NULL: no spec.timeout */
+	} cases[] = {
+		{ "30m", "30m0s" },
+		{ "90s", "1m30s" },
+		{ "1h", "1h0m0s" },
+		{ "", NULL },
+		{ "ten minutes", NULL },
+		{ "-5m", NULL },
+		{ "0s", NULL },
+	};
+	struct fakesup_run o;
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf),
+		        "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+		        "\"kind\":\"SympoziumInstance\",\"metadata\":{"
+		        "\"name\":\"alice\",\"namespace\":\"default\"},"
+		        "\"spec\":{\"agents\":{\"default\":{\"model\":"
+		        "\"m\",\"runTimeout\":\"%s\"}}}}",
+		        cases[i].rt);
+		world(f, buf);
+		run(f, base(), NULL, "2026-06-15T10:30:02Z", &o);
+		json_object *r = jx_get(write_at(&o, 0, "create"), "object");
+		if (cases[i].want != NULL) {
+			assert_string_equal(
+			        jx_get_str(r, "spec.timeout"), cases[i].want);
+		} else {
+			assert_null(jx_get(r, "spec.timeout"));
+		}
+		fakesup_run_fini(&o);
+		fakesup_remove(f, "sympoziuminstances", "default", "alice");
 	}
 }
 
@@ -966,7 +1105,10 @@ main(void)
 		T(test_invalid_cron),
 		T(test_first_fire),
 		T(test_task_text),
+		T(test_unreachable_cron),
 		T(test_forbid),
+		T(test_run_timeout),
+		T(test_forbid_by_label),
 		T(test_allow_replace),
 		T(test_serving_guard),
 		T(test_instance_missing),

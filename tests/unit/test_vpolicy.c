@@ -230,6 +230,40 @@ test_policy_views(void **state)
 	        "view-resource");
 }
 
+/* The config controller reads its Gateway (a get, and the list that
+ * probes whether the Gateway API is served) in its key's namespace and
+ * gets the cluster's GatewayClass by name (workers/sympoziumconfig.c),
+ * nothing else. */
+static void
+test_config_views(void **state)
+{
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+	static const struct ipc_res gcs = CONTRACT_RES_GATEWAYCLASSES;
+	static const struct ipc_res gcs_ns
+	        = { CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", true };
+
+	(void)state;
+	assert_null(GET("config", &gws, "default", "sympozium-gateway"));
+	assert_null(LIST("config", &gws, "default",
+	        "sympozium.ai/managed-by=sympoziumconfig"));
+	assert_null(GET("config", &gcs, "", "sympozium"));
+	assert_string_equal(GET("config", &gws, "other", "sympozium-gateway"),
+	        "view-namespace");
+	assert_string_equal(
+	        LIST("config", &gws, SYS, NO_SEL), "view-namespace");
+	/* no list of the cluster's classes, no class in a namespace */
+	assert_string_equal(LIST("config", &gcs, "", NO_SEL), "view-resource");
+	assert_string_equal(
+	        GET("config", &gcs, "default", "sympozium"), "view-namespace");
+	assert_string_equal(GET("config", &gcs_ns, "default", "sympozium"),
+	        "view-namespace");
+	assert_string_equal(
+	        GET("config", &instances, "default", "i"), "view-resource");
+	assert_string_equal(rule("config", KEY, IPC_VIEW_SECRET_META, NULL,
+	                            "default", "s", NO_SEL),
+	        "view-resource");
+}
+
 /* Lists of own objects must select the key's name by its label. */
 static void
 test_own_lists(void **state)
@@ -443,7 +477,15 @@ test_tables(void **state)
 			if (strcmp(r->res.plural, "secrets") == 0) {
 				assert_int_equal(r->ops, CONTRACT_VIEW_SECRET);
 			}
-			if (r->scope == CONTRACT_VIEW_CLUSTER) {
+			/* cluster-scoped: lists of own objects, or the get of
+			 * the GatewayClass a SympoziumConfig names (no secret
+			 * in it; no label can name a config's key) */
+			if (r->scope == CONTRACT_VIEW_CLUSTER
+			        && strcmp(r->res.plural, "gatewayclasses")
+			                == 0) {
+				assert_null(r->own);
+				assert_int_equal(r->ops, CONTRACT_VIEW_GET);
+			} else if (r->scope == CONTRACT_VIEW_CLUSTER) {
 				assert_non_null(r->own);
 				assert_int_equal(r->ops, CONTRACT_VIEW_LIST);
 			}
@@ -492,6 +534,7 @@ main(void)
 		cmocka_unit_test(test_secret_meta),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_policy_views),
+		cmocka_unit_test(test_config_views),
 		cmocka_unit_test(test_agent_sandbox_views),
 	};
 

@@ -902,6 +902,170 @@ test_agent_sandbox(void **state)
 	json_object_put(cl);
 }
 
+/* The config controller (contract.c config_w): its own finalizer and
+ * status; the Gateway and GatewayClass its spec names (default names
+ * when it names none), created with the managed-by label and, for the
+ * Gateway, its controller reference, deleted by that name only; the
+ * Gateway's class, listeners and annotations by a JSON patch that tests
+ * the controller reference (CONTRACT_OWN_TESTED). */
+static const char cfg_primary[]
+        = "{'apiVersion':'sympozium.ai/v1alpha1','kind':'SympoziumConfig',"
+          "'metadata':{'name':'c','namespace':'ns','uid':'u-c'},"
+          "'spec':{'gateway':{'enabled':true,'gatewayClassName':'envoy'}}}";
+
+static const char *
+cfg1(const char *primary, const struct ipc_write *w)
+{
+	struct wpol_violation v;
+	enum wpol_verdict rc = check("config", "ns/c", primary, w, 1, &v);
+
+	return (rc == WPOL_OK ? "ok" : rc == WPOL_RETRY ? "retry" : v.rule);
+}
+
+static void
+test_config_rows(void **state)
+{
+	static const struct ipc_res cfgs = CONTRACT_RES_CONFIGS;
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+	static const struct ipc_res gcs = CONTRACT_RES_GATEWAYCLASSES;
+	static const char own[] = "'ownerReferences':[{'uid':'u-c',"
+	                          "'controller':true}]";
+	static const char lab[]
+	        = "'labels':{'sympozium.ai/managed-by':'sympoziumconfig'}";
+	char text[512];
+	json_object *o[8];
+	struct ipc_write w;
+	size_t k = 0;
+
+	(void)state;
+	/* the finalizer (a patch of itself) and the status */
+	w = wr(IPC_OP_UPDATE_STATUS, &cfgs, "ns", "c",
+	        o[k++] = J("{'metadata':{'name':'c','namespace':'ns'}}"));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	w = (struct ipc_write) { .op = IPC_OP_PATCH,
+		.res = cfgs,
+		.namespace = "ns",
+		.name = "d",
+		.patch = o[k++] = J("{'metadata':{'finalizers':[]}}"),
+		.patch_type = IPC_PATCH_MERGE };
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	/* the GatewayClass its spec names, labelled */
+	snprintf(text, sizeof(text), "{'metadata':{'name':'envoy',%s}}", lab);
+	w = wr(IPC_OP_CREATE, &gcs, "", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* unlabelled; another name; the default name when the spec names
+	 * one */
+	w = wr(IPC_OP_CREATE, &gcs, "", "",
+	        o[k++] = J("{'metadata':{'name':'envoy'}}"));
+	assert_string_equal(cfg1(cfg_primary, &w), "child-label");
+	w = wr(IPC_OP_DELETE, &gcs, "", "istio", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gcs, "", "sympozium", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gcs, "", "envoy", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* no update of a GatewayClass (no take-over) */
+	w = wr(IPC_OP_UPDATE, &gcs, "", "envoy", o[2]);
+	assert_string_equal(cfg1(cfg_primary, &w), "resource");
+	/* the default Gateway name: labelled and controlled */
+	snprintf(text, sizeof(text),
+	        "{'metadata':{'name':'sympozium-gateway',%s,%s}}", lab, own);
+	w = wr(IPC_OP_CREATE, &gws, "ns", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	w.namespace = "other";
+	assert_string_equal(cfg1(cfg_primary, &w), "namespace");
+	snprintf(text, sizeof(text),
+	        "{'metadata':{'name':'sympozium-gateway',%s}}", lab);
+	w = wr(IPC_OP_CREATE, &gws, "ns", "", o[k++] = J(text));
+	assert_string_equal(cfg1(cfg_primary, &w), "owner");
+	w = wr(IPC_OP_DELETE, &gws, "ns", "edge", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+	w = wr(IPC_OP_DELETE, &gws, "ns", "sympozium-gateway", NULL);
+	assert_string_equal(cfg1(cfg_primary, &w), "ok");
+	/* the primary gone: retried, never allowed */
+	assert_string_equal(cfg1(NULL, &w), "retry");
+	/* no update or merge patch of a Gateway */
+	w = wr(IPC_OP_UPDATE, &gws, "ns", "sympozium-gateway", o[4]);
+	assert_string_equal(cfg1(cfg_primary, &w), "resource");
+	for (size_t i = 0; i < k; i++) {
+		json_object_put(o[i]);
+	}
+}
+
+/* The tested patch: three tests of the controller reference, then adds
+ * or removes of the listed paths only. */
+static void
+test_config_tested(void **state)
+{
+	static const struct ipc_res gws = CONTRACT_RES_GATEWAYS;
+#define TESTS                                                                 \
+	"[{'op':'test','path':'/metadata/resourceVersion','value':'7'},"      \
+	"{'op':'test','path':'/metadata/ownerReferences/0/uid',"              \
+	"'value':'u-c'},{'op':'test','path':"                                 \
+	"'/metadata/ownerReferences/0/controller','value':true}"
+	static const char *const ok[] = {
+		TESTS ",{'op':'add','path':'/spec/gatewayClassName',"
+		      "'value':'envoy'}]",
+		TESTS ",{'op':'add','path':'/spec/listeners','value':[]},"
+		      "{'op':'remove','path':'/metadata/annotations'}]",
+		TESTS ",{'op':'add','path':'/metadata/annotations','value':{"
+		      "'a':'b'}}]",
+	};
+	static const char *const bad[] = {
+		/* no change; a path not listed; below a listed one; a
+		 * replace; a remove with a value */
+		TESTS "]",
+		TESTS ",{'op':'add','path':'/metadata/labels','value':{}}]",
+		TESTS ",{'op':'add','path':'/spec/listeners/0','value':{}}]",
+		TESTS ",{'op':'replace','path':'/spec/listeners','value':[]}]",
+		TESTS ",{'op':'remove','path':'/spec/listeners','value':1}]",
+		TESTS ",{'op':'add','path':'/metadata/ownerReferences',"
+		      "'value':[]}]",
+		/* another uid; not the controller flag; no rv test */
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-x'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+		"[{'op':'test','path':'/metadata/"
+		"resourceVersion','value':'7'},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-c'},{'op':'test','path':"
+		"'/metadata/ownerReferences/1/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+		"[{'op':'add','path':'/spec/listeners','value':[]},"
+		"{'op':'test','path':'/metadata/ownerReferences/0/uid',"
+		"'value':'u-c'},{'op':'test','path':"
+		"'/metadata/ownerReferences/0/controller','value':true},"
+		"{'op':'add','path':'/spec/listeners','value':[]}]",
+	};
+#undef TESTS
+	struct ipc_write w = { .op = IPC_OP_PATCH,
+		.res = gws,
+		.namespace = "ns",
+		.name = "sympozium-gateway",
+		.patch_type = IPC_PATCH_JSON };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		w.patch = J(ok[i]);
+		assert_string_equal(cfg1(cfg_primary, &w), "ok");
+		/* the same as a merge patch */
+		w.patch_type = IPC_PATCH_MERGE;
+		assert_string_equal(cfg1(cfg_primary, &w), "not-owned");
+		w.patch_type = IPC_PATCH_JSON;
+		json_object_put(w.patch);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		w.patch = J(bad[i]);
+		if (strcmp(cfg1(cfg_primary, &w), "not-owned") != 0) {
+			fail_msg("bad patch %zu allowed", i);
+		}
+		json_object_put(w.patch);
+	}
+}
+
 int
 main(void)
 {
@@ -919,6 +1083,8 @@ main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_policy_rows),
+		cmocka_unit_test(test_config_rows),
+		cmocka_unit_test(test_config_tested),
 		cmocka_unit_test(test_workspace_pvc),
 		cmocka_unit_test(test_agent_sandbox),
 	};
