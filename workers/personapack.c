@@ -838,8 +838,25 @@ schedule_spec(struct pass *p, struct persona *ps, json_object *sch)
 	put_str(s, "type", type[0] != '\0' ? type : "heartbeat");
 	put_str(s, "concurrencyPolicy", "Forbid");
 	json_object_object_add(s, "includeMemory", json_object_new_boolean(1));
-	json_object_object_add(s, "suspend", json_object_new_boolean(0));
+	/* suspend false is left out, as upstream's omitempty does */
 	return (s);
+}
+
+/* Whether the schedule's spec have equals want, an absent suspend and
+ * false being the same value (upstream compares the typed specs). */
+static bool
+schedule_spec_equal(json_object *have, json_object *want)
+{
+	json_object *h = jx_copy(have);
+	bool susp = true, eq;
+
+	if (json_object_is_type(h, json_type_object)
+	        && jx_get_bool(h, "suspend", &susp) == 0 && !susp) {
+		json_object_object_del(h, "suspend");
+	}
+	eq = jx_equal(h, want);
+	json_object_put(h);
+	return (eq);
 }
 
 /* Replaces a drifted spec, restores the labels.  spec taken. */
@@ -851,7 +868,8 @@ resync_schedule(struct pass *p, struct persona *ps, json_object *cur,
 	        = jx_copy_strip(cur, "status", "metadata.managedFields", NULL);
 	const char *pk = kobj_label(upd, CONTRACT_LABEL_PERSONA_PACK);
 	const char *pe = kobj_label(upd, CONTRACT_LABEL_PERSONA);
-	bool changed = !jx_equal(json_object_object_get(upd, "spec"), spec);
+	bool changed = !schedule_spec_equal(
+	        json_object_object_get(upd, "spec"), spec);
 
 	changed |= pk == NULL || strcmp(pk, p->name) != 0;
 	changed |= pe == NULL || strcmp(pe, ps->name) != 0;
@@ -987,6 +1005,21 @@ ready_condition(struct pass *p, json_object *st, bool error)
 
 /* Writes the status when it differs from the cached one.  installed
  * taken (NULL: none). */
+/* A status count, left out when 0 (upstream's omitempty); a 0 already
+ * there (as we used to write it) is kept, the same value. */
+static void
+put_count(json_object *st, const char *key, size_t n)
+{
+	int64_t have = -1;
+
+	if (n > 0) {
+		json_object_object_add(
+		        st, key, json_object_new_int64((int64_t)n));
+	} else if (jx_get_int(st, key, &have) != 0 || have != 0) {
+		json_object_object_del(st, key);
+	}
+}
+
 static void
 write_status(struct pass *p, const char *phase, json_object *installed)
 {
@@ -995,20 +1028,25 @@ write_status(struct pass *p, const char *phase, json_object *installed)
 	        ? jx_copy(cur)
 	        : json_object_new_object();
 	json_object *obj, *w;
+	bool shm = true;
 
 	put_str(st, "phase", phase);
-	json_object_object_add(st, "personaCount",
-	        json_object_new_int64((int64_t)jx_array_len(personas(p))));
-	json_object_object_add(st, "installedCount",
-	        json_object_new_int64((int64_t)jx_array_len(installed)));
+	put_count(st, "personaCount", jx_array_len(personas(p)));
+	put_count(st, "installedCount", jx_array_len(installed));
 	if (jx_array_len(installed) > 0) {
 		json_object_object_add(st, "installedPersonas", installed);
 	} else {
 		json_object_object_del(st, "installedPersonas");
 		json_object_put(installed);
 	}
-	json_object_object_add(st, "sharedMemoryReady",
-	        json_object_new_boolean(p->shm_ready));
+	/* false is omitted (upstream's omitempty), or kept when already
+	 * there as false */
+	if (p->shm_ready) {
+		json_object_object_add(
+		        st, "sharedMemoryReady", json_object_new_boolean(1));
+	} else if (jx_get_bool(st, "sharedMemoryReady", &shm) != 0 || shm) {
+		json_object_object_del(st, "sharedMemoryReady");
+	}
 	ready_condition(p, st, strcmp(phase, "Error") == 0);
 	/* After a write to the pack itself the cached resourceVersion is
 	 * stale: that write's watch event brings the next pass. */
