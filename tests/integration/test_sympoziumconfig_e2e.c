@@ -314,21 +314,20 @@ program_gateway(void)
 static void
 test_gateway_lifecycle(void **state)
 {
-	json_object *cfg = NULL;
+	json_object *cfg = NULL, *obj;
 	struct kapi_err e = KAPI_ERR_INIT;
 	char uid[64];
 
 	(void)state;
-	optest_create_or_fail(&F, &R_CFG, NS,
-	        testutil_jsonf(
-	                "{\"apiVersion\":\"sympozium.ai/v1alpha1\","
-	                "\"kind\":\"SympoziumConfig\",\"metadata\":{"
-	                "\"name\":\"platform\"},\"spec\":{\"gateway\":{"
-	                "\"enabled\":true,\"baseDomain\":\"example.com\","
-	                "\"tls\":{\"enabled\":true,\"secretName\":"
-	                "\"wildcard\",\"certManagerClusterIssuer\":"
-	                "\"ca-issuer\"}}}}"),
-	        &cfg);
+	obj = testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                     "\"kind\":\"SympoziumConfig\",\"metadata\":{"
+	                     "\"name\":\"platform\"},\"spec\":{\"gateway\":{"
+	                     "\"enabled\":true,\"baseDomain\":\"example.com\","
+	                     "\"tls\":{\"enabled\":true,\"secretName\":"
+	                     "\"wildcard\",\"certManagerClusterIssuer\":"
+	                     "\"ca-issuer\"}}}}");
+	optest_create_or_fail(&F, &R_CFG, NS, obj, &cfg);
+	json_object_put(obj);
 	snprintf(
 	        uid, sizeof(uid), "%s", jx_get_str(cfg, "metadata.uid") ?: "");
 	json_object_put(cfg);
