@@ -371,6 +371,7 @@ leader_tick(struct leader *l, int64_t now)
 		lease_next(l->lease, now, timefmt_now_us_real(), &act);
 		send_action(l, &act);
 		lease_action_fini(&act);
+		stats_lease_slowpath(l->stats, lease_slowpath(l->lease));
 	}
 	leader_check(l, now);
 	lw_tick(l, now);

@@ -64,6 +64,7 @@ struct lease {
 
 	bool releasing, done;
 	int64_t rel_deadline_ms;
+	uint64_t slowpath; /* renewals as leader through a GET */
 };
 
 int
@@ -514,6 +515,7 @@ step_now(struct lease *l, int64_t now_ms, int64_t now_us,
 		        create_body(l, now_us), now_ms);
 		return;
 	case STEP_PUT:
+		l->slowpath += mine(l);
 		emit(l, out, LEASE_ACT_UPDATE, FL_PUT,
 		        update_body(l, now_us, false), now_ms);
 		return;
@@ -717,6 +719,12 @@ int64_t
 lease_leader_since(const struct lease *l)
 {
 	return (l->leader ? l->since_ms : -1);
+}
+
+uint64_t
+lease_slowpath(const struct lease *l)
+{
+	return (l->slowpath);
 }
 
 int64_t

@@ -203,6 +203,10 @@ const char *lease_holder(const struct lease *l);
  * leader (as last computed; call lease_is_leader() first to refresh). */
 int64_t lease_leader_since(const struct lease *l);
 
+/* Renewals that took the slow path: a PUT, after a GET, of a Lease this
+ * elector already holds (client-go's leader_election_slowpath_total). */
+uint64_t lease_slowpath(const struct lease *l);
+
 /* The record last observed (read or written) and the local time it was
  * seen to change (-1 before the first); for tests and /debug output. */
 int64_t lease_observed_time(const struct lease *l);

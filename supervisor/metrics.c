@@ -147,6 +147,22 @@ reconciles(const struct stats *st, struct buf *b)
 		line(b, "controller_runtime_reconcile_errors_total", &l, NULL,
 		        (double)st->ctls[i].results[STATS_ERROR]);
 	}
+	family(b, "controller_runtime_terminal_reconcile_errors_total",
+	        "counter",
+	        "Total number of terminal reconciliation errors per "
+	        "controller");
+	for (size_t i = 0; i < st->nctls; i++) {
+		struct lbl l = lbl1("controller", st->ctls[i].name);
+		line(b, "controller_runtime_terminal_reconcile_errors_total",
+		        &l, NULL, (double)st->ctls[i].terminal);
+	}
+	family(b, "controller_runtime_reconcile_panics_total", "counter",
+	        "Total number of reconciliation panics per controller");
+	for (size_t i = 0; i < st->nctls; i++) {
+		struct lbl l = lbl1("controller", st->ctls[i].name);
+		line(b, "controller_runtime_reconcile_panics_total", &l, NULL,
+		        (double)st->ctls[i].panics);
+	}
 	family(b, "controller_runtime_reconcile_time_seconds", "histogram",
 	        "Length of time per reconciliation per controller");
 	for (size_t i = 0; i < st->nctls; i++) {
@@ -323,6 +339,12 @@ leader(const struct stats *st, const struct met_ctx *ctx, struct buf *b)
 	        "string used to identify the lease. Please make sure to group "
 	        "by name.");
 	line(b, "leader_election_master_status", &l, NULL, st->leading);
+	family(b, "leader_election_slowpath_total", "counter",
+	        "Total number of slow path exercised in renewing leader "
+	        "leases. 'name' is the string used to identify the lease. "
+	        "Please make sure to group by name.");
+	line(b, "leader_election_slowpath_total", &l, NULL,
+	        (double)st->lease_slowpath);
 }
 
 /* ---- workers ---- */

@@ -187,6 +187,9 @@ count(struct settle *st, const struct sctl *c, int worker, const char *key,
 
 	stats_reconcile(st->conf.stats, c->name, worker,
 	        result_of(v, after_ms), t0 >= 0 ? now - t0 : 0, msg, now);
+	if (v == QUEUE_TERMINAL) {
+		stats_terminal(st->conf.stats, c->name);
+	}
 }
 
 static void

@@ -229,7 +229,26 @@ stats_lost(struct stats *st, const char *controller, const char *cause,
 	(void)now_ms;
 	if (c != NULL) {
 		c->results[STATS_ERROR]++;
+		c->panics++;
 		stats_hist_add(&c->latency, latency_ms);
+	}
+}
+
+void
+stats_terminal(struct stats *st, const char *controller)
+{
+	struct stats_ctl *c = stats_ctl(st, controller);
+
+	if (c != NULL) {
+		c->terminal++;
+	}
+}
+
+void
+stats_lease_slowpath(struct stats *st, uint64_t n)
+{
+	if (st != NULL) {
+		st->lease_slowpath = n;
 	}
 }
 

@@ -133,6 +133,8 @@ struct stats_ctl {
 	int64_t longest_ms;           /* the oldest one's */
 	/* counted by hooks (all its workers, lost keys included) */
 	uint64_t results[STATS_NRESULTS];
+	uint64_t terminal; /* errors not retried (IPC_V_TERMINAL) */
+	uint64_t panics;   /* keys lost with their worker */
 	struct stats_hist latency;
 	/* policy violations, by rule (sympozium_policy_violations_total) */
 	uint64_t violations;
@@ -180,6 +182,7 @@ struct stats {
 	uint32_t epoch;
 	bool stopping;
 	bool all_synced;
+	uint64_t lease_slowpath; /* renewals through a GET, copied */
 	/* API, counted */
 	struct stats_api api[STATS_API_SLOTS];
 	size_t napi;
@@ -231,8 +234,13 @@ struct stats_worker *stats_worker(
 void stats_reconcile(struct stats *st, const char *controller, int index,
         enum stats_result result, int64_t latency_ms, const char *message,
         int64_t now_ms);
+/* A reconcile of controller ended with a terminal error (not retried):
+ * controller_runtime_terminal_reconcile_errors_total.  It is counted as
+ * an error by stats_reconcile() too. */
+void stats_terminal(struct stats *st, const char *controller);
 /* A key lost with its worker (cause: "signal SIGKILL", ...): an error of
- * the controller (the worker's row counts lost keys itself). */
+ * the controller (the worker's row counts lost keys itself), and what
+ * controller-runtime counts as a reconcile panic. */
 void stats_lost(struct stats *st, const char *controller, const char *cause,
         int64_t latency_ms, int64_t now_ms);
 /* A policy violation of rule (a stable name, wpolicy.h) by a worker of
@@ -243,6 +251,9 @@ void stats_violation(
 /* Leadership changed (leader.c): leading or standby since now_ms. */
 void stats_leadership(
         struct stats *st, bool leading, uint32_t epoch, int64_t now_ms);
+/* The Lease's renewals that went through the slow path so far (a GET
+ * after the optimistic update failed): leader_election_slowpath_total. */
+void stats_lease_slowpath(struct stats *st, uint64_t n);
 /* One API answer (resp->code; 0 when none came). */
 void stats_api(struct stats *st, enum kapi_verb verb, long code);
 /* One write shadow mode did not send. */

@@ -534,6 +534,8 @@ sdproc_ctl_free(struct sdproc_ctl *r)
 const char *const sdproc_metric_names[] = {
 	"controller_runtime_reconcile_total",
 	"controller_runtime_reconcile_errors_total",
+	"controller_runtime_terminal_reconcile_errors_total",
+	"controller_runtime_reconcile_panics_total",
 	"controller_runtime_reconcile_time_seconds",
 	"controller_runtime_max_concurrent_reconciles",
 	"controller_runtime_active_workers",
@@ -545,6 +547,7 @@ const char *const sdproc_metric_names[] = {
 	"workqueue_unfinished_work_seconds",
 	"workqueue_longest_running_processor_seconds",
 	"leader_election_master_status",
+	"leader_election_slowpath_total",
 	"rest_client_requests_total",
 	"sympozium_worker_restarts_total",
 	"sympozium_worker_state",

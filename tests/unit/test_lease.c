@@ -374,6 +374,7 @@ test_renew_fast_path(void **state)
 	/* Every renewal was one PUT from the cache: no GET after the first. */
 	assert_int_equal(f.gets, 1);
 	assert_int_equal(f.updates, 20);
+	assert_int_equal(lease_slowpath(l), 0);
 	assert_int_equal(lease_epoch(l), 1);
 	assert_int_equal(lease_leader_since(l), 0);
 	fake_free(&f);
@@ -798,10 +799,13 @@ test_fast_path_falls_through(void **state)
 
 	(void)state;
 	at = drive(l, &f, 0);
+	assert_int_equal(lease_slowpath(l), 0);
 	/* Someone bumps the RV without changing the record: the fast PUT
-	 * conflicts, the same attempt GETs and PUTs with the new RV. */
+	 * conflicts, the same attempt GETs and PUTs with the new RV: one
+	 * renewal through the slow path. */
 	fake_store(&f, jx_copy_stripa(f.obj, NULL));
 	at = drive(l, &f, at);
+	assert_int_equal(lease_slowpath(l), 1);
 	assert_int_equal(at, 4000);
 	assert_int_equal(f.gets, 2);
 	assert_int_equal(f.updates, 2);
@@ -821,6 +825,8 @@ test_fast_path_falls_through(void **state)
 	at = drive(l, &f, at);
 	assert_true(lease_is_leader(l, at - 2000));
 	assert_int_equal(lease_epoch(l), 2);
+	/* taking a Lease that was not ours is no slow-path renewal */
+	assert_int_equal(lease_slowpath(l), 1);
 	lease_free(l);
 	fake_free(&f);
 }

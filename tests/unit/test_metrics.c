@@ -315,6 +315,11 @@ sample_stats(void)
 	stats_reconcile(st, "instance", 0, STATS_SUCCESS, 120, NULL, 2000);
 	stats_reconcile(st, "instance", 1, STATS_ERROR, 70000, "boom", 2000);
 	stats_reconcile(st, "instance", 1, STATS_REQUEUE_AFTER, 7, NULL, 2000);
+	/* a terminal error (counted as an error too) and a lost key */
+	stats_reconcile(st, "instance", 0, STATS_ERROR, 100, "final", 2000);
+	stats_terminal(st, "instance");
+	stats_lost(st, "instance", "signal SIGSEGV", 100, 2000);
+	stats_lease_slowpath(st, 4);
 	stats_api(st, KAPI_LIST, 200);
 	stats_api(st, KAPI_WATCH, 200);
 	stats_api(st, KAPI_GET, 200);
@@ -409,26 +414,37 @@ test_required_names(void **state)
 	assert_true(val(p, "controller_runtime_reconcile_total",
 	                    "controller=instance;result=requeue_after;", NULL)
 	        == 1);
+	/* boom, the terminal one and the lost key */
 	assert_true(
 	        val(p, "controller_runtime_reconcile_errors_total", in, NULL)
+	        == 3);
+	assert_true(
+	        val(p, "controller_runtime_terminal_reconcile_errors_total",
+	                in, NULL)
 	        == 1);
-	/* 3 ms <= 5 ms; 120 ms <= 150 ms; 70 s only in +Inf */
+	assert_true(
+	        val(p, "controller_runtime_reconcile_panics_total", in, NULL)
+	        == 1);
+	assert_true(val(p, "controller_runtime_reconcile_panics_total",
+	                    "controller=we\"ird\\x\ny;", NULL)
+	        == 0);
+	/* 3 ms <= 5 ms; 7, 100, 100, 120 ms <= 150 ms; 70 s only in +Inf */
 	assert_true(val(p, "controller_runtime_reconcile_time_seconds_bucket",
 	                    in, "0.005")
 	        == 1);
 	assert_true(val(p, "controller_runtime_reconcile_time_seconds_bucket",
 	                    in, "0.15")
-	        == 3);
+	        == 5);
 	assert_true(val(p, "controller_runtime_reconcile_time_seconds_bucket",
 	                    in, "60")
-	        == 3);
+	        == 5);
 	assert_true(val(p, "controller_runtime_reconcile_time_seconds_bucket",
 	                    in, "+Inf")
-	        == 4);
+	        == 6);
 	assert_true(
 	        fabs(val(p, "controller_runtime_reconcile_time_seconds_sum",
 	                     in, NULL)
-	                - 70.13)
+	                - 70.33)
 	        < 1e-9);
 	assert_true(val(p, "controller_runtime_max_concurrent_reconciles", in,
 	                    NULL)
@@ -455,6 +471,9 @@ test_required_names(void **state)
 	assert_true(
 	        val(p, "leader_election_master_status", "name=lease-x;", NULL)
 	        == 1);
+	assert_true(
+	        val(p, "leader_election_slowpath_total", "name=lease-x;", NULL)
+	        == 4);
 	/* LIST, WATCH and GET are one GET; no answer is "<error>" */
 	assert_true(val(p, "rest_client_requests_total",
 	                    "code=200;host=10.0.0.1:6443;method=GET;", NULL)
