@@ -995,6 +995,7 @@ create_job(struct ctx *c, struct plan *p)
 	st_set(c, "phase", "Running");
 	st_set(c, "jobName", kobj_name(job));
 	st_now(c, "startedAt");
+	agentrun_job_status_trace_id(c->run, c->status);
 	rec_verdict(c->out, IPC_V_REQUEUE_AFTER, AGENTRUN_POLL_MS, NULL);
 }
 

@@ -13,6 +13,7 @@
 #include "common/buf.h"
 #include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/w3trace.h"
 #include "common/xmalloc.h"
 #include "workers/agentrun_job.h"
 #include "workers/agentrun_mcp.h"
@@ -769,6 +770,19 @@ mcp_auth_env(json_object *env, json_object *srv)
 	jx_setv(e, ref, "valueFrom", "secretKeyRef", NULL);
 	json_object_array_add(env, e);
 	free(name);
+}
+
+void
+agentrun_job_status_trace_id(json_object *run, json_object *status)
+{
+	struct w3t_ctx tc;
+	char id[33];
+
+	if (!w3t_parse(
+	            kobj_annotation(run, AGENTRUN_JOB_ANN_TRACEPARENT), &tc))
+		return;
+	w3t_trace_id_hex(&tc, id);
+	json_object_object_add(status, "traceID", json_object_new_string(id));
 }
 
 /* The env shared by mcp-discover and mcp-bridge (upstream

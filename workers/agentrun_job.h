@@ -51,6 +51,12 @@ json_object *agentrun_job_build(const struct agentrun_job_in *in);
  * initContainers and volumes (agentrun_sandbox.h).  Caller puts. */
 json_object *agentrun_job_pod_spec(const struct agentrun_job_in *in);
 
+/* status.traceID as upstream's reconcilePending / createSandboxCR write it
+ * with no tracer provider: its no-op tracer keeps the span context of the
+ * `otel.dev/traceparent` annotation, so a valid annotation's trace ID is
+ * set; nothing otherwise. */
+void agentrun_job_status_trace_id(json_object *run, json_object *status);
+
 /* The name of host mount idx of a pack: "host-<pack>-<idx>" lower-cased,
  * [^a-z0-9] replaced by '-', '-' trimmed at both ends, "host-mount" when
  * empty, cut to 63 characters.  out must hold 64 bytes. */

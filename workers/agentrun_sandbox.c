@@ -17,6 +17,7 @@
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "workers/agentrun_job.h"
 #include "workers/agentrun_sandbox.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
@@ -444,6 +445,7 @@ agentrun_sandbox_create(const struct rec_in *in, struct rec_out *out,
 	timefmt_rfc3339(in->now_ms / 1000, ts);
 	st_set(status, "phase", "Running");
 	st_set(status, "startedAt", ts);
+	agentrun_job_status_trace_id(run, status);
 	/* a claim: both names (upstream sets sandboxName from the created
 	 * object, the claim) */
 	if (claim) {
