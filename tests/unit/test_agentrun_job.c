@@ -630,6 +630,61 @@ test_observability(void **state)
 	json_object_put(r);
 }
 
+/* status.traceID: the trace ID of a valid traceparent annotation, as
+ * upstream's no-op tracer keeps it; nothing for a missing or malformed
+ * one (upstream's propagator rejects it and the span has no trace ID). */
+static const char *
+trace_id_of(const char *annotations, json_object *st)
+{
+	char run[512];
+	json_object *r;
+
+	snprintf(run, sizeof(run),
+	        "{\"metadata\":{\"name\":\"r\",\"annotations\":%s}}",
+	        annotations);
+	r = json_tokener_parse(run);
+	assert_non_null(r);
+	agentrun_job_status_trace_id(r, st);
+	json_object_put(r);
+	return (json_object_get_string(jx_get(st, "traceID")));
+}
+
+static void
+test_status_trace_id(void **state)
+{
+	static const char *bad[] = {
+		"{}",
+		"{\"otel.dev/traceparent\":\"\"}",
+		"{\"otel.dev/"
+		"traceparent\":\"00-4BF92F3577B34DA6A3CE929D0E0E4736"
+		"-00f067aa0ba902b7-01\"}",
+		"{\"otel.dev/"
+		"traceparent\":\"00-00000000000000000000000000000000"
+		"-00f067aa0ba902b7-01\"}",
+		"{\"otel.dev/"
+		"traceparent\":\"ff-4bf92f3577b34da6a3ce929d0e0e4736"
+		"-00f067aa0ba902b7-01\"}",
+		"{\"otel.dev/"
+		"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736"
+		"-00f067aa0ba902b7\"}",
+	};
+	json_object *st = json_object_new_object();
+
+	(void)state;
+	assert_string_equal(
+	        trace_id_of(
+	                "{\"otel.dev/traceparent\":\"00-4bf92f3577b34da6a3ce"
+	                "929d0e0e4736-00f067aa0ba902b7-01\"}",
+	                st),
+	        "4bf92f3577b34da6a3ce929d0e0e4736");
+	json_object_put(st);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		st = json_object_new_object();
+		assert_null(trace_id_of(bad[i], st));
+		json_object_put(st);
+	}
+}
+
 int
 main(void)
 {
@@ -643,6 +698,7 @@ main(void)
 		cmocka_unit_test(test_mcp),
 		cmocka_unit_test(test_observability),
 		cmocka_unit_test(test_pull_policy),
+		cmocka_unit_test(test_status_trace_id),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
