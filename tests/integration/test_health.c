@@ -135,6 +135,27 @@ wnum(json_object *o, const char *path)
 	return (v);
 }
 
+/* Runs sympoziumctl cmd [arg] until its output shows testctl-0 ready
+ * (a resync can make the worker busy between two commands), bounded by
+ * WAIT_MS; returns the last run (caller frees). */
+static struct sdproc_ctl
+ctl_status_ready(struct optest *f, const char *cmd, const char *arg)
+{
+	int64_t end = ksim_now_ms() + WAIT_MS;
+	struct sdproc_ctl r;
+
+	for (;;) {
+		r = sdproc_ctl_run(
+		        f->dir, NULL, "--socket", f->sock, cmd, arg, NULL);
+		if ((r.rc == 0 && strstr(r.out, "ready") != NULL) ||
+		        ksim_now_ms() >= end) {
+			return (r);
+		}
+		sdproc_ctl_free(&r);
+		ksim_sleep_ms(50);
+	}
+}
+
 /* Sends len bytes of data on a fresh connection and reads the reply until
  * the server closes (bounded).  Caller frees. */
 static char *
@@ -179,9 +200,11 @@ test_commands(void **state)
 	assert_true(wait_state(f, "ready", WAIT_MS));
 	optest_testctl_create(f, "a", true, NULL);
 	assert_true(optest_testctl_wait_out(f, "a", WAIT_MS, NULL));
+	/* the worker may still be busy with the event its own write made */
+	assert_true(wait_state(f, "ready", WAIT_MS));
 
 	/* status: one screen, text and JSON */
-	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "status", NULL);
+	r = ctl_status_ready(f, "status", NULL);
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "supervisor  pid"));
 	assert_non_null(strstr(r.out, "leader (epoch 1)"));
@@ -208,8 +231,7 @@ test_commands(void **state)
 	assert_non_null(strstr(r.out, "WORKER"));
 	assert_non_null(strstr(r.out, "testctl-0"));
 	sdproc_ctl_free(&r);
-	r = sdproc_ctl_run(f->dir, NULL, "--socket", f->sock, "worker",
-	        "testctl-0", NULL);
+	r = ctl_status_ready(f, "worker", "testctl-0");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "state       ready"));
 	sdproc_ctl_free(&r);
