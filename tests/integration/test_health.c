@@ -147,8 +147,8 @@ ctl_status_ready(struct optest *f, const char *cmd, const char *arg)
 	for (;;) {
 		r = sdproc_ctl_run(
 		        f->dir, NULL, "--socket", f->sock, cmd, arg, NULL);
-		if ((r.rc == 0 && strstr(r.out, "ready") != NULL) ||
-		        ksim_now_ms() >= end) {
+		if ((r.rc == 0 && strstr(r.out, "ready") != NULL)
+		        || ksim_now_ms() >= end) {
 			return (r);
 		}
 		sdproc_ctl_free(&r);
