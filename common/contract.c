@@ -40,6 +40,10 @@ static const struct contract_watch agentrun[] = {
 	 * Sandbox CR, watched only where its CRD is served */
 	{ "Sandbox", CONTRACT_RES_SANDBOXES, CONTRACT_LABEL_AGENT_RUN,
 	        CONTRACT_CHILD },
+	/* server mode with a gateway: the HTTPRoute <run>-web, watched only
+	 * where the Gateway API serves it */
+	{ "HTTPRoute", CONTRACT_RES_HTTPROUTES, CONTRACT_LABEL_AGENT_RUN,
+	        CONTRACT_CHILD },
 };
 
 /* Every controller may emit Events about its primary. */
@@ -121,6 +125,9 @@ static const struct contract_write agentrun_w[] = {
 	W_CHILD(CONTRACT_RES_SANDBOXES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
 	W_CHILD(CONTRACT_RES_SANDBOXCLAIMS, CONTRACT_W_CREATE,
+	        CONTRACT_LABEL_AGENT_RUN),
+	/* server mode with a gateway: the HTTPRoute <run>-web */
+	W_CHILD(CONTRACT_RES_HTTPROUTES, CONTRACT_W_CREATE | CONTRACT_W_DELETE,
 	        CONTRACT_LABEL_AGENT_RUN),
 	/* server mode: the web-proxy API key Secret <instance>-web-proxy-key,
 	 * created once with a key the worker draws (docs/security.md) */
@@ -347,6 +354,9 @@ static const struct contract_view agentrun_views[] = {
 	{ CONTRACT_RES_SANDBOXES, V_GET, V_NS, NULL },
 	/* server mode: whether the web-proxy key Secret exists (metadata) */
 	{ CONTRACT_RES_SECRETS, V_SECRET, V_NS, NULL },
+	/* server mode: the gateway of SympoziumConfig sympozium-system/default
+	 */
+	{ CONTRACT_RES_CONFIGS, V_GET, V_OR_SYS, NULL },
 };
 
 static const struct contract_view instance_views[] = {
@@ -466,5 +476,6 @@ bool
 contract_optional(const struct kapi_res *res)
 {
 	return (res != NULL && res->group != NULL
-	        && strcmp(res->group, CONTRACT_SANDBOX_GROUP) == 0);
+	        && (strcmp(res->group, CONTRACT_SANDBOX_GROUP) == 0
+	                || strcmp(res->group, CONTRACT_GATEWAY_GROUP) == 0));
 }

@@ -98,6 +98,10 @@
 #define CONTRACT_RES_GATEWAYS  {CONTRACT_GATEWAY_GROUP, "v1", "gateways", true}
 #define CONTRACT_RES_GATEWAYCLASSES                                           \
 	{CONTRACT_GATEWAY_GROUP, "v1", "gatewayclasses", false}
+/* a server-mode run's route (upstream maybeCreateHTTPRoute): watched only
+ * where the Gateway API serves it */
+#define CONTRACT_RES_HTTPROUTES                                               \
+	{CONTRACT_GATEWAY_GROUP, "v1", "httproutes", true}
 /* kubernetes-sigs/agent-sandbox (upstream agentrun_sandbox.go sandboxGVR,
  * sandboxClaimGVR): served only where its CRDs are installed */
 #define CONTRACT_SANDBOX_GROUP   "agents.x-k8s.io"
@@ -125,6 +129,10 @@
 /* Its value: "sk-" and the hex of 24 random bytes. */
 #define CONTRACT_WEB_PROXY_KEY_BYTES 24
 
+/* The SympoziumConfig in CONTRACT_SYSTEM_NS whose gateway the routes of
+ * server-mode runs attach to (upstream maybeCreateHTTPRoute). */
+#define CONTRACT_CONFIG_NAME "default"
+
 /* The one ServiceAccount every agent pod runs as (created, shared). */
 #define CONTRACT_AGENT_SA "sympozium-agent"
 
@@ -148,9 +156,9 @@ struct contract_watch {
 };
 
 /* Whether watches of res are optional: watched only when the API serves
- * res (a kind of a CRD that may not be installed: the agent-sandbox
- * group); the supervisor finds out once at start-up, and an unserved
- * kind's cache stays empty. */
+ * res (a kind of a CRD that may not be installed: the agent-sandbox and
+ * Gateway API groups); the supervisor finds out once at start-up, and an
+ * unserved kind's cache stays empty. */
 bool contract_optional(const struct kapi_res *res);
 
 /* ---- the view table: what a controller's views may read ---- */

@@ -79,6 +79,7 @@ struct sup {
 	struct shadow *shadow;  /* --shadow: the writes not sent (shadow.h);
 	                         * NULL otherwise */
 	bool agent_sandbox; /* the agent-sandbox CRDs are served (served.c) */
+	bool httproutes;    /* the Gateway API serves httproutes (served.c) */
 	bool *kind_off;     /* per informer kind: unserved, not watched */
 };
 
@@ -135,9 +136,9 @@ void sup_resync(struct sup *s, int64_t now);
 void sup_violation(struct sup *s, struct wk_worker *w, const char *rule,
         const char *detail, int64_t now);
 
-/* served.c: sets s->agent_sandbox (one blocking LIST at start-up, only
- * when a running controller has an optional watch of that group), and
- * whether optional watch w is off (not served). */
+/* served.c: sets s->agent_sandbox and s->httproutes (one blocking LIST
+ * each at start-up, only when a running controller has an optional watch
+ * of that group), and whether optional watch w is off (not served). */
 void sup_detect_served(struct sup *s);
 bool sup_optional_off(const struct sup *s, const struct ctrl_watch *w);
 

@@ -374,6 +374,20 @@ completed(struct ctx *c)
 	}
 }
 
+/* The HTTPRoute <run>-web (spec 1.9 step 3), when cached: one the cache
+ * does not hold (the Gateway API not served at start-up) goes with the
+ * run by garbage collection, through its owner reference. */
+static void
+delete_route(struct ctx *c)
+{
+	char *name = xasprintf("%s-web", c->name);
+
+	if (kobj_child(c->in->children, "HTTPRoute", name) != NULL) {
+		kobj_delete(c->out, &kobj_httproutes, c->ns, name, true);
+	}
+	free(name);
+}
+
 /* spec 1.9. */
 static void
 deleting(struct ctx *c)
@@ -399,6 +413,7 @@ deleting(struct ctx *c)
 		delete_with(c, &kobj_services, c->ns, st_str(c, "serviceName"),
 		        "Background");
 	}
+	delete_route(c);
 	remove_finalizer(c);
 	rec_verdict(c->out, IPC_V_DONE, 0, NULL);
 }

@@ -11,8 +11,10 @@
  * task path's.  The API key Secret <instance>-web-proxy-key is created
  * once, its key drawn here (key_secret()) unless the skill names one in
  * auth_secret_ref.  The instance's MCP servers get the ConfigMap
- * <run>-mcp-servers as in the task path.  Not built here: the gateway's
- * HTTPRoute.
+ * <run>-mcp-servers as in the task path.  The gateway's HTTPRoute
+ * <run>-web is made with the Service, and retried while Serving, when
+ * SympoziumConfig sympozium-system/default has a ready gateway
+ * (maybe_route()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 
 #include "common/contract.h"
 #include "common/jsonx.h"
+#include "common/log.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "workers/agentrun_mcp.h"
@@ -177,11 +180,12 @@ sidecar_rbac(json_object *run, struct rec_out *out, const char *pack,
 
 /* The first skill whose pack's sidecar has an image and requiresServer
  * (upstream resolveSkillSidecars, then the first RequiresServer); the
- * skill RBAC of every sidecar with an image on the way (ensureSkillRBAC,
- * before the server sidecar is looked for, as upstream). */
+ * skill RBAC of every sidecar with an image on the way when rbac
+ * (ensureSkillRBAC, before the server sidecar is looked for, as
+ * upstream). */
 static int
 find_server(const struct rec_in *in, struct rec_out *out, json_object *skills,
-        struct server_sc *s)
+        bool rbac, struct server_sc *s)
 {
 	for (size_t i = 0; i < jx_array_len(skills); i++) {
 		json_object *ref = json_object_array_get_idx(skills, i), *p;
@@ -201,7 +205,8 @@ find_server(const struct rec_in *in, struct rec_out *out, json_object *skills,
 		if (rc < 0) {
 			return (-1);
 		}
-		if (rc == 0 && str_or(p, "spec.sidecar.image", NULL) != NULL) {
+		if (rc == 0 && rbac
+		        && str_or(p, "spec.sidecar.image", NULL) != NULL) {
 			sidecar_rbac(
 			        in->object, out, n, jx_get(p, "spec.sidecar"));
 		}
@@ -617,6 +622,116 @@ mcp_cm(const struct rec_in *in, struct rec_out *out, json_object *inst)
 	return (0);
 }
 
+/* The HTTPRoute <run>-web to the Service svc on port 8080 through the
+ * gateway gw in the system namespace (spec 1.4 step 6). */
+static json_object *
+route(json_object *run, const char *host, const char *gw, const char *svc)
+{
+	char *name = xasprintf("%s-web", kobj_name(run));
+	json_object *r = owned(
+	        run, "gateway.networking.k8s.io/v1", "HTTPRoute", name);
+	json_object *parent = json_object_new_object();
+	json_object *backend = json_object_new_object();
+	json_object *rule = json_object_new_object();
+
+	kobj_set_label(r, CONTRACT_LABEL_INSTANCE,
+	        str_or(run, "spec.instanceRef", ""));
+	kobj_set_label(r, CONTRACT_LABEL_COMPONENT, "agent-server");
+	set_str(parent, "name", gw);
+	set_str(parent, "namespace", KOBJ_SYSTEM_NS);
+	set_str(backend, "name", svc);
+	json_object_object_add(backend, "port", json_object_new_int(8080));
+	jx_setv(rule, json_object_new_array(), "backendRefs", NULL);
+	json_object_array_add(jx_get(rule, "backendRefs"), backend);
+	jx_setv(r, json_object_new_array(), "spec", "parentRefs", NULL);
+	json_object_array_add(jx_get(r, "spec.parentRefs"), parent);
+	jx_setv(r, json_object_new_array(), "spec", "hostnames", NULL);
+	json_object_array_add(
+	        jx_get(r, "spec.hostnames"), json_object_new_string(host));
+	jx_setv(r, json_object_new_array(), "spec", "rules", NULL);
+	json_object_array_add(jx_get(r, "spec.rules"), rule);
+	free(name);
+	return (r);
+}
+
+/* The route's hostname: the skill's hostname param, else
+ * <instanceRef>.<baseDomain>; NULL when neither (caller frees). */
+static char *
+route_host(json_object *run, struct server_sc *s, json_object *cfg)
+{
+	const char *h = param(s, "hostname");
+	const char *dom = jx_get_str(cfg, "spec.gateway.baseDomain");
+
+	if (h != NULL && h[0] != '\0') {
+		return (xstrdup(h));
+	}
+	if (dom == NULL || dom[0] == '\0') {
+		return (NULL);
+	}
+	return (xasprintf("%s.%s", str_or(run, "spec.instanceRef", ""), dom));
+}
+
+/* Why the route is not made with the SympoziumConfig cfg (NULL: it
+ * is made); logged by the caller. */
+static const char *
+route_skip(json_object *cfg)
+{
+	bool on = false, ready = false;
+
+	if (cfg == NULL) {
+		return ("SympoziumConfig not found");
+	}
+	jx_get_bool(cfg, "spec.gateway.enabled", &on);
+	if (!on) {
+		return ("gateway not enabled");
+	}
+	jx_get_bool(cfg, "status.gateway.ready", &ready);
+	return (ready ? NULL : "gateway not ready");
+}
+
+/* maybeCreateHTTPRoute (spec 1.4 step 6, 1.8): the route <run>-web when
+ * SympoziumConfig sympozium-system/default enables a ready gateway and
+ * a hostname is known; left untouched once it exists (a child in the
+ * cache), created tolerating AlreadyExists otherwise.  Every reason to
+ * skip, a view error included, only logs: a Serving run comes back in
+ * 30 s. */
+static void
+maybe_route(const struct rec_in *in, struct rec_out *out, struct server_sc *s,
+        const char *svc)
+{
+	json_object *run = in->object, *cfg = NULL;
+	char *wname = xasprintf("%s-web", kobj_name(run)), *host = NULL;
+	const char *why;
+	char err[256];
+
+	if (kobj_child(in->children, "HTTPRoute", wname) != NULL) {
+		free(wname);
+		return;
+	}
+	if (view_get(in->view, &kobj_configs, KOBJ_SYSTEM_NS,
+	            CONTRACT_CONFIG_NAME, &cfg, err, sizeof(err))
+	        < 0) {
+		why = err;
+	} else if ((why = route_skip(cfg)) == NULL
+	        && (host = route_host(run, s, cfg)) == NULL) {
+		why = "no hostname available";
+	}
+	if (why != NULL) {
+		log_debug("agentrun %s/%s: no HTTPRoute %s: %s", kobj_ns(run),
+		        kobj_name(run), wname, why);
+	} else {
+		kobj_create(out, &kobj_httproutes,
+		        route(run, host,
+		                str_or(cfg, "spec.gateway.name",
+		                        "sympozium-gateway"),
+		                svc),
+		        true);
+	}
+	json_object_put(cfg);
+	free(host);
+	free(wname);
+}
+
 /* The writes once the server sidecar is known. */
 static int
 build(const struct rec_in *in, struct rec_out *out, json_object *status,
@@ -639,6 +754,7 @@ build(const struct rec_in *in, struct rec_out *out, json_object *status,
 	kobj_create(out, &kobj_deployments, deployment(run, s, name, secret),
 	        true);
 	kobj_create(out, &kobj_services, service(run, s, name), true);
+	maybe_route(in, out, s, name);
 	set_str(status, "phase", "Serving");
 	set_str(status, "deploymentName", name);
 	set_str(status, "serviceName", name);
@@ -663,7 +779,7 @@ agentrun_server_pending(
 		rc = mcp_cm(in, out, inst);
 	}
 	if (rc == 0) {
-		rc = find_server(in, out, skills, &s);
+		rc = find_server(in, out, skills, true, &s);
 	}
 	if (rc == 1) {
 		fail(in, status, "no sidecar with requiresServer=true found");
@@ -673,6 +789,34 @@ agentrun_server_pending(
 	json_object_put(s.pack);
 	json_object_put(inst);
 	return (rc);
+}
+
+/* reconcileServing's retry of the route: the server sidecar of the run's
+ * own spec.skills (upstream resolveSkillSidecars; the instance's skills
+ * were used in memory only at Pending), no skill RBAC written.  A view
+ * error only logs: the run comes back in 30 s. */
+static void
+serving_route(
+        const struct rec_in *in, struct rec_out *out, json_object *status)
+{
+	const char *svc = jx_get_str(status, "serviceName");
+	struct server_sc s = { 0 };
+	struct rec_out scratch = { 0 }; /* a view error's verdict; no
+	                                 * writes without rbac */
+
+	if (svc == NULL || svc[0] == '\0') {
+		return;
+	}
+	if (find_server(
+	            in, &scratch, jx_get(in->object, "spec.skills"), false, &s)
+	        == 0) {
+		maybe_route(in, out, &s, svc);
+	} else if (scratch.verdict == IPC_V_ERROR) {
+		log_debug("agentrun %s/%s: HTTPRoute retry: %s",
+		        kobj_ns(in->object), kobj_name(in->object),
+		        scratch.message);
+	}
+	json_object_put(s.pack);
 }
 
 void
@@ -696,5 +840,6 @@ agentrun_server_serving(
 		rec_verdict(out, IPC_V_DONE, 0, NULL);
 		return;
 	}
+	serving_route(in, out, status);
 	rec_verdict(out, IPC_V_REQUEUE_AFTER, AGENTRUN_SERVER_POLL_MS, NULL);
 }

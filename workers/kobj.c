@@ -43,6 +43,7 @@ const struct ipc_res kobj_configs = CONTRACT_RES_CONFIGS;
 const struct ipc_res kobj_events = { "", "v1", "events", true };
 const struct ipc_res kobj_gateways = CONTRACT_RES_GATEWAYS;
 const struct ipc_res kobj_gatewayclasses = CONTRACT_RES_GATEWAYCLASSES;
+const struct ipc_res kobj_httproutes = CONTRACT_RES_HTTPROUTES;
 const struct ipc_res kobj_sandboxes = CONTRACT_RES_SANDBOXES;
 const struct ipc_res kobj_sandboxclaims = CONTRACT_RES_SANDBOXCLAIMS;
 

@@ -24,7 +24,7 @@ extern const struct ipc_res kobj_configmaps, kobj_secrets, kobj_services,
         kobj_clusterrolebindings, kobj_networkpolicies, kobj_agentruns,
         kobj_instances, kobj_personapacks, kobj_skillpacks, kobj_schedules,
         kobj_mcpservers, kobj_policies, kobj_configs, kobj_events,
-        kobj_gateways, kobj_gatewayclasses;
+        kobj_gateways, kobj_gatewayclasses, kobj_httproutes;
 /* agent-sandbox mode (served only where its CRDs are installed) */
 extern const struct ipc_res kobj_sandboxes, kobj_sandboxclaims;
 

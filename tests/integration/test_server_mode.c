@@ -52,6 +52,15 @@ static const struct kapi_res R_ROLE
 static const struct kapi_res R_RB
         = { "rbac.authorization.k8s.io", "v1", "rolebindings", true };
 static const struct kapi_res R_SEC = { "", "v1", "secrets", true };
+static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
+static const struct kapi_res R_CFG
+        = { GROUP, VERSION, "sympoziumconfigs", true };
+static const struct kapi_res R_GW
+        = { "gateway.networking.k8s.io", "v1", "gateways", true };
+static const struct kapi_res R_ROUTE
+        = { "gateway.networking.k8s.io", "v1", "httproutes", true };
+#define SYS    "sympozium-system"
+#define GW_DIR "tests/fixtures/gateway-api"
 
 static struct optest F;
 
@@ -124,6 +133,8 @@ setup(void **state)
 		return (-1);
 	}
 	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
+	/* the Gateway API served from the start: routes are watched */
+	assert_int_equal(ksim_apply_crds(F.a.c, GW_DIR), 3);
 	create(&R_INST,
 	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
 	                       "\"kind\":\"SympoziumInstance\",\"metadata\":"
@@ -257,6 +268,129 @@ test_taken_over(void **state)
 	        "server Deployment not found");
 }
 
+/* A merge patch of SympoziumConfig sympozium-system/default. */
+static void
+patch_config(const char *patch)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+
+	if (kapi_patch(F.a.c, &R_CFG, SYS, "default", KAPI_PATCH_MERGE, patch,
+	            NULL, false, NULL, &e)
+	        != KAPI_OK) {
+		fail_msg("patch config: %s", e.message ?: "");
+	}
+	kapi_err_fini(&e);
+}
+
+/* The Gateway the config controller made, as its gateway controller
+ * would program it; then the config's status says ready. */
+static void
+gateway_ready(void)
+{
+	struct kapi_err e = KAPI_ERR_INIT;
+	json_object *gw;
+
+	optest_wait_obj(&F, &R_GW, SYS, "sympozium-gateway",
+	        optest_check_present, NULL);
+	gw = optest_get(&F, &R_GW, SYS, "sympozium-gateway");
+	json_object_object_add(gw, "status",
+	        json_tokener_parse("{\"addresses\":[{\"type\":\"IPAddress\","
+	                           "\"value\":\"10.1.2.3\"}],\"conditions\":["
+	                           "{\"type\":\"Programmed\",\"status\":"
+	                           "\"True\"}]}"));
+	if (kapi_update_status(F.a.c, &R_GW, SYS, gw, NULL, &e) != KAPI_OK) {
+		fail_msg("gateway status: %s", e.message ?: "");
+	}
+	kapi_err_fini(&e);
+	json_object_put(gw);
+	for (int i = 0; i < 4; i++) {
+		json_object *c = optest_get(&F, &R_CFG, SYS, "default");
+		bool ok = false;
+		jx_get_bool(c, "status.gateway.ready", &ok);
+		json_object_put(c);
+		if (ok) {
+			return;
+		}
+		/* sooner than the config's 30 s requeue */
+		char patch[96];
+		snprintf(patch, sizeof(patch),
+		        "{\"metadata\":{\"annotations\":{\"e2e/touch\":"
+		        "\"%d\"}}}",
+		        i);
+		patch_config(patch);
+		ksim_sleep_ms(1000);
+	}
+	fail_msg("SympoziumConfig default: status.gateway.ready not true");
+}
+
+static const char *
+check_route(json_object *o, const void *arg)
+{
+	const struct optest_owner *own = arg;
+	const char *miss = optest_check_owner(o, own);
+
+	if (miss != NULL) {
+		return (miss);
+	}
+	if (strcmp(jx_get_str(o, "spec.hostnames.0") ?: "", "web.example.com")
+	        != 0) {
+		return ("hostname is not web.example.com");
+	}
+	if (strcmp(jx_get_str(o, "spec.parentRefs.0.name") ?: "",
+	            "sympozium-gateway")
+	                != 0
+	        || strcmp(jx_get_str(o, "spec.parentRefs.0.namespace") ?: "",
+	                   SYS)
+	                != 0) {
+		return ("parentRef is not sympozium-system/sympozium-gateway");
+	}
+	if (strcmp(jx_get_str(o, "spec.rules.0.backendRefs.0.name") ?: "",
+	            "routed-server")
+	        != 0) {
+		return ("backend is not the Service routed-server");
+	}
+	return (NULL);
+}
+
+/* maybeCreateHTTPRoute under the whole operator: with SympoziumConfig
+ * sympozium-system/default's gateway ready, a new server run gets the
+ * route routed-web (<instance>.<baseDomain>, the gateway, its Service on
+ * 8080), owned by it; deleting the run takes the route. */
+static void
+test_http_route(void **state)
+{
+	const struct optest_owner own = { "AgentRun", "routed", NULL };
+	json_object *cfg;
+
+	(void)state;
+	/* found at start-up: the routes are watched (served.c) */
+	assert_true(sdproc_log_wait(
+	        &F.sd[0], "gateway-api: httproutes served", 1, WAIT_MS));
+	json_object *ns = optest_get(&F, &R_NS, NULL, SYS);
+	if (ns == NULL) {
+		assert_int_equal(ksim_api_create(&F.a, &R_NS, NULL, SYS, NULL),
+		        KAPI_OK);
+	}
+	json_object_put(ns);
+	cfg = testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                     "\"kind\":\"SympoziumConfig\",\"metadata\":{"
+	                     "\"name\":\"default\"},\"spec\":{\"gateway\":{"
+	                     "\"enabled\":true,\"baseDomain\":"
+	                     "\"example.com\"}}}");
+	optest_create_or_fail(&F, &R_CFG, SYS, cfg, NULL);
+	json_object_put(cfg);
+	gateway_ready();
+	create_run("routed", NULL);
+	optest_wait_field(&F, &R_RUN, NS, "routed", "status.phase", "Serving");
+	optest_wait_obj(&F, &R_ROUTE, NS, "routed-web", check_route, &own);
+	assert_int_equal(
+	        kapi_delete(F.a.c, &R_RUN, NS, "routed", NULL, NULL, NULL),
+	        KAPI_OK);
+	optest_wait_obj(&F, &R_RUN, NS, "routed", optest_check_absent, NULL);
+	optest_wait_obj(
+	        &F, &R_ROUTE, NS, "routed-web", optest_check_absent, NULL);
+}
+
 int
 main(void)
 {
@@ -264,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_pending_to_serving),
 		cmocka_unit_test(test_api_key_secret),
 		cmocka_unit_test(test_taken_over),
+		cmocka_unit_test(test_http_route),
 		cmocka_unit_test(optest_test_sigterm),
 	};
 

@@ -333,7 +333,7 @@ test_gateway_lifecycle(void **state)
 	json_object_put(cfg);
 	/* no Gateway API yet: upstream's no-match error in the status */
 	wait_config(check_not_served, NULL);
-	assert_int_equal(ksim_apply_crds(F.a.c, GW_DIR), 2);
+	assert_int_equal(ksim_apply_crds(F.a.c, GW_DIR), 3);
 	touch(); /* sooner than the error's backoff */
 	wait_config(check_pending, NULL);
 	check_class();

@@ -3,8 +3,9 @@
  * (workers/agentrun_server.c) against the fake supervisor: a Pending run
  * with spec.mode "server" and its web-proxy Deployment, Service and
  * Serving status; the Serving phase (Deployment present: requeue in 30 s
- * whatever the age; gone: Failed; stale cache: wait).  Expected values
- * come from upstream internal/controller/agentrun_controller.go at
+ * whatever the age; gone: Failed; stale cache: wait); the gateway's
+ * HTTPRoute <run>-web, made, retried while Serving, and deleted.  Expected
+ * values come from upstream internal/controller/agentrun_controller.go at
  * 008266e, functions reconcilePendingServer, ensureServerAPIKeySecret,
  * reconcileServing, and reconcilePending's ensureMCPConfigMap.
  */
@@ -511,6 +512,222 @@ test_key_secret_bad_name(void **state)
 	free(r);
 }
 
+/* SympoziumConfig sympozium-system/default with a gateway; extra goes
+ * into spec.gateway, ready is status.gateway.ready. */
+static void
+add_config(struct fakesup *f, const char *extra, const char *ready)
+{
+	char *c = xasprintf(
+	        "{\"metadata\":{\"name\":\"default\",\"namespace\":"
+	        "\"sympozium-system\"},\"spec\":{\"gateway\":{%s}},"
+	        "\"status\":{\"gateway\":{\"ready\":%s}}}",
+	        extra, ready);
+
+	fakesup_add_json(f, "sympoziumconfigs", c);
+	free(c);
+}
+
+/* maybeCreateHTTPRoute (upstream agentrun_controller.go at 008266e):
+ * with the gateway enabled and ready, <run>-web is made with the
+ * Service: labels, controller owner, the gateway of spec.gateway.name in
+ * sympozium-system, hostname <instanceRef>.<baseDomain>, backend the
+ * Service on port 8080. */
+static void
+test_route_pending(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", "");
+	json_object *res, *o;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	add_config(f,
+	        "\"enabled\":true,\"name\":\"gw1\",\"baseDomain\":"
+	        "\"example.com\"",
+	        "true");
+	res = run(f, r, NULL, T0);
+	assert_true(w_index(res, "create", "services")
+	        < w_index(res, "create", "httproutes"));
+	o = jx_get(find_w(res, "create", "httproutes"), "object");
+	assert_string_equal(
+	        jx_get_str(o, "apiVersion"), "gateway.networking.k8s.io/v1");
+	assert_string_equal(jx_get_str(o, "kind"), "HTTPRoute");
+	assert_string_equal(jx_get_str(o, "metadata.name"), "r-web");
+	assert_string_equal(jx_get_str(o, "metadata.namespace"), "ns");
+	assert_string_equal(
+	        lab(jx_get(o, "metadata.labels"), "sympozium.ai/agent-run"),
+	        "r");
+	assert_string_equal(
+	        lab(jx_get(o, "metadata.labels"), "sympozium.ai/instance"),
+	        "alice");
+	assert_string_equal(
+	        lab(jx_get(o, "metadata.labels"), "sympozium.ai/component"),
+	        "agent-server");
+	assert_int_equal(
+	        json_object_object_length(jx_get(o, "metadata.labels")), 3);
+	assert_string_equal(
+	        jx_get_str(o, "metadata.ownerReferences.0.uid"), "u1");
+	assert_true(json_object_get_boolean(
+	        jx_get(o, "metadata.ownerReferences.0.controller")));
+	assert_string_equal(jx_get_str(o, "spec.parentRefs.0.name"), "gw1");
+	assert_string_equal(jx_get_str(o, "spec.parentRefs.0.namespace"),
+	        "sympozium-system");
+	assert_int_equal(jx_array_len(jx_get(o, "spec.hostnames")), 1);
+	assert_string_equal(
+	        jx_get_str(o, "spec.hostnames.0"), "alice.example.com");
+	assert_string_equal(
+	        jx_get_str(o, "spec.rules.0.backendRefs.0.name"), "r-server");
+	assert_int_equal(num(o, "spec.rules.0.backendRefs.0.port"), 8080);
+	assert_string_equal(
+	        jx_get_str(find_w(res, "create", "httproutes"), "tolerate.0"),
+	        "AlreadyExists");
+	json_object_put(res);
+	free(r);
+}
+
+/* The skill's hostname param wins over the base domain; the gateway
+ * name defaults to sympozium-gateway. */
+static void
+test_route_hostname_param(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(",\"skills\":[{\"skillPackRef\":\"web-endpoint\","
+	                "\"params\":{\"hostname\":\"chat.example.org\"}}]",
+	        "");
+	json_object *res, *o;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	add_config(
+	        f, "\"enabled\":true,\"baseDomain\":\"example.com\"", "true");
+	res = run(f, r, NULL, T0);
+	o = jx_get(find_w(res, "create", "httproutes"), "object");
+	assert_string_equal(
+	        jx_get_str(o, "spec.hostnames.0"), "chat.example.org");
+	assert_string_equal(
+	        jx_get_str(o, "spec.parentRefs.0.name"), "sympozium-gateway");
+	json_object_put(res);
+	free(r);
+}
+
+/* No route without the config, with the gateway disabled or not ready,
+ * without a hostname, or when the config cannot be read; the run is
+ * Serving in every case. */
+static void
+test_route_skipped(void **state)
+{
+	struct fakesup *f = *state;
+	static const char *const cfg[][2] = {
+		{ NULL, NULL },
+		{ "\"enabled\":false,\"baseDomain\":\"example.com\"", "true" },
+		{ "\"enabled\":true,\"baseDomain\":\"example.com\"", "false" },
+		{ "\"enabled\":true", "true" },
+		{ "error", NULL },
+	};
+	char *r = mkrun("", "");
+
+	for (size_t i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+		fakesup_reset(f);
+		fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+		fakesup_add_json(f, "skillpacks", PACK);
+		if (cfg[i][1] != NULL) {
+			add_config(f, cfg[i][0], cfg[i][1]);
+		} else if (cfg[i][0] != NULL) {
+			add_config(f,
+			        "\"enabled\":true,\"baseDomain\":\"x.io\"",
+			        "true");
+			fakesup_fail(f, "sympoziumconfigs", NULL, "boom");
+		}
+		json_object *res = run(f, r, NULL, T0);
+		assert_null(find_w(res, "create", "httproutes"));
+		assert_non_null(find_w(res, "create", "services"));
+		assert_string_equal(
+		        jx_get_str(find_w(res, "update_status", "agentruns"),
+		                "object.status.phase"),
+		        "Serving");
+		assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
+		json_object_put(res);
+	}
+	free(r);
+}
+
+#define ROUTE                                                                 \
+	"{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":"          \
+	"\"HTTPRoute\",\"metadata\":{\"name\":\"r-web\",\"namespace\":"       \
+	"\"ns\"}}"
+
+/* reconcileServing retries the route from the run's own skills (the
+ * instance's were used in memory only), writing no skill RBAC; once the
+ * route is a child, nothing is written. */
+static void
+test_route_serving(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun(
+	        ",\"skills\":[{\"skillPackRef\":\"web-endpoint\"}]", SERVING);
+	char *bare = mkrun("", SERVING);
+	char *both = xasprintf(
+	        "[%.*s," ROUTE "]", (int)strlen(DEPLOY) - 2, DEPLOY + 1);
+	json_object *res, *ws;
+
+	fakesup_add_json(f, "sympoziuminstances", INSTANCE);
+	fakesup_add_json(f, "skillpacks", PACK);
+	add_config(
+	        f, "\"enabled\":true,\"baseDomain\":\"example.com\"", "true");
+	res = run(f, r, DEPLOY, T0);
+	ws = json_object_object_get(res, "writes");
+	assert_int_equal(jx_array_len(ws), 1);
+	assert_string_equal(jx_get_str(find_w(res, "create", "httproutes"),
+	                            "object.spec.rules.0.backendRefs.0.name"),
+	        "r-server");
+	assert_int_equal(num(res, "after"), 30000);
+	json_object_put(res);
+	res = run(f, r, both, T0);
+	assert_int_equal(
+	        jx_array_len(json_object_object_get(res, "writes")), 0);
+	assert_int_equal(num(res, "after"), 30000);
+	json_object_put(res);
+	res = run(f, bare, DEPLOY, T0);
+	assert_null(find_w(res, "create", "httproutes"));
+	json_object_put(res);
+	fakesup_fail(f, "skillpacks", NULL, "boom");
+	res = run(f, r, DEPLOY, T0);
+	assert_null(find_w(res, "create", "httproutes"));
+	assert_int_equal(num(res, "v"), IPC_V_REQUEUE_AFTER);
+	json_object_put(res);
+	free(both);
+	free(bare);
+	free(r);
+}
+
+/* reconcileDelete: the cached route <run>-web goes too. */
+static void
+test_route_delete(void **state)
+{
+	struct fakesup *f = *state;
+	char *r = mkrun("", SERVING);
+	json_object *o = json_tokener_parse(r), *res;
+	char *both = xasprintf(
+	        "[%.*s," ROUTE "]", (int)strlen(DEPLOY) - 2, DEPLOY + 1);
+
+	(void)f;
+	jx_setv(o, json_object_new_string("2026-01-01T00:00:00Z"), "metadata",
+	        "deletionTimestamp", NULL);
+	res = run(f, json_object_to_json_string(o), both, T0);
+	assert_string_equal(
+	        jx_get_str(find_w(res, "delete", "httproutes"), "name"),
+	        "r-web");
+	assert_string_equal(
+	        jx_get_str(find_w(res, "delete", "httproutes"), "tolerate.0"),
+	        "NotFound");
+	assert_true(w_index(res, "delete", "httproutes")
+	        < w_index(res, "patch", "agentruns"));
+	json_object_put(res);
+	free(both);
+	json_object_put(o);
+	free(r);
+}
+
 int
 main(void)
 {
@@ -529,6 +746,16 @@ main(void)
 		        test_mcp_config, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_key_secret_bad_name,
 		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_route_pending, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(test_route_hostname_param,
+		        fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_route_skipped, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_route_serving, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_route_delete, fakesup_setup, fakesup_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -196,6 +196,7 @@ static const struct {
 	{ "events", &kobj_events },
 	{ "gateways", &kobj_gateways },
 	{ "gatewayclasses", &kobj_gatewayclasses },
+	{ "httproutes", &kobj_httproutes },
 	{ "sandboxes", &kobj_sandboxes },
 	{ "sandboxclaims", &kobj_sandboxclaims },
 };
