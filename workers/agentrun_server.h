@@ -2,8 +2,9 @@
  * agentrun_server.h: the server-mode path of the AgentRun reconciler
  * (spec sympozium-controllers.md 1.4 and 1.8; upstream
  * agentrun_controller.go reconcilePendingServer, reconcileServing,
- * ensureServerAPIKeySecret at 008266e): the web-proxy Deployment and
- * Service <run>-server, the API key Secret, the Serving phase.  Prefix
+ * ensureServerAPIKeySecret, maybeCreateHTTPRoute at 008266e): the
+ * web-proxy Deployment and Service <run>-server, the API key Secret, the
+ * gateway's HTTPRoute <run>-web, the Serving phase.  Prefix
  * agentrun_server_.
  */
 #ifndef AGENTRUN_SERVER_H
@@ -26,7 +27,8 @@ int agentrun_server_pending(
         const struct rec_in *in, struct rec_out *out, json_object *status);
 
 /* A run in phase Serving: fails it when its Deployment is gone, else
- * requeues in AGENTRUN_SERVER_POLL_MS (no timeout). */
+ * retries the gateway's HTTPRoute <run>-web and requeues in
+ * AGENTRUN_SERVER_POLL_MS (no timeout). */
 void agentrun_server_serving(
         const struct rec_in *in, struct rec_out *out, json_object *status);
 
