@@ -265,6 +265,19 @@ enum contract_own {
 	 * no `data` and `stringData` of exactly the key `match` valued
 	 * "sk-" and 48 lowercase hex digits (supervisor/wpolicy.c) */
 	CONTRACT_OWN_KEY_SECRET,
+	/* adoption of an object nobody owns, named for one entry of the
+	 * primary's spec (upstream's PersonaPack takes over a same-named
+	 * instance or schedule): a JSON patch of exactly four operations,
+	 * in order: test /metadata/resourceVersion (a string); test
+	 * /metadata/ownerReferences null (the API server passes it only
+	 * when the object has none); add /metadata/ownerReferences with
+	 * exactly one controller reference to the primary (apiVersion,
+	 * kind, name, uid, controller and blockOwnerDeletion true); add
+	 * the label `label` valued the primary's name (as ADOPT's).  The
+	 * target is named the primary's name, "-", the string at key
+	 * `match` of an object of the primary's array at `ref`, then
+	 * `suffix` (NULL: nothing).  workers/kobj.h kobj_adopt_orphan. */
+	CONTRACT_OWN_ORPHAN,
 };
 
 struct contract_write {
@@ -280,7 +293,8 @@ struct contract_write {
 	 * ended.  (CHILD: `match`, when set, is a fixed label "key=value"
 	 * the created object must carry too.) */
 	const char *const *paths;
-	const char *suffix; /* KEY_SECRET: the name after the ref's value */
+	/* KEY_SECRET, ORPHAN: the name after the ref's value */
+	const char *suffix;
 };
 
 struct contract_ctrl {

@@ -569,12 +569,31 @@ op_copy(struct jop *op, json_object **doc)
 	return (do_add(op, doc, &op->path, dup(v)));
 }
 
+/*
+ * Whether a test of path against null passes on a member that is absent:
+ * Kubernetes' JSON patch (evanphx/json-patch) takes an absent member of an
+ * object that exists as null, so "test /metadata/ownerReferences null"
+ * passes exactly when the object has none.
+ */
+static bool
+absent_is_null(struct jop *op, json_object *doc)
+{
+	json_object *par;
+
+	return (op->value == NULL && op->path.n > 0
+	        && walk(doc, &op->path, op->path.n - 1, &par) == 0
+	        && is_obj(par));
+}
+
 static int
 op_test(struct jop *op, json_object **doc)
 {
 	json_object *v;
 
 	if (walk(*doc, &op->path, op->path.n, &v) < 0) {
+		if (absent_is_null(op, *doc)) {
+			return (0);
+		}
 		return (missing(op, &op->path));
 	}
 	if (!jx_equal(v, op->value)) {

@@ -548,6 +548,111 @@ row_adopt(const struct prim *p, const struct contract_write *row,
 	return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
 }
 
+/* ---- adoption of an unowned object (CONTRACT_OWN_ORPHAN) ---- */
+
+/* Whether name is the primary's name, "-", one entry's `match` string of
+ * the array at `ref`, then the row's suffix. */
+static bool
+orphan_name(const struct prim *p, const struct contract_write *row,
+        const char *name)
+{
+	json_object *arr = jx_get(p->in->primary, row->ref);
+	size_t np = strlen(p->name);
+	const char *rest, *suf = str_or(row->suffix);
+
+	if (strncmp(name, p->name, np) != 0 || name[np] != '-') {
+		return (false);
+	}
+	rest = name + np + 1;
+	for (size_t i = 0; i < jx_array_len(arr); i++) {
+		const char *s = jx_get_str(
+		        json_object_array_get_idx(arr, i), row->match);
+		size_t n = s != NULL ? strlen(s) : 0;
+		if (n > 0 && strncmp(rest, s, n) == 0
+		        && strcmp(rest + n, suf) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* Whether operation i is exactly {"op":"test","path":path,"value":null}. */
+static bool
+test_null(json_object *ops, size_t i, const char *path)
+{
+	json_object *e = json_object_array_get_idx(ops, i), *val = NULL;
+
+	return (json_object_is_type(e, json_type_object)
+	        && json_object_object_length(e) == 3
+	        && strcmp(str_or(jx_get_str(e, "op")), "test") == 0
+	        && strcmp(str_or(jx_get_str(e, "path")), path) == 0
+	        && json_object_object_get_ex(e, "value", &val) && val == NULL);
+}
+
+static bool
+ref_str(json_object *r, const char *key, const char *want)
+{
+	return (strcmp(str_or(jx_get_str(r, key)), want) == 0);
+}
+
+/* Whether refs is exactly one controller reference to the primary. */
+static bool
+sole_owner_ref(const struct prim *p, json_object *refs)
+{
+	json_object *r = json_object_is_type(refs, json_type_array)
+	                && json_object_array_length(refs) == 1
+	        ? json_object_array_get_idx(refs, 0)
+	        : NULL;
+	bool ctl = false, block = false;
+
+	return (json_object_is_type(r, json_type_object)
+	        && json_object_object_length(r) == 6 && p->uid[0] != '\0'
+	        && ref_str(r, "apiVersion",
+	                str_or(jx_get_str(p->in->primary, "apiVersion")))
+	        && ref_str(r, "kind", p->kind) && ref_str(r, "name", p->name)
+	        && ref_str(r, "uid", p->uid)
+	        && jx_get_bool(r, "controller", &ctl) == 0 && ctl
+	        && jx_get_bool(r, "blockOwnerDeletion", &block) == 0 && block);
+}
+
+/* Why w is not the orphan adoption patch of contract.h, or NULL. */
+static const char *
+orphan_why(const struct prim *p, const struct contract_write *row,
+        const struct ipc_write *w)
+{
+	json_object *ops = w->patch, *val;
+	const char *path;
+
+	if (p->in->primary == NULL || !orphan_name(p, row, w->name)) {
+		return ("not named for an entry of the primary's spec");
+	}
+	if (w->patch_type != IPC_PATCH_JSON
+	        || !json_object_is_type(ops, json_type_array)
+	        || json_object_array_length(ops) != 4) {
+		return ("not a JSON patch of four operations");
+	}
+	if (!patch_at(ops, 0, "test", &path, &val)
+	        || strcmp(path, "/metadata/resourceVersion") != 0
+	        || !json_object_is_type(val, json_type_string)) {
+		return ("operation 0 does not test the resourceVersion");
+	}
+	if (!test_null(ops, 1, "/metadata/ownerReferences")) {
+		return ("operation 1 does not test that there is no "
+		        "ownerReference");
+	}
+	if (!patch_at(ops, 2, "add", &path, &val)
+	        || strcmp(path, "/metadata/ownerReferences") != 0
+	        || !sole_owner_ref(p, val)) {
+		return ("operation 2 does not add only the controller "
+		        "reference to the primary");
+	}
+	if (!patch_at(ops, 3, "add", &path, &val)
+	        || !label_add(p, row, path, val)) {
+		return ("operation 3 does not add only the child label");
+	}
+	return (NULL);
+}
+
 /* ---- objects the primary's spec names (CONTRACT_OWN_SPEC_NAME) ---- */
 
 static enum wpol_verdict
@@ -781,6 +886,10 @@ check_row(const struct prim *p, const struct contract_write *row,
 	}
 	case CONTRACT_OWN_KEY_SECRET:
 		return (row_key_secret(p, row, w, i, v));
+	case CONTRACT_OWN_ORPHAN: {
+		const char *why = orphan_why(p, row, w);
+		return (why == NULL ? WPOL_OK : not_owned(w, i, v, why));
+	}
 	case CONTRACT_OWN_NAMED:
 		if (named(p, row, w->name)) {
 			return (WPOL_OK);

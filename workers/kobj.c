@@ -293,31 +293,73 @@ owner_tests(json_object *owner, int i, const char *rv)
 	return (ops);
 }
 
+/* The add of label key=value to live's labels (the whole map when it has
+ * none). */
+static json_object *
+label_op(json_object *live, const char *key, const char *value)
+{
+	json_object *labels = jx_getv(live, "metadata", "labels", NULL);
+	json_object *op, *l;
+	char *tok, *lp;
+
+	if (!json_object_is_type(labels, json_type_object)) {
+		l = json_object_new_object();
+		json_object_object_add(l, key, json_object_new_string(value));
+		return (patch_op("add", "/metadata/labels", l));
+	}
+	tok = pointer_token(key);
+	lp = xasprintf("/metadata/labels/%s", tok);
+	op = patch_op("add", lp, json_object_new_string(value));
+	free(lp);
+	free(tok);
+	return (op);
+}
+
+int
+kobj_adopt_orphan(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, const char *key,
+        const char *value)
+{
+	const char *rv = jx_get_str(live, "metadata.resourceVersion");
+	json_object *ops, *ref;
+
+	if (jx_getv(live, "metadata", "ownerReferences", NULL) != NULL
+	        || rv == NULL) {
+		return (-1);
+	}
+	ref = json_object_new_object();
+	kobj_set_owner(ref, owner);
+	ops = json_object_new_array();
+	json_object_array_add(ops,
+	        patch_op("test", "/metadata/resourceVersion",
+	                json_object_new_string(rv)));
+	json_object_array_add(
+	        ops, patch_op("test", "/metadata/ownerReferences", NULL));
+	json_object_array_add(ops,
+	        patch_op("add", "/metadata/ownerReferences",
+	                json_object_get(jx_getv(
+	                        ref, "metadata", "ownerReferences", NULL))));
+	json_object_array_add(ops, label_op(live, key, value));
+	json_object_put(ref);
+	rec_write(out,
+	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
+	                IPC_PATCH_JSON));
+	return (0);
+}
+
 int
 kobj_adopt(struct rec_out *out, const struct ipc_res *res, json_object *live,
         json_object *owner, const char *key, const char *value)
 {
 	int i = owner_index(live, owner);
 	const char *rv = jx_get_str(live, "metadata.resourceVersion");
-	json_object *ops, *labels = jx_getv(live, "metadata", "labels", NULL);
+	json_object *ops;
 
 	if (i < 0 || rv == NULL) {
 		return (-1);
 	}
 	ops = owner_tests(owner, i, rv);
-	if (json_object_is_type(labels, json_type_object)) {
-		char *tok = pointer_token(key);
-		char *lp = xasprintf("/metadata/labels/%s", tok);
-		json_object_array_add(ops,
-		        patch_op("add", lp, json_object_new_string(value)));
-		free(lp);
-		free(tok);
-	} else {
-		json_object *l = json_object_new_object();
-		json_object_object_add(l, key, json_object_new_string(value));
-		json_object_array_add(
-		        ops, patch_op("add", "/metadata/labels", l));
-	}
+	json_object_array_add(ops, label_op(live, key, value));
 	rec_write(out,
 	        ipc_write_patch_new(res, kobj_ns(live), kobj_name(live), ops,
 	                IPC_PATCH_JSON));

@@ -107,6 +107,16 @@ int kobj_adopt(struct rec_out *out, const struct ipc_res *res,
         json_object *live, json_object *owner, const char *key,
         const char *value);
 
+/* Adoption of an object nobody owns (upstream's PersonaPack takes over
+ * a same-named instance): when live has no ownerReferences, appends the
+ * JSON patch of contract.h's CONTRACT_OWN_ORPHAN (test of live's
+ * resourceVersion, test that ownerReferences is absent, add of owner's
+ * controller reference, add of the label key=value) and returns 0; else
+ * appends nothing and returns -1.  live and owner borrowed. */
+int kobj_adopt_orphan(struct rec_out *out, const struct ipc_res *res,
+        json_object *live, json_object *owner, const char *key,
+        const char *value);
+
 /* A change of an object the reconciler controls but no cache holds (the
  * SympoziumConfig's Gateway): when live's controller reference names
  * owner's uid, appends the JSON patch of contract.h's CONTRACT_OWN_TESTED

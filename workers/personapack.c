@@ -4,7 +4,9 @@
  * <pack>-<persona>, the SympoziumSchedule <pack>-<persona>-schedule (both
  * controlled by the pack) and, once, the seed memory ConfigMap
  * <pack>-<persona>-memory (no owner); it re-syncs the pack-owned fields of
- * existing stamps.  A disabled pack tears its stamps down, deletes the
+ * existing stamps; a stamp-named instance or schedule that has no owner
+ * is adopted (upstream takes it over), one another owner controls is a
+ * NameConflict error.  A disabled pack tears its stamps down, deletes the
  * managed-looking auth Secrets and clears spec.authRefs.  The status
  * counts the installed personas.
  *
@@ -276,10 +278,31 @@ fetch(struct pass *p, const struct ipc_res *res, const char *name,
 }
 
 /*
+ * An object of a stamped name that nobody owns is taken over as upstream
+ * does, by the patch of contract.h's CONTRACT_OWN_ORPHAN (its controller
+ * reference and the pack label); the pass after it syncs the object as
+ * its own.  0 when the patch was written.
+ */
+static int
+adopt(struct pass *p, const char *kind, const struct ipc_res *res,
+        json_object *obj)
+{
+	if (kobj_adopt_orphan(p->out, res, obj, p->pack,
+	            CONTRACT_LABEL_PERSONA_PACK, p->name)
+	        < 0) {
+		return (-1);
+	}
+	log_info("personapack %s/%s: adopting %s %s, which has no owner",
+	        p->ns, p->name, kind, kobj_name(obj));
+	return (0);
+}
+
+/*
  * The object of that kind and name the pack controls: from the children,
  * else read live (the children may lag behind our own writes).  0: *obj
- * (caller puts); 1: absent; -1: a persona error was recorded (read
- * failure, or an object of that name the pack does not control).
+ * (caller puts); 1: absent; 2: it had no owner and its adoption was
+ * written (*obj NULL); -1: a persona error was recorded (read failure, or
+ * an object of that name another owner has).
  */
 static int
 locate(struct pass *p, const char *kind, const struct ipc_res *res,
@@ -287,26 +310,26 @@ locate(struct pass *p, const char *kind, const struct ipc_res *res,
 {
 	json_object *c = kobj_child(p->in->children, kind, name);
 	char err[256];
-	int rc;
+	int rc = 0;
 
 	if (c != NULL) {
 		*obj = json_object_get(c);
-		return (0);
-	}
-	rc = fetch(p, res, name, obj, err, sizeof(err));
-	if (rc < 0) {
+	} else if ((rc = fetch(p, res, name, obj, err, sizeof(err))) < 0) {
 		fail(p, true, "ReadFailed", "cannot read %s %s: %s", kind,
 		        name, err);
 		return (-1);
 	}
-	if (rc == 0 && !kobj_owned_by(*obj, p->pack)) {
+	if (rc != 0 || kobj_owned_by(*obj, p->pack)) {
+		return (rc);
+	}
+	rc = !terminating(*obj) && adopt(p, kind, res, *obj) == 0 ? 2 : -1;
+	if (rc < 0) {
 		fail(p, true, "NameConflict",
 		        "%s %s exists and is not controlled by PersonaPack %s",
 		        kind, name, p->name);
-		json_object_put(*obj);
-		*obj = NULL;
-		return (-1);
 	}
+	json_object_put(*obj);
+	*obj = NULL;
 	return (rc);
 }
 
@@ -899,6 +922,9 @@ ensure_schedule(struct pass *p, struct persona *ps)
 	if (rc < 0) {
 		return (-1);
 	}
+	if (rc == 2) { /* synced by the pass its adoption triggers */
+		return (0);
+	}
 	spec = schedule_spec(p, ps, sch);
 	if (rc == 1) {
 		o = kobj_new(API, K_SCHEDULE, p->ns, ps->sched);
@@ -929,7 +955,9 @@ reconcile_persona(struct pass *p, struct persona *ps)
 	/* The seeds go first so that they win over the instance
 	 * controller's default memory ConfigMap of the same name. */
 	ensure_seeds(p, ps);
-	ensure_instance(p, ps, cur);
+	if (rc != 2) { /* else synced by the pass its adoption triggers */
+		ensure_instance(p, ps, cur);
+	}
 	json_object_put(cur);
 	return (ensure_schedule(p, ps));
 }

@@ -438,6 +438,30 @@ test_patch_json(void **state)
 	o = get_ok(&R_CM, "kapi-jsonp", "j");
 	assert_string_equal(str(o, "data.x"), "9");
 	json_object_put(o);
+	/* As Kubernetes' json-patch: an absent member tests equal to null
+	 * (its parent must exist); a present one does not. */
+	o = patch_ok(&R_CM, "kapi-jsonp", "j", KAPI_PATCH_JSON,
+	        "[{\"op\":\"test\",\"path\":\"/metadata/ownerReferences\","
+	        "\"value\":null},"
+	        "{\"op\":\"add\",\"path\":\"/data/n\",\"value\":\"1\"}]",
+	        NULL);
+	assert_string_equal(str(o, "data.n"), "1");
+	json_object_put(o);
+	o = NULL;
+	assert_int_not_equal(
+	        kapi_patch(A.c, &R_CM, "kapi-jsonp", "j", KAPI_PATCH_JSON,
+	                "[{\"op\":\"test\",\"path\":\"/data/x\","
+	                "\"value\":null}]",
+	                NULL, false, &o, &err),
+	        KAPI_OK);
+	assert_null(o);
+	assert_int_not_equal(
+	        kapi_patch(A.c, &R_CM, "kapi-jsonp", "j", KAPI_PATCH_JSON,
+	                "[{\"op\":\"test\",\"path\":\"/nope/x\","
+	                "\"value\":null}]",
+	                NULL, false, &o, &err),
+	        KAPI_OK);
+	assert_null(o);
 	kapi_err_fini(&err);
 }
 

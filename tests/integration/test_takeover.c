@@ -10,7 +10,11 @@
  * and the objects: both are adopted with one JSON patch each (same uid,
  * never re-created, no create request at all), the MCPServer becomes
  * ready; an object of the MCPServer's name that it does not control is
- * not taken over (an error in the log, nothing written to it).
+ * not taken over (an error in the log, nothing written to it).  A
+ * PersonaPack's stamp name held by an instance nobody owns (a user's) is
+ * adopted as upstream's personapack_controller.go reconcilePersona takes
+ * it over: same uid, the pack's controller reference and label added,
+ * the user's labels kept, the pack's model synced, no create.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,10 +44,16 @@ static const struct kapi_res R_SVC = { "", "v1", "services", true };
 static const struct kapi_res R_DEP = { "apps", "v1", "deployments", true };
 static const struct kapi_res R_MCP
         = { "sympozium.ai", "v1alpha1", "mcpservers", true };
+static const struct kapi_res R_INST
+        = { "sympozium.ai", "v1alpha1", "sympoziuminstances", true };
+static const struct kapi_res R_PACK
+        = { "sympozium.ai", "v1alpha1", "personapacks", true };
 
 static struct optest F;
 /* uids of upstream's children, as made */
 static char dep_uid[64], svc_uid[64];
+/* the user's instance team-lead, as made */
+static char inst_uid[64];
 
 static void
 create(const struct kapi_res *r, json_object *o)
@@ -137,6 +147,21 @@ setup(void **state)
 	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
 	                       "\"metadata\":{\"name\":\"mcp-orphan\"},"
 	                       "\"spec\":{\"ports\":[{\"port\":80}]}}"));
+	/* a user's instance, then a pack that stamps that name */
+	create(&R_INST,
+	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                       "\"kind\":\"SympoziumInstance\",\"metadata\":"
+	                       "{\"name\":\"team-lead\",\"labels\":{"
+	                       "\"owner\":\"user\"}},\"spec\":{\"agents\":{"
+	                       "\"default\":{\"model\":\"old-model\"}}}}"));
+	uid_of(&R_INST, "team-lead", inst_uid, sizeof(inst_uid));
+	create(&R_PACK,
+	        testutil_jsonf("{\"apiVersion\":\"sympozium.ai/v1alpha1\","
+	                       "\"kind\":\"PersonaPack\",\"metadata\":{"
+	                       "\"name\":\"team\"},\"spec\":{\"enabled\":"
+	                       "true,\"personas\":[{\"name\":\"lead\","
+	                       "\"systemPrompt\":\"You lead.\",\"model\":"
+	                       "\"new-model\"}]}}"));
 	optest_sd_start(&F, 0, 0, NULL);
 	return (0);
 }
@@ -224,12 +249,82 @@ test_not_controlled(void **state)
 	json_object_put(svc);
 }
 
+/* The instance is the pack's, synced: its controller reference and
+ * label, the persona's model and prompt. */
+static const char *
+check_adopted(json_object *o, const void *arg)
+{
+	json_object *refs = jx_getv(o, "metadata", "ownerReferences", NULL);
+	json_object *r = json_object_array_get_idx(refs, 0);
+	bool ctl = false;
+
+	(void)arg;
+	if (o == NULL) {
+		return ("absent");
+	}
+	if (jx_array_len(refs) != 1
+	        || strcmp(jx_get_str(r, "kind") ?: "", "PersonaPack") != 0
+	        || strcmp(jx_get_str(r, "name") ?: "", "team") != 0
+	        || jx_get_bool(r, "controller", &ctl) != 0 || !ctl) {
+		return ("no controller reference to PersonaPack team");
+	}
+	if (strcmp(jx_get_str(o, "spec.agents.default.model") ?: "",
+	            "new-model")
+	        != 0) {
+		return ("model not synced");
+	}
+	if (strcmp(jx_get_str(o, "spec.memory.systemPrompt") ?: "",
+	            "You lead.")
+	        != 0) {
+		return ("systemPrompt not synced");
+	}
+	return (NULL);
+}
+
+/* The user's instance of a stamp name is adopted, not re-created; the
+ * pack counts it installed. */
+static void
+test_pack_adopts_orphan(void **state)
+{
+	json_object *o, *v;
+	char uid[64];
+	int64_t n = -1;
+
+	(void)state;
+	optest_wait_obj(&F, &R_INST, NS, "team-lead", check_adopted, NULL);
+	uid_of(&R_INST, "team-lead", uid, sizeof(uid));
+	assert_string_equal(uid, inst_uid);
+	o = optest_get(&F, &R_INST, NS, "team-lead");
+	v = jx_getv(
+	        o, "metadata", "labels", "sympozium.ai/persona-pack", NULL);
+	assert_string_equal(json_object_get_string(v), "team");
+	v = jx_getv(o, "metadata", "labels", "owner", NULL);
+	assert_string_equal(json_object_get_string(v), "user");
+	json_object_put(o);
+	assert_int_equal(
+	        sd_requests("POST", "/namespaces/" NS "/sympoziuminstances"),
+	        0);
+	/* the adoption, then the instance controller's own (finalizer) */
+	assert_true(sd_requests("PATCH",
+	                    "/namespaces/" NS "/sympoziuminstances/team-lead")
+	        >= 1);
+	assert_true(sdproc_log_wait(&F.sd[0],
+	        "adopting SympoziumInstance team-lead, which has no owner", 1,
+	        WAIT_MS));
+	o = optest_get(&F, &R_PACK, NS, "team");
+	assert_non_null(o);
+	assert_int_equal(jx_get_int(o, "status.installedCount", &n), 0);
+	assert_int_equal(n, 1);
+	json_object_put(o);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_adopted),
 		cmocka_unit_test(test_not_controlled),
+		cmocka_unit_test(test_pack_adopts_orphan),
 		cmocka_unit_test(optest_test_sigterm),
 	};
 

@@ -186,6 +186,15 @@ check_writes(const struct contract_ctrl *c)
 			assert_non_null(w->suffix);
 			assert_non_null(w->match);
 			break;
+		case CONTRACT_OWN_ORPHAN:
+			/* a patch of a child kind, named by the spec */
+			assert_int_equal(w->ops, CONTRACT_W_PATCH);
+			assert_true(w->res.namespaced);
+			assert_non_null(w->label);
+			assert_non_null(w->ref);
+			assert_non_null(w->match);
+			assert_true(watched(c, &w->res));
+			break;
 		}
 	}
 	assert_true(ev);

@@ -693,9 +693,77 @@ test_stale_children(void **state)
 	json_object_put(pack);
 }
 
-/* An object of a stamp's name that the pack does not control: the
- * persona is not installed, phase Error with a Ready condition, backoff;
- * once fixed the condition goes. */
+/* The JSON patch operation i of write w. */
+static json_object *
+patch_op_at(const struct ipc_write *w, size_t i)
+{
+	return (json_object_array_get_idx(w->patch, i));
+}
+
+/* A stamp-named instance and schedule nobody owns (a user's, made before
+ * the pack): each adopted by the orphan patch (resourceVersion tested,
+ * no ownerReferences tested, the pack's controller reference and label
+ * added), nothing created or updated; both count as installed. */
+static void
+test_adopt_orphans(void **state)
+{
+	struct fakesup *f = *state;
+	json_object *pack = my_team(), *st, *ref;
+	struct fakesup_run r;
+	struct ipc_write w;
+	int i;
+
+	store_put(f, "sympoziuminstances/my-team-triager",
+	        J("{'metadata':{'name':'my-team-triager','uid':'u-user',"
+	          "'resourceVersion':'77','labels':{'team':'x'}},"
+	          "'spec':{'agents':{'default':{'model':'m'}}}}"));
+	store_put(f, "sympoziumschedules/my-team-triager-schedule",
+	        J("{'metadata':{'name':'my-team-triager-schedule',"
+	          "'uid':'u-s','resourceVersion':'78'},'spec':{}}"));
+	run(f, pack, NULL, &r);
+	assert_int_equal(r.r.verdict, IPC_V_DONE);
+	assert_int_equal(find(&r, IPC_OP_CREATE, "my-team-triager"), -1);
+	assert_int_equal(find(&r, IPC_OP_UPDATE, "my-team-triager"), -1);
+	assert_int_equal(
+	        find(&r, IPC_OP_CREATE, "my-team-triager-schedule"), -1);
+	i = find(&r, IPC_OP_PATCH, "my-team-triager");
+	assert_true(i >= 0);
+	w = fakesup_write(&r, (size_t)i);
+	assert_string_equal(w.res.plural, "sympoziuminstances");
+	assert_int_equal(w.patch_type, IPC_PATCH_JSON);
+	assert_int_equal(json_object_array_length(w.patch), 4);
+	assert_true(eqj(patch_op_at(&w, 0),
+	        "{'op':'test','path':'/metadata/resourceVersion',"
+	        "'value':'77'}"));
+	assert_true(eqj(patch_op_at(&w, 1),
+	        "{'op':'test','path':'/metadata/ownerReferences',"
+	        "'value':null}"));
+	ref = jx_get(patch_op_at(&w, 2), "value");
+	assert_str(patch_op_at(&w, 2), "path", "/metadata/ownerReferences");
+	assert_true(eqj(ref,
+	        "[{'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
+	        "'name':'my-team','uid':'u-pack','controller':true,"
+	        "'blockOwnerDeletion':true}]"));
+	assert_true(eqj(patch_op_at(&w, 3),
+	        "{'op':'add','path':'/metadata/labels/sympozium.ai~1persona-"
+	        "pack','value':'my-team'}"));
+	i = find(&r, IPC_OP_PATCH, "my-team-triager-schedule");
+	assert_true(i >= 0);
+	w = fakesup_write(&r, (size_t)i);
+	assert_string_equal(w.res.plural, "sympoziumschedules");
+	assert_true(eqj(patch_op_at(&w, 3),
+	        "{'op':'add','path':'/metadata/labels',"
+	        "'value':{'sympozium.ai/persona-pack':'my-team'}}"));
+	st = status_of(&r);
+	assert_str(st, "phase", "Ready");
+	assert_int_equal(int_at(st, "installedCount"), 2);
+	fakesup_run_fini(&r);
+	json_object_put(pack);
+}
+
+/* An object of a stamp's name that another owner controls (or that has
+ * owner references of others): the persona is not installed, phase Error
+ * with a Ready condition, backoff; once fixed the condition goes. */
 static void
 test_name_conflict(void **state)
 {
@@ -703,11 +771,26 @@ test_name_conflict(void **state)
 	json_object *pack = my_team(), *st, *c;
 	struct fakesup_run r;
 
+	store_put(f, "sympoziuminstances/my-team-reviewer",
+	        J("{'metadata':{'name':'my-team-reviewer','uid':'u-r',"
+	          "'resourceVersion':'5','ownerReferences':[{'apiVersion':"
+	          "'v1','kind':'ConfigMap','name':'c','uid':'u-c'}]}}"));
+	run(f, pack, NULL, &r);
+	assert_int_equal(r.r.verdict, IPC_V_ERROR);
+	assert_int_equal(find(&r, IPC_OP_PATCH, "my-team-reviewer"), -1);
+	assert_int_equal(find(&r, IPC_OP_CREATE, "my-team-reviewer"), -1);
+	fakesup_run_fini(&r);
+	fakesup_remove(f, "sympoziuminstances", NULL, "my-team-reviewer");
+
 	store_put(f, "sympoziuminstances/my-team-triager",
-	        J("{'metadata':{'name':'my-team-triager','uid':'u-user'}}"));
+	        J("{'metadata':{'name':'my-team-triager','uid':'u-user',"
+	          "'resourceVersion':'5','ownerReferences':[{'apiVersion':"
+	          "'sympozium.ai/v1alpha1','kind':'PersonaPack','name':"
+	          "'other','uid':'u-other','controller':true}]}}"));
 	run(f, pack, NULL, &r);
 	assert_int_equal(r.r.verdict, IPC_V_ERROR);
 	assert_int_equal(find(&r, IPC_OP_CREATE, "my-team-triager"), -1);
+	assert_int_equal(find(&r, IPC_OP_PATCH, "my-team-triager"), -1);
 	assert_int_equal(
 	        find(&r, IPC_OP_CREATE, "my-team-triager-schedule"), -1);
 	assert_true(find(&r, IPC_OP_CREATE, "my-team-reviewer") >= 0);
@@ -1065,6 +1148,7 @@ main(void)
 		T(test_sync_instance),
 		T(test_sync_schedule),
 		T(test_stale_children),
+		T(test_adopt_orphans),
 		T(test_name_conflict),
 		T(test_invalid_personas),
 		T(test_seeds_existing_or_unreadable),

@@ -710,6 +710,120 @@ test_adopt(void **state)
 	json_object_put(w.patch);
 }
 
+/* One write of personapack ns/p (personas a and b-c). */
+static const char *
+pack1(const struct ipc_write *w)
+{
+	struct wpol_violation v;
+	enum wpol_verdict rc = check("personapack", "ns/p",
+	        "{'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
+	        "'metadata':{'name':'p','namespace':'ns','uid':'u-p'},"
+	        "'spec':{'personas':[{'name':'a'},{'name':'b-c'}]}}",
+	        w, 1, &v);
+
+	return (rc == WPOL_OK ? "ok" : rc == WPOL_RETRY ? "retry" : v.rule);
+}
+
+#define OR_RV   "{'op':'test','path':'/metadata/resourceVersion','value':'7'}"
+#define OR_NONE "{'op':'test','path':'/metadata/ownerReferences','value':null}"
+#define OR_REF(extra)                                                         \
+	"{'op':'add','path':'/metadata/ownerReferences','value':[{"           \
+	"'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"          \
+	"'name':'p','uid':'u-p','controller':true,"                           \
+	"'blockOwnerDeletion':true" extra "}]}"
+#define OR_LABEL                                                              \
+	"{'op':'add','path':'/metadata/labels/sympozium.ai~1persona-pack',"   \
+	"'value':'p'}"
+
+/* The adoption of an unowned stamp (contract.h CONTRACT_OWN_ORPHAN): its
+ * four operations exactly, one controller reference to the primary, the
+ * pack label, a name made of the pack's and a persona's; anything else
+ * is not-owned. */
+static void
+test_orphan(void **state)
+{
+	static const struct ipc_res insts = CONTRACT_RES_INSTANCES;
+	static const struct ipc_res scheds = CONTRACT_RES_SCHEDULES;
+	static const char ok[]
+	        = "[" OR_RV "," OR_NONE "," OR_REF("") "," OR_LABEL "]";
+	static const char *const bad[] = {
+		/* a controller reference to another, a second reference */
+		"[" OR_RV "," OR_NONE ","
+		"{'op':'add','path':'/metadata/ownerReferences','value':[{"
+		"'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
+		"'name':'q','uid':'u-q','controller':true,"
+		"'blockOwnerDeletion':true}]}," OR_LABEL "]",
+		"[" OR_RV "," OR_NONE ","
+		"{'op':'add','path':'/metadata/ownerReferences','value':[{"
+		"'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
+		"'name':'p','uid':'u-p','controller':true,"
+		"'blockOwnerDeletion':true},{'apiVersion':'v1','kind':'X',"
+		"'name':'x','uid':'u-x'}]}," OR_LABEL "]",
+		/* an extra key in the reference, no controller flag */
+		"[" OR_RV "," OR_NONE "," OR_REF(",'x':1") "," OR_LABEL "]",
+		"[" OR_RV "," OR_NONE ","
+		"{'op':'add','path':'/metadata/ownerReferences','value':[{"
+		"'apiVersion':'sympozium.ai/v1alpha1','kind':'PersonaPack',"
+		"'name':'p','uid':'u-p','controller':false,"
+		"'blockOwnerDeletion':true}]}," OR_LABEL "]",
+		/* no test of the absence, a test of something else */
+		"[" OR_RV "," OR_REF("") "," OR_LABEL ","
+		                         "{'op':'test','path':'/metadata/"
+		                         "name','value':'p-a'}]",
+		"[" OR_RV ","
+		"{'op':'test','path':'/metadata/ownerReferences','value':[]},"
+		"" OR_REF("") "," OR_LABEL "]",
+		/* another label value, a fifth operation, out of order */
+		"[" OR_RV "," OR_NONE
+		"," OR_REF("") ","
+		               "{'op':'add','path':'/metadata/labels/"
+		               "sympozium.ai~1persona-"
+		               "pack','value':'q'}]",
+		"[" OR_RV "," OR_NONE
+		"," OR_REF("") "," OR_LABEL ","
+		               "{'op':'remove','path':'/spec'}]",
+		"[" OR_NONE "," OR_RV "," OR_REF("") "," OR_LABEL "]",
+	};
+	static const char *const names[]
+	        = { "p-b", "p-ab", "q-a", "p-a-x", "p-b-c-schedule", "pa" };
+	struct ipc_write w = { .op = IPC_OP_PATCH,
+		.res = insts,
+		.namespace = "ns",
+		.name = "p-a",
+		.patch_type = IPC_PATCH_JSON };
+
+	(void)state;
+	w.patch = J(ok);
+	assert_string_equal(pack1(&w), "ok");
+	w.name = "p-b-c";
+	assert_string_equal(pack1(&w), "ok");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		w.name = names[i];
+		assert_string_equal(pack1(&w), "not-owned");
+	}
+	w.res = scheds;
+	w.name = "p-b-c-schedule";
+	assert_string_equal(pack1(&w), "ok");
+	w.name = "p-b-c";
+	assert_string_equal(pack1(&w), "not-owned");
+	w.res = insts;
+	w.name = "p-a";
+	w.patch_type = IPC_PATCH_MERGE;
+	assert_string_equal(pack1(&w), "not-owned");
+	w.patch_type = IPC_PATCH_JSON;
+	w.namespace = "other";
+	assert_string_equal(pack1(&w), "namespace");
+	w.namespace = "ns";
+	/* the mcpserver controller has no such row for its kinds */
+	assert_string_equal(mcp1(&w), "resource");
+	json_object_put(w.patch);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		w.patch = J(bad[i]);
+		assert_string_equal(pack1(&w), "not-owned");
+		json_object_put(w.patch);
+	}
+}
+
 /* The policy controller: the status of its own policy, nothing else
  * (contract.c policy_w: update_status of the primary, Events). */
 static void
@@ -1203,6 +1317,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_adopt),
+		cmocka_unit_test(test_orphan),
 		cmocka_unit_test(test_policy_rows),
 		cmocka_unit_test(test_config_rows),
 		cmocka_unit_test(test_config_tested),
