@@ -10,8 +10,9 @@
  * (Job, pod, input ConfigMap), Failed, Running (active Job, running pod),
  * PostRunning (workspace PVC, active postRun Job) and Serving (server
  * Deployment and Service, key Secret, agent ServiceAccount), a
- * SympoziumSchedule with its last run, and a PersonaPack with its stamped
- * instance (and its memory children) and schedule.  kubesim runs only its gc
+ * SympoziumSchedule with its last run, a PersonaPack with its stamped
+ * instance (and its memory children) and schedule, and a PersonaPack with
+ * shared memory (its PVC, Deployment and Service).  kubesim runs only its gc
  * and Deployment loops, so the Jobs and pods stay exactly as made.  Then (1) a
  * --shadow sympoziumd, once every key was reconciled without error, must list
  * no pending write, and (2) a normal sympoziumd must send no write at all
@@ -873,6 +874,133 @@ fixture_personapack(void)
 	free(own);
 }
 
+/* personapack_controller.go reconcileSharedMemory: the labels of the
+ * shared memory PVC, Deployment (and its pods) and Service of pack %1$s */
+#define SHM_LABELS                                                            \
+	"{\"sympozium.ai/component\":\"shared-memory\","                      \
+	"\"sympozium.ai/persona-pack\":\"%1$s\"}"
+#define SHM_PROBE(extra)                                                      \
+	"{\"httpGet\":{\"path\":\"/health\",\"port\":8080}," extra "}"
+
+/* personapack_controller.go reconcileSharedMemory: PVC
+ * "<pack>-shared-memory-db" (RWO, storageSize default 1Gi), Deployment
+ * "<pack>-shared-memory" (Recreate, one replica, fsGroup 1000, container
+ * memory-server of <registry>/skill-memory:<tag> with the two env vars,
+ * the PVC at /data, the three /health probes, requests 50m/64Mi, limits
+ * 200m/128Mi) and its Service, all controlled by the pack. */
+static void
+make_shared_memory(const char *pack, const char *own)
+{
+	make(&R_PVC,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":"
+	                       "\"PersistentVolumeClaim\",\"metadata\":{"
+	                       "\"name\":\"%1$s-shared-memory-db\","
+	                       "\"labels\":" SHM_LABELS ",%2$s},\"spec\":{"
+	                       "\"accessModes\":[\"ReadWriteOnce\"],"
+	                       "\"resources\":{\"requests\":{\"storage\":"
+	                       "\"1Gi\"}}}}",
+	                pack, own),
+	        NULL, NULL);
+	make(&R_DEP,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+	                "\"metadata\":{\"name\":\"%1$s-shared-memory\","
+	                "\"labels\":" SHM_LABELS ",%2$s},\"spec\":{"
+	                "\"replicas\":1,\"strategy\":{\"type\":"
+	                "\"Recreate\"},\"selector\":{\"matchLabels\":"
+	                "" SHM_LABELS "},\"template\":{\"metadata\":{"
+	                "\"labels\":" SHM_LABELS "},\"spec\":{"
+	                "\"securityContext\":{\"fsGroup\":1000},"
+	                "\"containers\":[{\"name\":\"memory-server\","
+	                "\"image\":\"ghcr.io/sympozium-ai/sympozium/"
+	                "skill-memory:latest\",\"imagePullPolicy\":"
+	                "\"IfNotPresent\",\"ports\":[{\"name\":\"http\","
+	                "\"containerPort\":8080,\"protocol\":\"TCP\"}],"
+	                "\"env\":[{\"name\":\"MEMORY_DB_PATH\",\"value\":"
+	                "\"/data/memory.db\"},{\"name\":\"MEMORY_PORT\","
+	                "\"value\":\"8080\"}],\"volumeMounts\":[{\"name\":"
+	                "\"memory-db\",\"mountPath\":\"/data\"}],"
+	                "\"startupProbe\":" SHM_PROBE("\"periodSeconds\":2,"
+	                                              "\"failureThreshold\":"
+	                                              "30") ","
+	                                                    "\"readinessProbe"
+	                                                    "\":" SHM_PROBE(
+	                                                            "\"periodS"
+	                                                            "econds\":"
+	                                                            "10") ","
+	                                                                  "\"l"
+	                                                                  "ive"
+	                                                                  "nes"
+	                                                                  "sPr"
+	                                                                  "obe"
+	                                                                  "\""
+	                                                                  ":" SHM_PROBE(
+	                                                                          "\"initialDelaySeconds\":5,"
+	                                                                          "\"periodSeconds\":30") ","
+	                                                                                                  "\"resources\":{\"requests\":{\"cpu\":\"50m\","
+	                                                                                                  "\"memory\":\"64Mi\"},\"limits\":{\"cpu\":"
+	                                                                                                  "\"200m\",\"memory\":\"128Mi\"}}}],"
+	                                                                                                  "\"volumes\":[{\"name\":\"memory-db\","
+	                                                                                                  "\"persistentVolumeClaim\":{\"claimName\":"
+	                                                                                                  "\"%1$s-shared-memory-db\"}}]}}}}",
+	                pack, own),
+	        NULL, NULL);
+	make(&R_SVC,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+	                       "\"metadata\":{\"name\":\"%1$s-shared-memory\","
+	                       "\"labels\":" SHM_LABELS ",%2$s},\"spec\":{"
+	                       "\"selector\":" SHM_LABELS ",\"ports\":[{"
+	                       "\"name\":\"http\",\"port\":8080,"
+	                       "\"targetPort\":8080,\"protocol\":\"TCP\"}]}}",
+	                pack, own),
+	        NULL, NULL);
+}
+
+/* personapack_controller.go Reconcile with spec.sharedMemory enabled:
+ * as fixture_personapack (one persona, no schedule), then
+ * reconcileSharedMemory's three objects and status.sharedMemoryReady. */
+static void
+fixture_personapack_shared(void)
+{
+	char uid[64], iuid[64];
+	char *own, *iown;
+
+	make(&R_PACK,
+	        testutil_jsonf("{\"apiVersion\":\"" API "\",\"kind\":"
+	                       "\"PersonaPack\",\"metadata\":{\"name\":"
+	                       "\"crew\",\"finalizers\":[\"sympozium.ai/"
+	                       "personapack-finalizer\"]},\"spec\":{"
+	                       "\"enabled\":true,\"sharedMemory\":{"
+	                       "\"enabled\":true},\"personas\":[{\"name\":"
+	                       "\"scout\",\"systemPrompt\":\"Scout.\"}]}}"),
+	        testutil_jsonf("{\"phase\":\"Ready\",\"personaCount\":1,"
+	                       "\"installedCount\":1,\"installedPersonas\":[{"
+	                       "\"name\":\"scout\",\"instanceName\":"
+	                       "\"crew-scout\"}],\"sharedMemoryReady\":true}"),
+	        uid);
+	own = owner("PersonaPack", "crew", uid);
+	make(&R_INST,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"" API "\",\"kind\":"
+	                "\"SympoziumInstance\",\"metadata\":{\"name\":"
+	                "\"crew-scout\",\"labels\":{\"sympozium.ai/"
+	                "persona-pack\":\"crew\",\"sympozium.ai/"
+	                "persona\":\"scout\"},\"finalizers\":["
+	                "\"sympozium.ai/finalizer\"],%s},\"spec\":{"
+	                "\"agents\":{\"default\":{\"model\":"
+	                "\"gpt-4o\"}},\"memory\":{\"enabled\":true,"
+	                "\"maxSizeKB\":256,\"systemPrompt\":\"Scout.\"},"
+	                "\"observability\":" DEFAULT_OBS ",\"skills\":["
+	                "{\"skillPackRef\":\"memory\"}]}}",
+	                own),
+	        testutil_jsonf("{\"phase\":\"Running\"}"), iuid);
+	iown = owner("SympoziumInstance", "crew-scout", iuid);
+	make_memory_children("crew-scout", iown);
+	free(iown);
+	make_shared_memory("crew", own);
+	free(own);
+}
+
 static void
 fixtures(void)
 {
@@ -892,6 +1020,7 @@ fixtures(void)
 	fixture_run_serving();
 	fixture_schedule();
 	fixture_personapack();
+	fixture_personapack_shared();
 }
 
 /* sympoziumctl --json shadow: the reply (caller puts). */
@@ -952,8 +1081,8 @@ assert_all_reconciled(void)
 	static const struct {
 		const char *ctl;
 		int keys;
-	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 2 },
-		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 1 } };
+	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 3 },
+		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 2 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -1047,7 +1176,10 @@ test_operator_writes_nothing(void **state)
 		{ &R_JOB, "run-post-postrun" }, { &R_SVC, "run-web-server" },
 		{ &R_SEC, "inst-web-proxy-key" }, { &R_CM, "tools" },
 		{ &R_INST, "team-lead" }, { &R_SCHED, "team-lead-schedule" },
-		{ &R_DEP, "team-lead-memory" }, { &R_RUN, "sched-3" } };
+		{ &R_DEP, "team-lead-memory" }, { &R_RUN, "sched-3" },
+		{ &R_INST, "crew-scout" }, { &R_PVC, "crew-shared-memory-db" },
+		{ &R_DEP, "crew-shared-memory" },
+		{ &R_SVC, "crew-shared-memory" } };
 	int skip = ksim_log_lines(F.a.request_log);
 	const char *args[] = { "--health-socket", F.sock, NULL };
 
