@@ -11,9 +11,12 @@
  * PostRunning (workspace PVC, active postRun Job) and Serving (server
  * Deployment and Service, key Secret, agent ServiceAccount), a
  * SympoziumSchedule with its last run, a PersonaPack with its stamped
- * instance (and its memory children) and schedule, and a PersonaPack with
- * shared memory (its PVC, Deployment and Service).  kubesim runs only its gc
- * and Deployment loops, so the Jobs and pods stay exactly as made.  Then (1) a
+ * instance (and its memory children) and schedule, a PersonaPack with
+ * shared memory (its PVC, Deployment and Service), and the SympoziumConfig
+ * sympozium-system/default with its GatewayClass, programmed Gateway and
+ * the Serving run's HTTPRoute (the Gateway API CRDs of tests/fixtures).
+ * kubesim runs only its gc and Deployment loops, so the Jobs and pods stay
+ * exactly as made.  Then (1) a
  * --shadow sympoziumd, once every key was reconciled without error, must list
  * no pending write, and (2) a normal sympoziumd must send no write at all
  * (upstream's next reconcile re-sends only equal values), so no create of an
@@ -68,20 +71,33 @@ static const struct kapi_res R_SCHED
         = { "sympozium.ai", "v1alpha1", "sympoziumschedules", true };
 static const struct kapi_res R_PACK
         = { "sympozium.ai", "v1alpha1", "personapacks", true };
+static const struct kapi_res R_CFG
+        = { "sympozium.ai", "v1alpha1", "sympoziumconfigs", true };
+static const struct kapi_res R_GC
+        = { "gateway.networking.k8s.io", "v1", "gatewayclasses", false };
+static const struct kapi_res R_GW
+        = { "gateway.networking.k8s.io", "v1", "gateways", true };
+static const struct kapi_res R_ROUTE
+        = { "gateway.networking.k8s.io", "v1", "httproutes", true };
+
+#define SYS    "sympozium-system"
+#define GW_DIR "tests/fixtures/gateway-api"
 
 static struct optest F;
-static char now_ts[32]; /* RFC 3339, when the fixtures were made */
+static char now_ts[32];      /* RFC 3339, when the fixtures were made */
+static char run_web_uid[64]; /* the Serving run's */
 
 /* Creates o (put) with status st (put, may be NULL) through the status
  * subresource, as upstream's Status().Update/Patch leaves it.  The
  * created object's uid into uid (may be NULL). */
 static void
-make(const struct kapi_res *r, json_object *o, json_object *st, char *uid)
+make_in(const char *ns, const struct kapi_res *r, json_object *o,
+        json_object *st, char *uid)
 {
 	struct kapi_err e = KAPI_ERR_INIT;
 	json_object *out = NULL, *out2 = NULL;
 
-	if (optest_create(&F, r, NS, o, &out, &e) != KAPI_OK) {
+	if (optest_create(&F, r, ns, o, &out, &e) != KAPI_OK) {
 		fail_msg("create %s %s: %s", r->plural,
 		        json_object_to_json_string(o),
 		        e.message != NULL ? e.message : "?");
@@ -92,7 +108,7 @@ make(const struct kapi_res *r, json_object *o, json_object *st, char *uid)
 	}
 	if (st != NULL) {
 		jx_set_path(out, "status", st);
-		if (kapi_update_status(F.a.c, r, NS, out, &out2, &e)
+		if (kapi_update_status(F.a.c, r, ns, out, &out2, &e)
 		        != KAPI_OK) {
 			fail_msg("status %s: %s", r->plural,
 			        e.message != NULL ? e.message : "?");
@@ -101,6 +117,13 @@ make(const struct kapi_res *r, json_object *o, json_object *st, char *uid)
 	kapi_err_fini(&e);
 	json_object_put(out2);
 	json_object_put(out);
+}
+
+/* make_in() in the fixtures' namespace (none for a cluster-scoped r) */
+static void
+make(const struct kapi_res *r, json_object *o, json_object *st, char *uid)
+{
+	make_in(r->namespaced ? NS : NULL, r, o, st, uid);
 }
 
 /* controllerutil.SetControllerReference's owner reference */
@@ -676,8 +699,8 @@ fixture_server(const char *own)
  * ensureAgentServiceAccount's sympozium-agent (label managed-by
  * sympozium, no owner), ensureServerAPIKeySecret's
  * "<instance>-web-proxy-key" (labels component web-proxy and instance)
- * and the server; reconcileServing only checks the Deployment and
- * (no SympoziumConfig) makes no HTTPRoute. */
+ * and the server; reconcileServing checks the Deployment and retries
+ * the HTTPRoute (fixture_gateway). */
 static void
 fixture_run_serving(void)
 {
@@ -699,6 +722,7 @@ fixture_run_serving(void)
 	                       "\"run-web-server\",\"startedAt\":\"%s\"}",
 	                now_ts),
 	        uid);
+	snprintf(run_web_uid, sizeof(run_web_uid), "%s", uid);
 	own = owner("AgentRun", "run-web", uid);
 	make(&R_SEC,
 	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
@@ -874,6 +898,89 @@ fixture_personapack(void)
 	free(own);
 }
 
+/* sympoziumconfig_controller.go Reconcile with spec.gateway enabled (its
+ * finalizer sympozium.ai/config-finalizer): reconcileGatewayClass's
+ * "sympozium" (label managed-by sympoziumconfig, the envoy
+ * controllerName), reconcileGateway's "sympozium-gateway" in the config's
+ * namespace (the label, the config's controller reference, the class,
+ * the one http listener for routes of the same namespace), the status a
+ * gateway controller gives it (Programmed, an address), and updateStatus's
+ * Ready phase with status.gateway; then agentrun_controller.go
+ * maybeCreateHTTPRoute's "<run>-web" of the Serving run run-web (labels
+ * agent-run, instance, component agent-server; the run's controller
+ * reference; the gateway as parent; "<instance>.<baseDomain>"; the
+ * server Service on 8080). */
+static void
+fixture_gateway(void)
+{
+	char uid[64];
+	char *own;
+
+	/* kubesim starts with SYS, as a cluster upstream runs in */
+	make_in(SYS, &R_CFG,
+	        testutil_jsonf("{\"apiVersion\":\"" API "\",\"kind\":"
+	                       "\"SympoziumConfig\",\"metadata\":{\"name\":"
+	                       "\"default\",\"finalizers\":[\"sympozium.ai/"
+	                       "config-finalizer\"]},\"spec\":{\"gateway\":{"
+	                       "\"enabled\":true,\"baseDomain\":"
+	                       "\"example.test\"}}}"),
+	        testutil_jsonf("{\"phase\":\"Ready\",\"gateway\":{"
+	                       "\"ready\":true,\"address\":\"10.1.2.3\","
+	                       "\"listenerCount\":1},\"conditions\":[{"
+	                       "\"type\":\"Ready\",\"status\":\"True\","
+	                       "\"observedGeneration\":1,"
+	                       "\"lastTransitionTime\":\"%s\",\"reason\":"
+	                       "\"Ready\",\"message\":\"\"}]}",
+	                now_ts),
+	        uid);
+	own = owner("SympoziumConfig", "default", uid);
+	make(&R_GC,
+	        testutil_jsonf("{\"apiVersion\":\"gateway.networking.k8s.io/"
+	                       "v1\",\"kind\":\"GatewayClass\",\"metadata\":"
+	                       "{\"name\":\"sympozium\",\"labels\":{"
+	                       "\"sympozium.ai/managed-by\":"
+	                       "\"sympoziumconfig\"}},\"spec\":{"
+	                       "\"controllerName\":\"gateway.envoyproxy.io/"
+	                       "gatewayclass-controller\"}}"),
+	        NULL, NULL);
+	make_in(SYS, &R_GW,
+	        testutil_jsonf("{\"apiVersion\":\"gateway.networking.k8s.io/"
+	                       "v1\",\"kind\":\"Gateway\",\"metadata\":{"
+	                       "\"name\":\"sympozium-gateway\",\"labels\":{"
+	                       "\"sympozium.ai/managed-by\":"
+	                       "\"sympoziumconfig\"},%s},\"spec\":{"
+	                       "\"gatewayClassName\":\"sympozium\","
+	                       "\"listeners\":[{\"name\":\"http\","
+	                       "\"protocol\":\"HTTP\",\"port\":80,"
+	                       "\"allowedRoutes\":{\"namespaces\":{\"from\":"
+	                       "\"Same\"}}}]}}",
+	                own),
+	        testutil_jsonf("{\"addresses\":[{\"type\":\"IPAddress\","
+	                       "\"value\":\"10.1.2.3\"}],\"conditions\":["
+	                       "{\"type\":\"Accepted\",\"status\":\"True\"},"
+	                       "{\"type\":\"Programmed\",\"status\":"
+	                       "\"True\"}]}"),
+	        NULL);
+	free(own);
+	own = owner("AgentRun", "run-web", run_web_uid);
+	make(&R_ROUTE,
+	        testutil_jsonf("{\"apiVersion\":\"gateway.networking.k8s.io/"
+	                       "v1\",\"kind\":\"HTTPRoute\",\"metadata\":{"
+	                       "\"name\":\"run-web-web\",\"labels\":{"
+	                       "\"sympozium.ai/agent-run\":\"run-web\","
+	                       "\"sympozium.ai/instance\":\"inst\","
+	                       "\"sympozium.ai/component\":\"agent-server\"},"
+	                       "%s},\"spec\":{\"parentRefs\":[{\"name\":"
+	                       "\"sympozium-gateway\",\"namespace\":"
+	                       "\"" SYS "\"}],\"hostnames\":[\"inst."
+	                       "example.test\"],\"rules\":[{\"backendRefs\":"
+	                       "[{\"name\":\"run-web-server\",\"port\":"
+	                       "8080}]}]}}",
+	                own),
+	        NULL, NULL);
+	free(own);
+}
+
 /* personapack_controller.go reconcileSharedMemory: the labels of the
  * shared memory PVC, Deployment (and its pods) and Service of pack %1$s */
 #define SHM_LABELS                                                            \
@@ -920,29 +1027,56 @@ make_shared_memory(const char *pack, const char *own)
 	                "\"/data/memory.db\"},{\"name\":\"MEMORY_PORT\","
 	                "\"value\":\"8080\"}],\"volumeMounts\":[{\"name\":"
 	                "\"memory-db\",\"mountPath\":\"/data\"}],"
-	                "\"startupProbe\":" SHM_PROBE("\"periodSeconds\":2,"
-	                                              "\"failureThreshold\":"
-	                                              "30") ","
-	                                                    "\"readinessProbe"
-	                                                    "\":" SHM_PROBE(
-	                                                            "\"periodS"
-	                                                            "econds\":"
-	                                                            "10") ","
-	                                                                  "\"l"
-	                                                                  "ive"
-	                                                                  "nes"
-	                                                                  "sPr"
-	                                                                  "obe"
-	                                                                  "\""
-	                                                                  ":" SHM_PROBE(
-	                                                                          "\"initialDelaySeconds\":5,"
-	                                                                          "\"periodSeconds\":30") ","
-	                                                                                                  "\"resources\":{\"requests\":{\"cpu\":\"50m\","
-	                                                                                                  "\"memory\":\"64Mi\"},\"limits\":{\"cpu\":"
-	                                                                                                  "\"200m\",\"memory\":\"128Mi\"}}}],"
-	                                                                                                  "\"volumes\":[{\"name\":\"memory-db\","
-	                                                                                                  "\"persistentVolumeClaim\":{\"claimName\":"
-	                                                                                                  "\"%1$s-shared-memory-db\"}}]}}}}",
+	                "\"startupProbe\":" SHM_PROBE(
+	                        "\"periodSeconds\":2,"
+	                        "\"failureThreshold\":"
+	                        "30") ","
+	                              "\"readinessProbe"
+	                              "\":" SHM_PROBE(
+	                                      "\"periodS"
+	                                      "econds\":"
+	                                      "10") ","
+	                                            "\"l"
+	                                            "ive"
+	                                            "nes"
+	                                            "sPr"
+	                                            "obe"
+	                                            "\""
+	                                            ":" SHM_PROBE(
+	                                                    "\"initialDelaySec"
+	                                                    "onds\":5,"
+	                                                    "\"periodSeconds\""
+	                                                    ":30") ","
+	                                                           "\"resource"
+	                                                           "s\":{"
+	                                                           "\"requests"
+	                                                           "\":{"
+	                                                           "\"cpu\":"
+	                                                           "\"50m\","
+	                                                           "\"memory\""
+	                                                           ":\"64Mi\"}"
+	                                                           ",\"limits"
+	                                                           "\":{"
+	                                                           "\"cpu\":"
+	                                                           "\"200m\","
+	                                                           "\"memory\""
+	                                                           ":\"128Mi\""
+	                                                           "}}}],"
+	                                                           "\"volumes"
+	                                                           "\":[{"
+	                                                           "\"name\":"
+	                                                           "\"memory-"
+	                                                           "db\","
+	                                                           "\"persiste"
+	                                                           "ntVolumeCl"
+	                                                           "aim\":{"
+	                                                           "\"claimNam"
+	                                                           "e\":"
+	                                                           "\"%1$s-"
+	                                                           "shared-"
+	                                                           "memory-"
+	                                                           "db\"}}]}}}"
+	                                                           "}",
 	                pack, own),
 	        NULL, NULL);
 	make(&R_SVC,
@@ -1021,6 +1155,7 @@ fixtures(void)
 	fixture_schedule();
 	fixture_personapack();
 	fixture_personapack_shared();
+	fixture_gateway();
 }
 
 /* sympoziumctl --json shadow: the reply (caller puts). */
@@ -1082,7 +1217,8 @@ assert_all_reconciled(void)
 		const char *ctl;
 		int keys;
 	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 3 },
-		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 2 } };
+		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 2 },
+		{ "config", 1 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -1114,6 +1250,7 @@ setup(void **state)
 		return (-1);
 	}
 	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
+	assert_int_equal(ksim_apply_crds(F.a.c, GW_DIR), 3);
 	assert_int_equal(
 	        ksim_api_create(&F.a, &R_NS, NULL, NS, NULL), KAPI_OK);
 	fixtures();
@@ -1179,7 +1316,8 @@ test_operator_writes_nothing(void **state)
 		{ &R_DEP, "team-lead-memory" }, { &R_RUN, "sched-3" },
 		{ &R_INST, "crew-scout" }, { &R_PVC, "crew-shared-memory-db" },
 		{ &R_DEP, "crew-shared-memory" },
-		{ &R_SVC, "crew-shared-memory" } };
+		{ &R_SVC, "crew-shared-memory" },
+		{ &R_ROUTE, "run-web-web" } };
 	int skip = ksim_log_lines(F.a.request_log);
 	const char *args[] = { "--health-socket", F.sock, NULL };
 
