@@ -79,9 +79,12 @@ static const struct kapi_res R_GW
         = { "gateway.networking.k8s.io", "v1", "gateways", true };
 static const struct kapi_res R_ROUTE
         = { "gateway.networking.k8s.io", "v1", "httproutes", true };
+static const struct kapi_res R_SB
+        = { "agents.x-k8s.io", "v1alpha1", "sandboxes", true };
 
 #define SYS    "sympozium-system"
 #define GW_DIR "tests/fixtures/gateway-api"
+#define SB_DIR "tests/integration/data/agent-sandbox-crds"
 
 static struct optest F;
 static char now_ts[32];      /* RFC 3339, when the fixtures were made */
@@ -376,7 +379,7 @@ fixture_channel(const char *own)
 
 /* sympoziuminstance_controller.go Reconcile (finalizer
  * sympozium.ai/finalizer; countActiveAgentPods: phase Serving as run-web
- * serves, activeAgentPods 2, run-live and run-web; reconcileChannels:
+ * serves, activeAgentPods 3, run-live, run-sb and run-web; reconcileChannels:
  * the slack channel Connected, its Deployment having a ready replica)
  * with its channel Deployment and its memory children (spec.memory and
  * the "memory" skill). */
@@ -397,7 +400,7 @@ fixture_instance(void)
 	                       "\"enabled\":true},\"channels\":[{\"type\":"
 	                       "\"slack\",\"configRef\":{\"secret\":"
 	                       "\"slack-cfg\"}},{\"type\":\"whatsapp\"}]}}"),
-	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":2,"
+	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":3,"
 	                       "\"channels\":[{\"type\":\"slack\","
 	                       "\"status\":\"Connected\"},{\"type\":"
 	                       "\"whatsapp\",\"status\":\"Connected\"}]}"),
@@ -604,6 +607,68 @@ fixture_run_running(void)
 	        uid);
 	make_run_children("run-live", uid, job_status(false),
 	        pod_status("agent", false));
+}
+
+/* agentrun_sandbox.go buildSandboxCR: the labels of a Sandbox, its pod
+ * template and so its pod (run %1$s) */
+#define SB_LABELS_FMT                                                         \
+	"{\"sympozium.ai/agent-run\":\"%1$s\",\"sympozium.ai/instance\":"     \
+	"\"inst\",\"sympozium.ai/component\":\"agent-run\","                  \
+	"\"sympozium.ai/agent-sandbox\":\"true\","                            \
+	"\"app.kubernetes.io/part-of\":\"sympozium\","                        \
+	"\"app.kubernetes.io/managed-by\":\"sympozium-controller\"}"
+
+/* agentrun_sandbox.go reconcilePendingAgentSandbox (phase Running,
+ * startedAt, sandboxName from buildSandboxCR's "sb-<run>": labels, the
+ * run's controller reference, podTemplate with sympozium-agent, Never,
+ * runAsNonRoot, uid and fsGroup 1000; its container list abbreviated to
+ * the agent, which a Running pass does not read), then
+ * reconcileRunningAgentSandbox (podName = the Sandbox's name; Ready
+ * condition False while the pod starts, pod Running: requeue only); the
+ * pod as the agent-sandbox controller makes it from the template. */
+static void
+fixture_run_sandbox(void)
+{
+	char uid[64];
+	char *own;
+
+	make_run("run-sb", true, ",\"agentSandbox\":{\"enabled\":true}",
+	        testutil_jsonf("{\"phase\":\"Running\",\"sandboxName\":"
+	                       "\"sb-run-sb\",\"podName\":\"sb-run-sb\","
+	                       "\"startedAt\":\"%s\"}",
+	                now_ts),
+	        uid);
+	own = owner("AgentRun", "run-sb", uid);
+	make(&R_SB,
+	        testutil_jsonf("{\"apiVersion\":\"agents.x-k8s.io/v1alpha1\","
+	                       "\"kind\":\"Sandbox\",\"metadata\":{\"name\":"
+	                       "\"sb-run-sb\",\"labels\":" SB_LABELS_FMT
+	                       ",%2$s},\"spec\":{\"podTemplate\":{"
+	                       "\"metadata\":{\"labels\":" SB_LABELS_FMT
+	                       "},\"spec\":{\"serviceAccountName\":"
+	                       "\"sympozium-agent\",\"restartPolicy\":"
+	                       "\"Never\",\"securityContext\":{"
+	                       "\"runAsNonRoot\":true,\"runAsUser\":1000,"
+	                       "\"fsGroup\":1000},\"containers\":[{\"name\":"
+	                       "\"agent\",\"image\":\"ghcr.io/sympozium-ai/"
+	                       "sympozium/agent-runner:latest\"}]}}}}",
+	                "run-sb", own),
+	        testutil_jsonf("{\"conditions\":[{\"type\":\"Ready\","
+	                       "\"status\":\"False\",\"reason\":"
+	                       "\"PodNotReady\",\"message\":\"\"}]}"),
+	        NULL);
+	make(&R_POD,
+	        testutil_jsonf(
+	                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	                "\"metadata\":{\"name\":\"sb-run-sb\","
+	                "\"labels\":" SB_LABELS_FMT "},\"spec\":{"
+	                "\"serviceAccountName\":\"sympozium-agent\","
+	                "\"restartPolicy\":\"Never\",\"containers\":[{"
+	                "\"name\":\"agent\",\"image\":\"ghcr.io/"
+	                "sympozium-ai/sympozium/agent-runner:latest\"}]}}",
+	                "run-sb"),
+	        pod_status("agent", false), NULL);
+	free(own);
 }
 
 /* agentrun_controller.go reconcilePending (ensureWorkspacePVC:
@@ -1152,6 +1217,7 @@ fixtures(void)
 	fixture_run_running();
 	fixture_run_postrunning();
 	fixture_run_serving();
+	fixture_run_sandbox();
 	fixture_schedule();
 	fixture_personapack();
 	fixture_personapack_shared();
@@ -1217,7 +1283,7 @@ assert_all_reconciled(void)
 		const char *ctl;
 		int keys;
 	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 3 },
-		{ "agentrun", 6 }, { "schedule", 2 }, { "personapack", 2 },
+		{ "agentrun", 7 }, { "schedule", 2 }, { "personapack", 2 },
 		{ "config", 1 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
@@ -1251,6 +1317,7 @@ setup(void **state)
 	}
 	assert_int_equal(optest_apply_upstream_crds(F.a.c), 8);
 	assert_int_equal(ksim_apply_crds(F.a.c, GW_DIR), 3);
+	assert_int_equal(ksim_apply_crds(F.a.c, SB_DIR), 3);
 	assert_int_equal(
 	        ksim_api_create(&F.a, &R_NS, NULL, NS, NULL), KAPI_OK);
 	fixtures();
@@ -1316,8 +1383,8 @@ test_operator_writes_nothing(void **state)
 		{ &R_DEP, "team-lead-memory" }, { &R_RUN, "sched-3" },
 		{ &R_INST, "crew-scout" }, { &R_PVC, "crew-shared-memory-db" },
 		{ &R_DEP, "crew-shared-memory" },
-		{ &R_SVC, "crew-shared-memory" },
-		{ &R_ROUTE, "run-web-web" } };
+		{ &R_SVC, "crew-shared-memory" }, { &R_ROUTE, "run-web-web" },
+		{ &R_SB, "sb-run-sb" }, { &R_POD, "sb-run-sb" } };
 	int skip = ksim_log_lines(F.a.request_log);
 	const char *args[] = { "--health-socket", F.sock, NULL };
 
@@ -1336,6 +1403,7 @@ test_operator_writes_nothing(void **state)
 	optest_wait_obj(
 	        &F, &R_RUN, NS, "run-post", check_phase, "PostRunning");
 	optest_wait_obj(&F, &R_RUN, NS, "run-web", check_phase, "Serving");
+	optest_wait_obj(&F, &R_RUN, NS, "run-sb", check_phase, "Running");
 	optest_wait_obj(
 	        &F, &R_JOB, NS, "run-live", optest_check_present, NULL);
 	optest_wait_obj(
