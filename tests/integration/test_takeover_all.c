@@ -81,6 +81,8 @@ static const struct kapi_res R_ROUTE
         = { "gateway.networking.k8s.io", "v1", "httproutes", true };
 static const struct kapi_res R_SB
         = { "agents.x-k8s.io", "v1alpha1", "sandboxes", true };
+static const struct kapi_res R_SBC
+        = { "agents.x-k8s.io", "v1alpha1", "sandboxclaims", true };
 
 #define SYS    "sympozium-system"
 #define GW_DIR "tests/fixtures/gateway-api"
@@ -379,10 +381,10 @@ fixture_channel(const char *own)
 
 /* sympoziuminstance_controller.go Reconcile (finalizer
  * sympozium.ai/finalizer; countActiveAgentPods: phase Serving as run-web
- * serves, activeAgentPods 3, run-live, run-sb and run-web; reconcileChannels:
- * the slack channel Connected, its Deployment having a ready replica)
- * with its channel Deployment and its memory children (spec.memory and
- * the "memory" skill). */
+ * serves, activeAgentPods 4, run-live, run-sb, run-wp and run-web;
+ * reconcileChannels: the slack channel Connected, its Deployment having a
+ * ready replica) with its channel Deployment and its memory children
+ * (spec.memory and the "memory" skill). */
 static void
 fixture_instance(void)
 {
@@ -400,7 +402,7 @@ fixture_instance(void)
 	                       "\"enabled\":true},\"channels\":[{\"type\":"
 	                       "\"slack\",\"configRef\":{\"secret\":"
 	                       "\"slack-cfg\"}},{\"type\":\"whatsapp\"}]}}"),
-	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":3,"
+	        testutil_jsonf("{\"phase\":\"Serving\",\"activeAgentPods\":4,"
 	                       "\"channels\":[{\"type\":\"slack\","
 	                       "\"status\":\"Connected\"},{\"type\":"
 	                       "\"whatsapp\",\"status\":\"Connected\"}]}"),
@@ -668,6 +670,66 @@ fixture_run_sandbox(void)
 	                "sympozium-ai/sympozium/agent-runner:latest\"}]}}",
 	                "run-sb"),
 	        pod_status("agent", false), NULL);
+	free(own);
+}
+
+/* agentrun_sandbox.go reconcilePendingAgentSandbox of a warm-pool run
+ * (buildSandboxClaimCR's "sbc-<run>": the Sandbox labels, the run's
+ * controller reference, spec.warmPoolRef; status sandboxClaimName and
+ * sandboxName both the claim's name, as the created object's), then
+ * reconcileRunningAgentSandbox (podName the same; the Sandbox the
+ * agent-sandbox controller bound to the claim, of the claim's name and
+ * owned by it, Ready, its pod Running: requeue only). */
+static void
+fixture_run_warm_pool(void)
+{
+	char uid[64], cuid[64];
+	char *own, *cown;
+
+	make_run("run-wp", true,
+	        ",\"agentSandbox\":{\"enabled\":true,\"warmPoolRef\":"
+	        "\"pool\"}",
+	        testutil_jsonf("{\"phase\":\"Running\",\"sandboxClaimName\":"
+	                       "\"sbc-run-wp\",\"sandboxName\":\"sbc-run-wp\","
+	                       "\"podName\":\"sbc-run-wp\",\"startedAt\":"
+	                       "\"%s\"}",
+	                now_ts),
+	        uid);
+	own = owner("AgentRun", "run-wp", uid);
+	make(&R_SBC,
+	        testutil_jsonf("{\"apiVersion\":\"agents.x-k8s.io/v1alpha1\","
+	                       "\"kind\":\"SandboxClaim\",\"metadata\":{"
+	                       "\"name\":\"sbc-run-wp\",\"labels\":"
+	                       "" SB_LABELS_FMT ",%2$s},\"spec\":{"
+	                       "\"warmPoolRef\":{\"name\":\"pool\"}}}",
+	                "run-wp", own),
+	        NULL, cuid);
+	cown = xasprintf("\"ownerReferences\":[{\"apiVersion\":"
+	                 "\"agents.x-k8s.io/v1alpha1\",\"kind\":"
+	                 "\"SandboxClaim\",\"name\":\"sbc-run-wp\","
+	                 "\"uid\":\"%s\",\"controller\":true}]",
+	        cuid);
+	make(&R_SB,
+	        testutil_jsonf("{\"apiVersion\":\"agents.x-k8s.io/v1alpha1\","
+	                       "\"kind\":\"Sandbox\",\"metadata\":{\"name\":"
+	                       "\"sbc-run-wp\",%s},\"spec\":{\"podTemplate\":"
+	                       "{\"spec\":{\"containers\":[{\"name\":"
+	                       "\"agent\",\"image\":\"ghcr.io/sympozium-ai/"
+	                       "sympozium/agent-runner:latest\"}]}}}}",
+	                cown),
+	        testutil_jsonf("{\"conditions\":[{\"type\":\"Ready\","
+	                       "\"status\":\"True\",\"reason\":"
+	                       "\"PodReady\",\"message\":\"\"}]}"),
+	        NULL);
+	make(&R_POD,
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	                       "\"metadata\":{\"name\":\"sbc-run-wp\"},"
+	                       "\"spec\":{\"restartPolicy\":\"Never\","
+	                       "\"containers\":[{\"name\":\"agent\","
+	                       "\"image\":\"ghcr.io/sympozium-ai/sympozium/"
+	                       "agent-runner:latest\"}]}}"),
+	        pod_status("agent", false), NULL);
+	free(cown);
 	free(own);
 }
 
@@ -1218,6 +1280,7 @@ fixtures(void)
 	fixture_run_postrunning();
 	fixture_run_serving();
 	fixture_run_sandbox();
+	fixture_run_warm_pool();
 	fixture_schedule();
 	fixture_personapack();
 	fixture_personapack_shared();
@@ -1283,7 +1346,7 @@ assert_all_reconciled(void)
 		const char *ctl;
 		int keys;
 	} want[] = { { "skillpack", 2 }, { "policy", 1 }, { "instance", 3 },
-		{ "agentrun", 7 }, { "schedule", 2 }, { "personapack", 2 },
+		{ "agentrun", 8 }, { "schedule", 2 }, { "personapack", 2 },
 		{ "config", 1 } };
 	int64_t end = ksim_now_ms() + WAIT_MS, err = 0;
 
@@ -1384,7 +1447,8 @@ test_operator_writes_nothing(void **state)
 		{ &R_INST, "crew-scout" }, { &R_PVC, "crew-shared-memory-db" },
 		{ &R_DEP, "crew-shared-memory" },
 		{ &R_SVC, "crew-shared-memory" }, { &R_ROUTE, "run-web-web" },
-		{ &R_SB, "sb-run-sb" }, { &R_POD, "sb-run-sb" } };
+		{ &R_SB, "sb-run-sb" }, { &R_POD, "sb-run-sb" },
+		{ &R_SBC, "sbc-run-wp" }, { &R_SB, "sbc-run-wp" } };
 	int skip = ksim_log_lines(F.a.request_log);
 	const char *args[] = { "--health-socket", F.sock, NULL };
 
@@ -1404,6 +1468,7 @@ test_operator_writes_nothing(void **state)
 	        &F, &R_RUN, NS, "run-post", check_phase, "PostRunning");
 	optest_wait_obj(&F, &R_RUN, NS, "run-web", check_phase, "Serving");
 	optest_wait_obj(&F, &R_RUN, NS, "run-sb", check_phase, "Running");
+	optest_wait_obj(&F, &R_RUN, NS, "run-wp", check_phase, "Running");
 	optest_wait_obj(
 	        &F, &R_JOB, NS, "run-live", optest_check_present, NULL);
 	optest_wait_obj(
