@@ -32,8 +32,8 @@ WARN	= -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes \
 	  -Wsign-compare -Wformat=2 -Wvla -Wno-format-nonliteral
 CSTD	= -std=c17 -D_GNU_SOURCE
 OPT	?= -O2 -g
-CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) -MMD -MP -I. $(PKG_CFLAGS) $(SANFLAGS) \
-	     $(EXTRA_CFLAGS)
+CFLAGS_ALL = $(CSTD) $(OPT) $(WARN) -MMD -MP -I. -I$(BUILD) $(PKG_CFLAGS) \
+	     $(SANFLAGS) $(EXTRA_CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lnng -lseccomp -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -68,9 +68,17 @@ INTEG_SRCS  := $(sort $(wildcard tests/integration/test_*.c))
 KSIM_UNIT_SRCS  := $(sort $(wildcard kubesim/tests/unit/test_*.c))
 KSIM_INTEG_SRCS := $(sort $(wildcard kubesim/tests/integration/test_*.c))
 
+# kubesim's protobuf messages (kubesim/proto/*.proto), compiled by
+# protoc-c into $(BUILD)/kubesim/proto/ and linked wherever kubesim's
+# modules are (kubesim, the tests, the fuzz targets), with -lprotobuf-c.
+PB_PROTOS := $(sort $(wildcard kubesim/proto/*.proto))
+PB_OBJS   := $(PB_PROTOS:kubesim/proto/%.proto=$(BUILD)/kubesim/proto/%.pb-c.o)
+PB_HDRS   := $(PB_PROTOS:kubesim/proto/%.proto=$(BUILD)/kubesim/proto/%.pb-c.h)
+PB_LIBS   := -lprotobuf-c
+
 COMMON_OBJS  := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
-TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o) $(PB_OBJS)
 LIBCOMMON    := $(BUILD)/libcommon.a
 
 # The chaos suite (tests/chaos/): every file there but test_*.c makes
@@ -119,7 +127,8 @@ PROGS += $(BIN)/tests/crd-digest
 CTL_OBJS := $(CTL_MODS:%.c=$(BUILD)/%.o) $(BUILD)/ctl/main.o
 SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
-KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o
+KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o \
+		$(PB_OBJS)
 # No product links anything of tests/.
 ifneq ($(filter $(BUILD)/tests/%,$(CTL_OBJS) $(SUP_OBJS) $(WRK_OBJS) \
 	$(KUBESIM_OBJS)),)
@@ -143,6 +152,18 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# protoc-c's output: generated code, compiled without our warning set.
+# kubesim's modules include the headers (-I$(BUILD)), so they wait for them.
+$(BUILD)/kubesim/proto/%.pb-c.c $(BUILD)/kubesim/proto/%.pb-c.h: \
+		kubesim/proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=kubesim/proto --c_out=$(@D) $<
+
+$(BUILD)/kubesim/proto/%.pb-c.o: $(BUILD)/kubesim/proto/%.pb-c.c
+	$(CC) $(CSTD) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+
+$(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o: | $(PB_HDRS)
+
 # The tag of child images when SYMPOZIUM_IMAGE_TAG does not override it
 # (upstream's main.imageTag, set by -ldflags in release builds).  Only
 # workers/kobj.c uses it; a release build sets IMAGE_TAG=vX.Y.Z.
@@ -158,31 +179,31 @@ $(UNIT_SRCS:tests/unit/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
 		$(BUILD)/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(INTEG_SRCS:tests/integration/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
 		$(BUILD)/tests/integration/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(KSIM_UNIT_SRCS:kubesim/tests/unit/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
 		$(BUILD)/kubesim/tests/unit/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(KSIM_INTEG_SRCS:kubesim/tests/integration/%.c=$(BIN)/tests/%): $(BIN)/tests/%: \
 		$(BUILD)/kubesim/tests/integration/%.o $(TESTLIB_OBJS) \
 		$(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(BIN)/tests/test_chaos: $(CHAOS_OBJS) $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(CHAOS_OBJS) $(TESTLIB_OBJS) $(LIBCOMMON) \
-		-lcmocka -lmicrohttpd $(LDLIBS_ALL)
+		-lcmocka -lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(BIN)/tests/test_chaos_model: $(BUILD)/tests/chaos/test_model.o \
 		$(BUILD)/tests/chaos/model.o
@@ -192,12 +213,12 @@ $(BIN)/tests/test_chaos_model: $(BUILD)/tests/chaos/test_model.o \
 $(BIN)/bench/%: $(BUILD)/tests/bench/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(BIN)/scale/%: $(BUILD)/tests/scale/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
@@ -244,7 +265,7 @@ $(HOSTILE_TEST): $(BUILD)/tests/hostile/test_hostile.o $(TESTLIB_OBJS) \
 		$(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(TESTLIB_OBJS) $(LIBCOMMON) -lcmocka \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 
 .PHONY: hostile
 hostile: all
@@ -269,7 +290,7 @@ crd-digest: $(BIN)/tests/crd-digest
 $(BIN)/kubesim: $(KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd \
-		$(LDLIBS_ALL)
+		$(LDLIBS_ALL) $(PB_LIBS)
 
 deps:
 	@missing=""; \
@@ -337,13 +358,15 @@ fuzz-build: $(FUZZ_BINS)
 # Fuzz targets link kubesim's modules too (selectors, patches, schemas),
 # and the pure supervisor and worker modules they fuzz.
 FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o) \
+	$(PB_PROTOS:kubesim/proto/%.proto=build/fuzz/kubesim/proto/%.pb-c.o) \
 	build/fuzz/supervisor/labelsel.o build/fuzz/workers/cron.o \
 	build/fuzz/workers/agentrun_result.o
 
 build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< \
-		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd $(LDLIBS_ALL)
+		$(FUZZ_KUBESIM_OBJS) $(LIBCOMMON) -lmicrohttpd $(LDLIBS_ALL) \
+		$(PB_LIBS)
 
 # run: starts kubesim with our CRDs and samples applied and runs the
 # operator against it in the foreground (scripts/make-run.sh).

@@ -14,10 +14,12 @@
 
 #include <openssl/evp.h>
 
+#include "common/b64.h"
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "common/yamlj.h"
+#include "kubesim/kproto.h"
 #include "kubesim/ksel.h"
 #include "kubesim/ksrv.h"
 #include "kubesim/ktable.h"
@@ -83,7 +85,41 @@ not_found_page(struct kresp *rs)
 	        "the server could not find the requested resource");
 }
 
-/* The request body as JSON (or YAML).  NULL with an answer in rs. */
+/* A protobuf body (kproto.h) as JSON.  NULL with an answer in rs. */
+static json_object *
+proto_object(const struct kreq *rq, struct kresp *rs)
+{
+	char err[256];
+	json_object *o = NULL;
+
+	switch (kproto_decode((const uint8_t *)rq->body, rq->body_len, &o, err,
+	        sizeof(err))) {
+	case KPROTO_OK:
+		return (o);
+	case KPROTO_EKIND:
+		kresp_error(rs, 415, "UnsupportedMediaType",
+		        "kubesim decodes protobuf bodies of v1 Namespace, "
+		        "ConfigMap and Secret only (%s); send "
+		        "application/json",
+		        err);
+		return (NULL);
+	case KPROTO_EBAD:
+		break;
+	}
+	kresp_error(
+	        rs, 400, "BadRequest", "error decoding request body: %s", err);
+	return (NULL);
+}
+
+static bool
+media_is(const char *ct, size_t n, const char *type)
+{
+	return (ct != NULL && n == strlen(type)
+	        && strncasecmp(ct, type, n) == 0);
+}
+
+/* The request body as JSON (or YAML, or protobuf).  NULL with an answer
+ * in rs. */
 static json_object *
 body_object(const struct kreq *rq, struct kresp *rs)
 {
@@ -92,17 +128,17 @@ body_object(const struct kreq *rq, struct kresp *rs)
 	char err[256];
 	json_object *o = NULL;
 
-	if (ct != NULL && n == 16
-	        && strncasecmp(ct, "application/json", n) == 0) {
+	if (media_is(ct, n, "application/json")) {
 		o = jx_parse(rq->body, rq->body_len, 0, err, sizeof(err));
-	} else if (ct != NULL && n == 16
-	        && strncasecmp(ct, "application/yaml", n) == 0) {
+	} else if (media_is(ct, n, "application/yaml")) {
 		o = yamlj_parse(rq->body, rq->body_len, err, sizeof(err));
+	} else if (media_is(ct, n, KPROTO_MEDIA_TYPE)) {
+		return (proto_object(rq, rs));
 	} else {
 		kresp_error(rs, 415, "UnsupportedMediaType",
 		        "the body of the request was in an unknown format - "
 		        "accepted media types include: application/json, "
-		        "application/yaml");
+		        "application/yaml, " KPROTO_MEDIA_TYPE);
 		return (NULL);
 	}
 	if (o == NULL) {
@@ -215,25 +251,25 @@ token_encode(uint64_t rv, const char *last)
 {
 	json_object *o = json_object_new_object();
 	const char *js;
-	unsigned char *out;
-	int n;
+	char *out;
+	size_t n;
 
 	json_object_object_add(
 	        o, "v", json_object_new_string("meta.k8s.io/v1"));
 	json_object_object_add(o, "rv", json_object_new_int64((int64_t)rv));
 	json_object_object_add(o, "start", json_object_new_string(last));
 	js = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	out = xmalloc(strlen(js) * 2 + 8);
-	n = EVP_EncodeBlock(out, (const unsigned char *)js, (int)strlen(js));
+	out = b64_encode(js, strlen(js));
+	n = strlen(out);
 	while (n > 0 && out[n - 1] == '=') {
 		n--;
 	}
 	out[n] = '\0';
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
 	}
 	json_object_put(o);
-	return ((char *)out);
+	return (out);
 }
 
 static int

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/random.h>
 
+#include "common/b64.h"
 #include "common/jsonx.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -522,6 +523,39 @@ unknown_fields(const struct kreq *rq, struct buf *pruned, struct kresp *rs)
 	return (code);
 }
 
+/* A Secret as the real server stores it: stringData written into data
+ * (base64, winning over a data key of the same name) and dropped; type
+ * Opaque when absent. */
+static void
+secret_normalize(const struct kres *res, json_object *obj)
+{
+	json_object *sd = json_object_object_get(obj, "stringData"), *data;
+
+	if (!is(res, "", "secrets")) {
+		return;
+	}
+	if (jx_get_str(obj, "type") == NULL) {
+		jx_set_path(obj, "type", json_object_new_string("Opaque"));
+	}
+	if (!json_object_is_type(sd, json_type_object)) {
+		json_object_object_del(obj, "stringData");
+		return;
+	}
+	data = json_object_object_get(obj, "data");
+	if (!json_object_is_type(data, json_type_object)) {
+		data = json_object_new_object();
+		json_object_object_add(obj, "data", data);
+	}
+	json_object_object_foreach(sd, k, v)
+	{
+		const char *plain = json_object_get_string(v);
+		char *enc = b64_encode(plain, strlen(plain));
+		json_object_object_add(data, k, json_object_new_string(enc));
+		free(enc);
+	}
+	json_object_object_del(obj, "stringData");
+}
+
 /* Defaulting, pruning and validation against the schema (custom
  * resources) or the known top-level fields (built-ins).  Returns 0 or an
  * error code; validation failures become causes. */
@@ -536,6 +570,7 @@ custom_schema(const struct kres *res, json_object *obj, const struct kreq *rq,
 
 	if (res->schema == NULL) {
 		builtin_prune(res, obj, &pruned);
+		secret_normalize(res, obj);
 		code = unknown_fields(rq, &pruned, rs);
 		buf_fini(&pruned);
 		return (code);

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "common/b64.h"
 #include "common/duration.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -187,22 +186,12 @@ parse(int argc, char **argv, struct args *a)
 	}
 }
 
-static char *
-b64(const char *s)
-{
-	size_t n = strlen(s);
-	unsigned char *out = xmalloc(n * 2 + 8);
-
-	EVP_EncodeBlock(out, (const unsigned char *)s, (int)n);
-	return ((char *)out);
-}
-
 static int
 write_kubeconfig(
         const char *path, const char *url, const char *ca, const char *token)
 {
 	FILE *f = fopen(path, "we");
-	char *ca64 = ca != NULL ? b64(ca) : NULL;
+	char *ca64 = ca != NULL ? b64_encode(ca, strlen(ca)) : NULL;
 
 	if (f == NULL) {
 		log_warn("--write-kubeconfig %s", path);

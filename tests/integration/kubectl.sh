@@ -414,6 +414,33 @@ version() {
 		out_has "$tmp/out" '^Client Version: v1\.'
 }
 
+# A tutorial's first commands: kubectl 1.32 and later send these built-in
+# objects as application/vnd.kubernetes.protobuf (kubesim/kproto.c).
+first_creates() {
+	k create namespace team-a -v=8 >"$tmp/create-ns.log" 2>&1 || {
+		echo "kubectl create namespace failed:"
+		tail -5 "$tmp/create-ns.log"
+		return 1
+	}
+	run_expect 'secret/my-key created' create secret generic my-key \
+		--from-literal=OPENAI_API_KEY=sk-test -n team-a &&
+		run_expect 'configmap/settings created' create configmap \
+			settings --from-literal=a=b --from-literal=empty= \
+			-n team-a &&
+		run_expect '^Active$' get namespace team-a \
+			-o 'jsonpath={.status.phase}' &&
+		run_expect '^c2stdGVzdA== Opaque$' get secret my-key -n team-a \
+			-o 'jsonpath={.data.OPENAI_API_KEY} {.type}' &&
+		run_expect '^\{"a":"b","empty":""\}$' get configmap settings \
+			-n team-a -o 'jsonpath={.data}'
+}
+
+# Whether that kubectl sent protobuf at all (older ones send JSON).
+sent_protobuf() {
+	grep -q 'Content-Type: application/vnd.kubernetes.protobuf' \
+		"$tmp/create-ns.log"
+}
+
 tls_token() {
 	run_expect '^default ' get namespaces &&
 		cm_yaml tls-cm >"$tmp/tls-cm.yaml" &&
@@ -461,6 +488,12 @@ main_plain() {
 	check get_raw_notfound run_refused \
 		'^Error from server \(NotFound\)' get --raw /nope
 	check version version
+	check create_namespace_secret_configmap first_creates
+	if sent_protobuf; then
+		ok create_bodies_protobuf
+	else
+		skip create_bodies_protobuf "this kubectl sends JSON bodies"
+	fi
 	stop_kubesim plain
 }
 

@@ -40,6 +40,7 @@
 
 static const struct kapi_res R_NS = { "", "v1", "namespaces", false };
 static const struct kapi_res R_CM = { "", "v1", "configmaps", true };
+static const struct kapi_res R_SEC = { "", "v1", "secrets", true };
 static const struct kapi_res R_DEPLOY = { "apps", "v1", "deployments", true };
 static const struct kapi_res R_CRD
         = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", false };
@@ -462,6 +463,40 @@ test_patch_json(void **state)
 	                NULL, false, &o, &err),
 	        KAPI_OK);
 	assert_null(o);
+	kapi_err_fini(&err);
+}
+
+/* A Secret is stored as the real server stores it: stringData folded
+ * into data (base64, over a data key of the same name), type Opaque by
+ * default; on update too. */
+static void
+test_secret_string_data(void **state)
+{
+	struct kapi_err err = KAPI_ERR_INIT;
+	json_object *o;
+
+	(void)state;
+	make_ns("kapi-sec");
+	create_ok(&R_SEC, "kapi-sec",
+	        testutil_jsonf("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+	                       "\"metadata\":{\"name\":\"s\"},\"data\":{"
+	                       "\"a\":\"eA==\",\"b\":\"eQ==\"},"
+	                       "\"stringData\":{\"a\":\"sk-1\"}}"));
+	o = get_ok(&R_SEC, "kapi-sec", "s");
+	assert_string_equal(str(o, "data.a"), "c2stMQ==");
+	assert_string_equal(str(o, "data.b"), "eQ==");
+	assert_string_equal(str(o, "type"), "Opaque");
+	assert_null(jx_get(o, "stringData"));
+	jx_set_path(o, "stringData", testutil_json("{\"c\":\"z\"}", 0));
+	jx_set_path(o, "type", json_object_new_string("example.com/x"));
+	expect_rc(kapi_update(A.c, &R_SEC, "kapi-sec", o, NULL, &err), KAPI_OK,
+	        &err);
+	json_object_put(o);
+	o = get_ok(&R_SEC, "kapi-sec", "s");
+	assert_string_equal(str(o, "data.c"), "eg==");
+	assert_string_equal(str(o, "type"), "example.com/x");
+	assert_null(jx_get(o, "stringData"));
+	json_object_put(o);
 	kapi_err_fini(&err);
 }
 
@@ -960,6 +995,7 @@ main(void)
 		cmocka_unit_test(test_update_status),
 		cmocka_unit_test(test_patch_merge),
 		cmocka_unit_test(test_patch_json),
+		cmocka_unit_test(test_secret_string_data),
 		cmocka_unit_test(test_patch_strategic),
 		cmocka_unit_test(test_patch_strategic_on_cr_refused),
 		cmocka_unit_test(test_patch_apply),

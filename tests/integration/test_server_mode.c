@@ -186,14 +186,13 @@ test_pending_to_serving(void **state)
 	        optest_check_owner, &own);
 }
 
-/* The Secret's api-key as stored: stringData (kubesim keeps it) or
- * data (a real API server folds it in, base64). */
+/* The Secret's api-key as stored: in data, base64 (the API server folds
+ * stringData in and drops it). */
 static const char *
 stored_key(json_object *sec)
 {
-	const char *k = jx_get_str(sec, "stringData.api-key");
-
-	return (k != NULL ? k : jx_get_str(sec, "data.api-key"));
+	assert_null(jx_get(sec, "stringData"));
+	return (jx_get_str(sec, "data.api-key"));
 }
 
 /* ensureServerAPIKeySecret: web-web-proxy-key, made once by the first
