@@ -75,10 +75,15 @@ PB_PROTOS := $(sort $(wildcard kubesim/proto/*.proto))
 PB_OBJS   := $(PB_PROTOS:kubesim/proto/%.proto=$(BUILD)/kubesim/proto/%.pb-c.o)
 PB_HDRS   := $(PB_PROTOS:kubesim/proto/%.proto=$(BUILD)/kubesim/proto/%.pb-c.h)
 PB_LIBS   := -lprotobuf-c
+# The supervisor's OTLP messages (supervisor/proto/*.proto), the same way:
+# linked into sympoziumd and the tests.
+SUP_PB_PROTOS := $(sort $(wildcard supervisor/proto/*.proto))
+SUP_PB_OBJS   := $(SUP_PB_PROTOS:supervisor/proto/%.proto=$(BUILD)/supervisor/proto/%.pb-c.o)
+SUP_PB_HDRS   := $(SUP_PB_PROTOS:supervisor/proto/%.proto=$(BUILD)/supervisor/proto/%.pb-c.h)
 
 COMMON_OBJS  := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 IPC_OBJS     := $(IPC_SRCS:%.c=$(BUILD)/%.o)
-TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o) $(PB_OBJS)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/%.o) $(PB_OBJS) $(SUP_PB_OBJS)
 LIBCOMMON    := $(BUILD)/libcommon.a
 
 # The chaos suite (tests/chaos/): every file there but test_*.c makes
@@ -125,7 +130,8 @@ endif
 # bin/tests/crd-digest: writes the upstream CRDs' digest (make crd-digest).
 PROGS += $(BIN)/tests/crd-digest
 CTL_OBJS := $(CTL_MODS:%.c=$(BUILD)/%.o) $(BUILD)/ctl/main.o
-SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o
+SUP_OBJS := $(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o \
+	    $(SUP_PB_OBJS)
 WRK_OBJS := $(WRK_MODS:%.c=$(BUILD)/%.o) $(BUILD)/workers/main.o
 KUBESIM_OBJS := $(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o \
 		$(PB_OBJS)
@@ -163,6 +169,16 @@ $(BUILD)/kubesim/proto/%.pb-c.o: $(BUILD)/kubesim/proto/%.pb-c.c
 	$(CC) $(CSTD) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 
 $(KUBESIM_MODS:%.c=$(BUILD)/%.o) $(BUILD)/kubesim/main.o: | $(PB_HDRS)
+
+$(BUILD)/supervisor/proto/%.pb-c.c $(BUILD)/supervisor/proto/%.pb-c.h: \
+		supervisor/proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --proto_path=supervisor/proto --c_out=$(@D) $<
+
+$(BUILD)/supervisor/proto/%.pb-c.o: $(BUILD)/supervisor/proto/%.pb-c.c
+	$(CC) $(CSTD) $(OPT) $(SANFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+
+$(SUP_MODS:%.c=$(BUILD)/%.o) $(BUILD)/supervisor/main.o: | $(SUP_PB_HDRS)
 
 # The tag of child images when SYMPOZIUM_IMAGE_TAG does not override it
 # (upstream's main.imageTag, set by -ldflags in release builds).  Only
@@ -223,7 +239,7 @@ $(BIN)/scale/%: $(BUILD)/tests/scale/%.o $(TESTLIB_OBJS) $(LIBCOMMON)
 $(BIN)/sympoziumd: $(SUP_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) $(LIBCOMMON) -lmicrohttpd \
-		$(LDLIBS_ALL)
+		$(LDLIBS_ALL) $(PB_LIBS)
 
 # The test supervisor: sympoziumd plus the test controller's watches.  It
 # finds the production worker beside itself, as sympoziumd does (a link).
@@ -232,7 +248,7 @@ $(BIN)/tests/sympoziumd-test: $(SUP_OBJS) \
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $(SUP_OBJS) \
 		$(BUILD)/tests/workers/testctl_contract.o $(LIBCOMMON) \
-		-lmicrohttpd $(LDLIBS_ALL)
+		-lmicrohttpd $(LDLIBS_ALL) $(PB_LIBS)
 	ln -sfn ../sympozium-worker $(@D)/sympozium-worker
 
 $(BIN)/sympoziumctl: $(CTL_OBJS) $(LIBCOMMON)

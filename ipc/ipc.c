@@ -488,7 +488,9 @@ parse_result(struct chk *c, json_object *b, struct ipc_result *r,
 	memset(r, 0, sizeof(*r));
 	return (field_str(c, b, "key", F_NONEMPTY, IPC_KEY_MAX, &r->key)
 	        || field_int(c, b, "epoch", 0, 0, &r->epoch)
-	        || parse_verdict(c, b, r) || parse_writes(c, b, r, ops));
+	        || parse_verdict(c, b, r) || parse_writes(c, b, r, ops)
+	        || field_typed(c, b, "telemetry", F_OPT, json_type_object,
+	                &r->telemetry));
 }
 
 /* A list's "fields": 1..IPC_FIELDS_MAX valid paths. */

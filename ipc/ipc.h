@@ -29,6 +29,9 @@
  *	                 "message"?:s},"writes"?:[W...]}
  *	           k = done|requeue|requeue_after|error|terminal;
  *	           afterMs is required for requeue_after.
+ *	           "telemetry"?:obj (the OpenTelemetry signals of the
+ *	           reconcile; only its type is checked here, its content by
+ *	           supervisor/otel.h against the controller's signal policy).
  *	VIEW_REQ   w->s {"id":n,"what":get|list|secret_meta|pod_log|zoneinfo,
  *	                 "resource"?:R,"namespace"?:s,"name"?:s,
  *	                 "labelSelector"?:s,"tailLines"?:n,"container"?:s,
@@ -277,6 +280,10 @@ struct ipc_result {
 	const char *message; /* "" when absent */
 	json_object *writes; /* array of W; never NULL after read */
 	size_t nwrites;
+	json_object *telemetry; /* NULL when absent; checked by otel.h */
+	/* Not on the wire: when the pool sent the WORK (monotonic ms), set
+	 * by the supervisor's pool before it hands the RESULT on. */
+	int64_t sent_ms;
 };
 
 /* Builds a RESULT body with no writes; message may be NULL. */

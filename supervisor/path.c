@@ -19,6 +19,7 @@
 #include "supervisor/cache.h"
 #include "supervisor/feed.h"
 #include "supervisor/intake.h"
+#include "supervisor/otel.h"
 #include "supervisor/restart.h"
 #include "supervisor/settle.h"
 #include "supervisor/sup.h"
@@ -273,6 +274,30 @@ check_port(void *arg, size_t ctl, const struct ipc_result *r,
 	return (rc);
 }
 
+/* The telemetry of a settled RESULT to the OpenTelemetry signals, the
+ * span times on the wall clock.  Not under --shadow: the upstream
+ * operator beside it reports the same runs. */
+static void
+telemetry_port(
+        void *arg, size_t ctl, json_object *tel, int64_t sent_ms, int64_t now)
+{
+	struct sup *s = arg;
+	int64_t end = timefmt_now_us_real() * 1000;
+	int64_t start = sent_ms >= 0 && sent_ms <= now
+	        ? end - (now - sent_ms) * 1000000
+	        : end;
+	char err[256];
+
+	if (s->otel == NULL || s->shadow != NULL) {
+		return;
+	}
+	if (otel_ingest(s->otel, s->ctls[ctl].spec->name, tel, start, end, err,
+	            sizeof(err))
+	        != 0) {
+		log_warnx("%s: %s", s->ctls[ctl].spec->name, err);
+	}
+}
+
 /* The index of controller name in s->ctls, or SIZE_MAX. */
 static size_t
 ctl_index(const struct sup *s, const char *name)
@@ -317,6 +342,14 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 	struct wpol_violation v;
 	char detail[320];
 
+	/* telemetry outside the controller's signal policy is a violation,
+	 * found before any write is sent */
+	if (r->telemetry != NULL
+	        && otel_check(controller, r->telemetry, detail, sizeof(detail))
+	                != 0) {
+		sup_violation(s, w, "telemetry", detail, now);
+		return;
+	}
 	if (settle_result(s->settle, controller, wk_worker_index(w), r, ops,
 	            leader_epoch(s->leader), now, &v)
 	        == 0) {
@@ -401,6 +434,7 @@ sup_path_new(struct sup *s)
 	struct settle_conf sc = { .wr = { wr_submit_port, wr_event_port },
 		.check = check_port,
 		.may_write = may_write_at,
+		.telemetry = telemetry_port,
 		.arg = s,
 		.stats = s->stats };
 

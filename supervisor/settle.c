@@ -27,6 +27,8 @@ struct pend {
 	char *key;
 	enum queue_verdict verdict;
 	int64_t after_ms;
+	json_object *tel; /* the RESULT's telemetry (a reference), or NULL */
+	int64_t sent_ms;
 };
 
 struct settle {
@@ -61,6 +63,7 @@ settle_free(struct settle *st)
 	}
 	for (size_t i = 0; i < st->nslots; i++) {
 		free(st->slots[i].key);
+		json_object_put(st->slots[i].tel);
 	}
 	free(st->slots);
 	free(st->free_slots);
@@ -138,6 +141,7 @@ static void
 pend_del(struct settle *st, struct pend *p)
 {
 	free(p->key);
+	json_object_put(p->tel);
 	*p = (struct pend) { 0 };
 	st->free_slots[st->nfree++] = (uint32_t)(p - st->slots);
 	st->npend--;
@@ -208,7 +212,9 @@ submit(struct settle *st, size_t ctl, int worker, const struct ipc_result *r,
 		.worker = worker,
 		.key = xstrdup(r->key),
 		.verdict = verdict_of(r->verdict),
-		.after_ms = r->after_ms };
+		.after_ms = r->after_ms,
+		.tel = json_object_get(r->telemetry),
+		.sent_ms = r->sent_ms };
 	uint64_t token = pend_put(st, &p);
 	struct wr_batch b = { .key = r->key,
 		.controller = st->ctls[ctl].name,
@@ -274,6 +280,15 @@ accept_writes(struct settle *st, size_t ctl, int worker,
 	return (0);
 }
 
+static void
+telemetry(struct settle *st, size_t ctl, json_object *tel, int64_t sent_ms,
+        int64_t now)
+{
+	if (tel != NULL && st->conf.telemetry != NULL) {
+		st->conf.telemetry(st->conf.arg, ctl, tel, sent_ms, now);
+	}
+}
+
 int
 settle_result(struct settle *st, const char *controller, int worker,
         const struct ipc_result *r, const struct ipc_write *ops,
@@ -297,6 +312,7 @@ settle_result(struct settle *st, const char *controller, int worker,
 		log_warnx("%s: %s: %s", controller, r->key, r->message);
 	}
 	if (r->nwrites == 0) {
+		telemetry(st, idx, r->telemetry, r->sent_ms, now);
 		count(st, c, worker, r->key, verdict_of(r->verdict),
 		        r->after_ms, r->message, now);
 		queue_finish(c->q, r->key, verdict_of(r->verdict), r->after_ms,
@@ -339,6 +355,7 @@ settle_written(struct settle *st, uint64_t token, const struct wr_report *rep,
 		        p->after_ms, ok ? NULL : rep->message, now);
 	}
 	if (rep->outcome == WR_OK) {
+		telemetry(st, p->ctl, p->tel, p->sent_ms, now);
 		queue_finish(c->q, p->key, p->verdict, p->after_ms, now);
 	} else if (rep->outcome == WR_FENCED) {
 		queue_done(c->q, p->key, now);

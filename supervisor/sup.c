@@ -23,6 +23,8 @@
 #include "supervisor/health.h"
 #include "supervisor/http.h"
 #include "supervisor/ops.h"
+#include "supervisor/otel.h"
+#include "supervisor/otlpx.h"
 #include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
@@ -434,6 +436,56 @@ setup_signals(struct sup *s, char *err, size_t errlen)
 	return (0);
 }
 
+/* Upstream's telemetry.Init: on when OTEL_EXPORTER_OTLP_ENDPOINT is set,
+ * with the resource of its downward-API environment. */
+static void
+setup_otel(struct sup *s)
+{
+	struct otel_conf oc = { getenv("OTEL_EXPORTER_OTLP_ENDPOINT"),
+		getenv("NAMESPACE"), getenv("POD_NAME"), getenv("NODE_NAME"),
+		getenv("INSTANCE_NAME"), timefmt_now_us_real() * 1000 };
+
+	s->otel = otel_new(&oc);
+	if (s->otel == NULL) {
+		return;
+	}
+	s->otlpx = otlpx_new(otel_endpoint(s->otel));
+	if (s->otlpx == NULL) {
+		otel_free(s->otel);
+		s->otel = NULL;
+		return;
+	}
+	log_info("OpenTelemetry: metrics, traces and logs to %s (OTLP/gRPC, "
+	         "insecure)",
+	        otel_endpoint(s->otel));
+}
+
+void
+sup_otel_tick(struct sup *s, int64_t now, bool force)
+{
+	/* upstream's periodic reader and span batcher every 5 s, its log
+	 * batch processor every second */
+	static const int64_t every[OTEL_NSIGNALS] = { 5000, 5000, 1000 };
+	struct buf b;
+
+	if (s->otel == NULL) {
+		return;
+	}
+	buf_init(&b);
+	for (int i = 0; i < OTEL_NSIGNALS; i++) {
+		if (!force && now < s->otel_due[i]) {
+			continue;
+		}
+		s->otel_due[i] = now + every[i];
+		if (otel_encode(s->otel, (enum otel_signal)i,
+		            timefmt_now_us_real() * 1000, &b)
+		        > 0) {
+			otlpx_send(s->otlpx, (enum otel_signal)i, &b);
+		}
+	}
+	buf_fini(&b);
+}
+
 struct sup *
 sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 {
@@ -452,6 +504,7 @@ sup_new(const struct sup_config *cfg, char *err, size_t errlen)
 		sup_free(s);
 		return (NULL);
 	}
+	setup_otel(s);
 	return (s);
 }
 
@@ -461,6 +514,8 @@ sup_free(struct sup *s)
 	if (s == NULL) {
 		return;
 	}
+	otlpx_free(s->otlpx, 0);
+	otel_free(s->otel);
 	health_free(s->health);
 	http_free(s->probe);
 	http_free(s->metrics);
@@ -675,11 +730,18 @@ sup_run(struct sup *s)
 		sup_dispatch(s, now);
 		wr_run(s->wr);
 		sup_trim(s, now);
+		sup_otel_tick(s, now, false);
 		if (s->stopping && shutdown_step(s, now)) {
 			break;
 		}
 		poll_once(s, now);
 	}
+	/* upstream's tel.Shutdown: what is pending is flushed */
+	sup_otel_tick(s, now, true);
+	otlpx_free(s->otlpx, 5000);
+	s->otlpx = NULL;
+	otel_free(s->otel);
+	s->otel = NULL;
 	log_info("stopped");
 	return (0);
 }

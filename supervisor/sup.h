@@ -43,6 +43,8 @@ struct sup_ctl {
 
 struct intake;
 struct feed;
+struct otel;
+struct otlpx;
 struct settle;
 
 struct sup {
@@ -81,6 +83,11 @@ struct sup {
 	bool agent_sandbox; /* the agent-sandbox CRDs are served (served.c) */
 	bool httproutes;    /* the Gateway API serves httproutes (served.c) */
 	bool *kind_off;     /* per informer kind: unserved, not watched */
+	/* OpenTelemetry (sup.c): NULL when OTEL_EXPORTER_OTLP_ENDPOINT is
+	 * unset */
+	struct otel *otel;
+	struct otlpx *otlpx;
+	int64_t otel_due[3]; /* monotonic ms of each signal's next export */
 };
 
 /* sup.c: the supervisor built from cfg (copied; its strings must outlive
@@ -89,6 +96,9 @@ struct sup {
 struct sup *sup_new(const struct sup_config *cfg, char *err, size_t errlen);
 int sup_run(struct sup *s);
 void sup_free(struct sup *s);
+/* Exports what is due (all of it when force), and returns at once: the
+ * exporter's thread sends (otlpx.h). */
+void sup_otel_tick(struct sup *s, int64_t now, bool force);
 
 /* path.c: the data path */
 /* Creates s->intake, s->feed and s->settle over s->ctls (their queues

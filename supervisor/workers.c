@@ -846,6 +846,7 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		kill_worker(w, now, why);
 		return;
 	}
+	r.sent_ms = w->key_since;
 	if (p->cb.on_result != NULL) {
 		p->cb.on_result(p->arg, w->ctl->name, w, &r, ops);
 	}

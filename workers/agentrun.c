@@ -30,6 +30,7 @@
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
+#include "workers/wtel.h"
 
 #define AGENT_SA "sympozium-agent"
 
@@ -40,7 +41,14 @@ struct ctx {
 	json_object *run;    /* in->object, borrowed */
 	json_object *status; /* the status being written, owned */
 	const char *name, *ns;
+	/* OpenTelemetry (wtel.h): upstream's agentrun.reconcile span, the
+	 * phase's span (create_job, extract_result) and the sandbox's
+	 * (create_sandbox, check_sandbox) */
+	struct wtel_span rspan, pspan, sspan;
 };
+
+static void span_start(struct ctx *c, struct wtel_span *s,
+        struct wtel_span *parent, const char *name);
 
 static const char *
 spec_str(struct ctx *c, const char *path)
@@ -108,6 +116,77 @@ phase_event(struct ctx *c, json_object *old)
 	}
 }
 
+/* The innermost live span (the context upstream's log records carry). */
+static const struct w3t_ctx *
+span_ctx(struct ctx *c)
+{
+	return (c->sspan.live           ? &c->sspan.ctx
+	                : c->pspan.live ? &c->pspan.ctx
+	                                : &c->rspan.ctx);
+}
+
+/* Upstream succeedRun's and failRun's metrics and log records, and the
+ * serving gauge of reconcilePendingServer, at the phase transition. */
+static void
+phase_telemetry(struct ctx *c, json_object *old)
+{
+	const char *was = jx_get_str(old, "phase"), *now = st_str(c, "phase");
+	const char *inst = spec_str(c, "instanceRef");
+	json_object *a;
+	int64_t v;
+
+	if (!wtel_on() || (was != NULL && strcmp(was, now) == 0)) {
+		return;
+	}
+	if (strcmp(now, "Serving") == 0) {
+		wtel_count(c->out, "sympozium.web_endpoint.serving", 1,
+		        "sympozium.instance", inst, NULL, NULL);
+		return;
+	}
+	if (strcmp(now, "Succeeded") != 0 && strcmp(now, "Failed") != 0) {
+		return;
+	}
+	wtel_count(c->out, "sympozium.agent.runs", 1, "sympozium.agent.status",
+	        now[0] == 'S' ? "succeeded" : "failed", "sympozium.instance",
+	        inst);
+	a = json_object_new_object();
+	json_object_object_add(
+	        a, "agent_run", json_object_new_string(c->name));
+	json_object_object_add(a, "instance", json_object_new_string(inst));
+	if (now[0] == 'F') {
+		wtel_count(c->out, "sympozium.errors", 1, "error.type",
+		        "agent_run_failed", "sympozium.instance", inst);
+		json_object_object_add(a, "error",
+		        json_object_new_string(st_str(c, "error")));
+		wtel_log(c->out, "agent.run.failed", a, span_ctx(c));
+		return;
+	}
+	json_object_object_add(
+	        a, "status", json_object_new_string("succeeded"));
+	if (jx_get(c->status, "tokenUsage") != NULL) {
+		static const char *const f[][2]
+		        = { { "inputTokens", "input_tokens" },
+			          { "outputTokens", "output_tokens" },
+			          { "toolCalls", "tool_calls" },
+			          { "durationMs", "duration_ms" } };
+
+		for (size_t i = 0; i < 4; i++) {
+			v = 0;
+			jx_get_int(json_object_object_get(
+			                   c->status, "tokenUsage"),
+			        f[i][0], &v);
+			json_object_object_add(
+			        a, f[i][1], json_object_new_int64(v));
+		}
+		if (v > 0) { /* durationMs */
+			wtel_record(c->out, "sympozium.agent.duration_ms",
+			        (double)v, "sympozium.agent.status",
+			        "succeeded", "sympozium.instance", inst);
+		}
+	}
+	wtel_log(c->out, "agent.run.succeeded", a, span_ctx(c));
+}
+
 /* Emits the status when it differs from the cached one. */
 static void
 flush_status(struct ctx *c)
@@ -125,6 +204,7 @@ flush_status(struct ctx *c)
 	json_object_object_add(obj, "status", json_object_get(c->status));
 	kobj_update_status(c->out, &kobj_agentruns, obj);
 	phase_event(c, old);
+	phase_telemetry(c, old);
 	agentrun_postrun_events(c->out, c->run, old, c->status);
 }
 
@@ -408,6 +488,9 @@ deleting(struct ctx *c)
 	if (st_str(c, "deploymentName")[0] != '\0') {
 		delete_with(c, &kobj_deployments, c->ns,
 		        st_str(c, "deploymentName"), "Foreground");
+		wtel_count(c->out, "sympozium.web_endpoint.serving", -1,
+		        "sympozium.instance", spec_str(c, "instanceRef"), NULL,
+		        NULL);
 	}
 	if (st_str(c, "serviceName")[0] != '\0') {
 		delete_with(c, &kobj_services, c->ns, st_str(c, "serviceName"),
@@ -1076,8 +1159,11 @@ static void
 pending(struct ctx *c)
 {
 	struct plan p = { 0 };
-	int rc = validate(c, &p.inst);
+	int rc;
 	bool sbx = false;
+
+	span_start(c, &c->pspan, &c->rspan, "agentrun.create_job");
+	rc = validate(c, &p.inst);
 
 	if (rc == 0) {
 		rc = unsupported(c); /* 2: the server path took the run */
@@ -1085,6 +1171,9 @@ pending(struct ctx *c)
 	if (rc == 3) { /* agent-sandbox: the same steps, then its CR */
 		sbx = true;
 		rc = 0;
+		span_start(c, &c->sspan, &c->pspan, "agentrun.create_sandbox");
+		wtel_span_attr(&c->sspan, "runtime.class",
+		        spec_str(c, "agentSandbox.runtimeClass"));
 	}
 	if (rc == 0) {
 		ensure_sa_and_input(c);
@@ -1483,7 +1572,11 @@ running(struct ctx *c)
 	        = kobj_child(c->in->children, "Job", st_str(c, "jobName"));
 	int rc;
 
+	span_start(c, &c->pspan, &c->rspan, "agentrun.extract_result");
 	if (agentrun_sandbox_active(c->status)) {
+		span_start(c, &c->sspan, &c->pspan, "agentrun.check_sandbox");
+		wtel_span_attr(
+		        &c->sspan, "sandbox.name", st_str(c, "sandboxName"));
 		sandbox_running(c);
 		return;
 	}
@@ -1520,6 +1613,61 @@ running(struct ctx *c)
 	}
 }
 
+/* Starts span s (upstream's controllerTracer.Start) under parent; the
+ * innermost span's context is what the run's containers get as
+ * TRACEPARENT and its trace ID status.traceID (agentrun_job.h). */
+static void
+span_start(struct ctx *c, struct wtel_span *s, struct wtel_span *parent,
+        const char *name)
+{
+	wtel_span_start(s, &parent->ctx, name);
+	wtel_span_attr(s, "agentrun.name", c->name);
+	if (s != &c->sspan || strcmp(name, "agentrun.create_sandbox") == 0) {
+		wtel_span_attr(s, "instance.name", spec_str(c, "instanceRef"));
+	}
+	if (s->live) {
+		agentrun_job_trace(&s->ctx);
+	}
+}
+
+/* Ends the spans, innermost first; the reconcile span fails with the
+ * reconcile, as upstream's. */
+static void
+spans_end(struct ctx *c)
+{
+	if (c->out->verdict == IPC_V_ERROR
+	        || c->out->verdict == IPC_V_TERMINAL) {
+		snprintf(c->rspan.error, sizeof(c->rspan.error),
+		        "reconcile failed");
+	}
+	wtel_span_end(c->out, &c->sspan);
+	wtel_span_end(c->out, &c->pspan);
+	wtel_span_end(c->out, &c->rspan);
+	json_object_put(c->sspan.attrs);
+	json_object_put(c->pspan.attrs);
+	json_object_put(c->rspan.attrs);
+	agentrun_job_trace(NULL);
+}
+
+/* The reconcile span, joined to the run's otel.dev/traceparent
+ * annotation (upstream extractTraceparent). */
+static void
+rspan_start(struct ctx *c)
+{
+	struct w3t_ctx parent = { 0 };
+
+	if (!wtel_on()) {
+		return;
+	}
+	w3t_parse(kobj_annotation(c->run, AGENTRUN_JOB_ANN_TRACEPARENT),
+	        &parent);
+	wtel_span_start(&c->rspan, &parent, "agentrun.reconcile");
+	wtel_span_attr(&c->rspan, "agentrun.name", c->name);
+	wtel_span_attr(&c->rspan, "namespace", c->ns);
+	wtel_span_attr(&c->rspan, "agentrun.phase", st_str(c, "phase"));
+	wtel_span_attr(&c->rspan, "instance.name", spec_str(c, "instanceRef"));
+}
+
 static void
 dispatch(struct ctx *c)
 {
@@ -1545,7 +1693,7 @@ dispatch(struct ctx *c)
 static void
 reconcile(const struct rec_in *in, struct rec_out *out)
 {
-	struct ctx c = { in, out, in->object, NULL, NULL, NULL };
+	struct ctx c = { .in = in, .out = out, .run = in->object };
 	json_object *st;
 
 	rec_verdict(out, IPC_V_DONE, 0, NULL);
@@ -1556,6 +1704,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 	c.ns = kobj_ns(in->object);
 	st = json_object_object_get(in->object, "status");
 	c.status = jx_copy_obj(st);
+	rspan_start(&c);
 	if (jx_getv(in->object, "metadata", "deletionTimestamp", NULL)
 	        != NULL) {
 		deleting(&c);
@@ -1565,6 +1714,7 @@ reconcile(const struct rec_in *in, struct rec_out *out)
 		dispatch(&c);
 		flush_status(&c);
 	}
+	spans_end(&c);
 	json_object_put(c.status);
 }
 

@@ -772,14 +772,35 @@ mcp_auth_env(json_object *env, json_object *srv)
 	free(name);
 }
 
+/* The span of the reconcile in progress (agentrun_job_trace()). */
+static struct w3t_ctx span;
+
+void
+agentrun_job_trace(const struct w3t_ctx *c)
+{
+	span = c != NULL ? *c : (struct w3t_ctx) { 0 };
+}
+
+/* The span context the run's containers and status get: the reconcile's
+ * span, else the run's annotation's (upstream's no-op tracer keeps it). */
+static bool
+trace_ctx(json_object *run, struct w3t_ctx *out)
+{
+	if (span.valid) {
+		*out = span;
+		return (true);
+	}
+	return (w3t_parse(
+	        kobj_annotation(run, AGENTRUN_JOB_ANN_TRACEPARENT), out));
+}
+
 void
 agentrun_job_status_trace_id(json_object *run, json_object *status)
 {
 	struct w3t_ctx tc;
 	char id[33];
 
-	if (!w3t_parse(
-	            kobj_annotation(run, AGENTRUN_JOB_ANN_TRACEPARENT), &tc))
+	if (!trace_ctx(run, &tc))
 		return;
 	w3t_trace_id_hex(&tc, id);
 	json_object_object_add(status, "traceID", json_object_new_string(id));
@@ -792,7 +813,12 @@ mcp_env(const struct agentrun_job_in *in, json_object *env)
 {
 	const char *tp
 	        = kobj_annotation(in->run, AGENTRUN_JOB_ANN_TRACEPARENT);
+	char own[W3T_TRACEPARENT_LEN + 1];
 
+	if (span.valid) {
+		w3t_format(&span, own);
+		tp = own;
+	}
 	kobj_env_add(env, "AGENT_RUN_ID", run_name(in));
 	kobj_env_add(env, "MCP_CONFIG_PATH", "/config/mcp-servers.yaml");
 	kobj_env_add(env, "MCP_IPC_PATH", "/ipc/tools");

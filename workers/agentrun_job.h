@@ -12,6 +12,8 @@
 
 #include <json-c/json.h>
 
+#include "common/w3trace.h"
+
 /* The run annotation whose value becomes TRACEPARENT (upstream
  * buildContainers). */
 #define AGENTRUN_JOB_ANN_TRACEPARENT "otel.dev/traceparent"
@@ -55,6 +57,10 @@ json_object *agentrun_job_pod_spec(const struct agentrun_job_in *in);
  * with no tracer provider: its no-op tracer keeps the span context of the
  * `otel.dev/traceparent` annotation, so a valid annotation's trace ID is
  * set; nothing otherwise. */
+/* Sets (c) or clears (NULL) the span of the reconcile in progress (wtel.h):
+ * while set, its traceparent is the MCP containers' TRACEPARENT and its
+ * trace ID status.traceID, as upstream's tracer stamps them. */
+void agentrun_job_trace(const struct w3t_ctx *c);
 void agentrun_job_status_trace_id(json_object *run, json_object *status);
 
 /* The name of host mount idx of a pack: "host-<pack>-<idx>" lower-cased,

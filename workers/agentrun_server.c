@@ -32,6 +32,7 @@
 #include "workers/agentrun_server.h"
 #include "workers/kobj.h"
 #include "workers/view.h"
+#include "workers/wtel.h"
 
 #define SERVER_SA "sympozium-agent"
 
@@ -689,6 +690,22 @@ route_skip(json_object *cfg)
 	return (ready ? NULL : "gateway not ready");
 }
 
+/* upstream's sympozium.web_endpoint.gateway_not_ready (an enabled
+ * gateway not ready) and .route_created counters */
+static void
+route_telemetry(struct rec_out *out, json_object *run, const char *why)
+{
+	const char *inst = str_or(run, "spec.instanceRef", "");
+
+	if (why == NULL) {
+		wtel_count(out, "sympozium.web_endpoint.route_created", 1,
+		        "sympozium.instance", inst, NULL, NULL);
+	} else if (strcmp(why, "gateway not ready") == 0) {
+		wtel_count(out, "sympozium.web_endpoint.gateway_not_ready", 1,
+		        "sympozium.instance", inst, NULL, NULL);
+	}
+}
+
 /* maybeCreateHTTPRoute (spec 1.4 step 6, 1.8): the route <run>-web when
  * SympoziumConfig sympozium-system/default enables a ready gateway and
  * a hostname is known; left untouched once it exists (a child in the
@@ -727,6 +744,7 @@ maybe_route(const struct rec_in *in, struct rec_out *out, struct server_sc *s,
 		                svc),
 		        true);
 	}
+	route_telemetry(out, run, why);
 	json_object_put(cfg);
 	free(host);
 	free(wname);

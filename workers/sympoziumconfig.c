@@ -37,6 +37,7 @@
 #include "workers/kobj.h"
 #include "workers/sympoziumconfig.h"
 #include "workers/view.h"
+#include "workers/wtel.h"
 
 #define GW_API      CONTRACT_GATEWAY_GROUP "/v1"
 #define GW_MANAGED  CONTRACT_LABEL_MANAGED_BY "=" CONTRACT_MANAGED_BY_CONFIG
@@ -540,6 +541,10 @@ enabled(struct symconf *c)
 		return;
 	}
 	jx_get_bool(info, "ready", &ready);
+	if (ready) { /* upstream readGatewayStatus: +1 per ready reading */
+		wtel_count(c->out, "sympozium.gateway.ready", 1, NULL, NULL,
+		        NULL, NULL);
+	}
 	write_status(c, ready ? "Ready" : "Pending", "", info);
 	rec_verdict(c->out, IPC_V_REQUEUE_AFTER, SYMCONF_REQUEUE_MS, "%s",
 	        ready ? "gateway ready" : "gateway pending");

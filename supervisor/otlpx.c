@@ -1,0 +1,280 @@
+/*
+ * otlpx.c: the OTLP/gRPC transport thread (otlpx.h).  Owns its queue (a
+ * mutex and a condition variable shared with the supervisor's loop, the
+ * only state the two threads share), one libcurl easy handle kept for
+ * connection reuse, and the up/down state behind its two log lines.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "supervisor/otlpx.h"
+
+#define RESP_MAX 65536
+
+struct req {
+	enum otel_signal sig;
+	char *data; /* gRPC frame: flag, length, message */
+	size_t len;
+};
+
+struct otlpx {
+	char *endpoint;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv, idle_cv;
+	struct req q[OTLPX_QUEUE_MAX];
+	size_t head, n;
+	bool stop, busy, started, down;
+	struct otlpx_stats st;
+	CURL *easy;
+};
+
+/* What the answer said: grpc-status from its headers or trailers. */
+struct answer {
+	int grpc_status; /* -1: none */
+	char grpc_message[256];
+	size_t body;
+};
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct answer *a = arg;
+	size_t len = size * n;
+
+	if (len > 12 && strncasecmp(p, "grpc-status:", 12) == 0) {
+		a->grpc_status = atoi(p + 12);
+	} else if (len > 13 && strncasecmp(p, "grpc-message:", 13) == 0) {
+		size_t m = len - 13 < sizeof(a->grpc_message) - 1
+		        ? len - 13
+		        : sizeof(a->grpc_message) - 1;
+
+		memcpy(a->grpc_message, p + 13, m);
+		a->grpc_message[m] = '\0';
+		a->grpc_message[strcspn(a->grpc_message, "\r\n")] = '\0';
+	}
+	return (len);
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct answer *a = arg;
+
+	(void)p;
+	a->body += size * n;
+	return (a->body > RESP_MAX ? 0 : size * n);
+}
+
+/* One export; 0, or -1 with why. */
+static int
+post(struct otlpx *x, const struct req *r, char *why, size_t n)
+{
+	struct answer a = { .grpc_status = -1 };
+	struct curl_slist *h = NULL;
+	char url[512];
+	long code = 0;
+	CURLcode rc;
+
+	snprintf(url, sizeof(url), "http://%s%s", x->endpoint,
+	        otel_path(r->sig));
+	h = curl_slist_append(h, "Content-Type: application/grpc");
+	h = curl_slist_append(h, "TE: trailers");
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_reset(x->easy);
+	curl_easy_setopt(x->easy, CURLOPT_URL, url);
+	curl_easy_setopt(x->easy, CURLOPT_HTTP_VERSION,
+	        (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, r->data);
+	curl_easy_setopt(
+	        x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "sympoziumd-otlp");
+	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OTLPX_TIMEOUT_MS);
+	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, &a);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &a);
+	rc = curl_easy_perform(x->easy);
+	curl_slist_free_all(h);
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (rc != CURLE_OK) {
+		snprintf(why, n, "%s", curl_easy_strerror(rc));
+	} else if (code != 200) {
+		snprintf(why, n, "HTTP status %ld", code);
+	} else if (a.grpc_status != 0) {
+		snprintf(why, n, "grpc-status %d%s%s", a.grpc_status,
+		        a.grpc_message[0] != '\0' ? ": " : "", a.grpc_message);
+	} else {
+		return (0);
+	}
+	return (-1);
+}
+
+static void
+report(struct otlpx *x, const struct req *r, int rc, const char *why)
+{
+	static const char *const name[] = { "metrics", "traces", "logs" };
+
+	pthread_mutex_lock(&x->mu);
+	if (rc == 0) {
+		x->st.sent[r->sig]++;
+	} else {
+		x->st.failed[r->sig]++;
+	}
+	pthread_mutex_unlock(&x->mu);
+	if (rc != 0 && !x->down) {
+		log_warnx("otlp: export of %s to %s failed: %s (further "
+		          "failures are counted, not logged)",
+		        name[r->sig], x->endpoint, why);
+	} else if (rc == 0 && x->down) {
+		log_info("otlp: exports to %s work again", x->endpoint);
+	}
+	x->down = rc != 0;
+}
+
+static void *
+run(void *arg)
+{
+	struct otlpx *x = arg;
+
+	pthread_mutex_lock(&x->mu);
+	for (;;) {
+		struct req r;
+		char why[320];
+		int rc;
+
+		while (x->n == 0 && !x->stop) {
+			pthread_cond_wait(&x->cv, &x->mu);
+		}
+		if (x->n == 0) {
+			break;
+		}
+		r = x->q[x->head];
+		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
+		x->n--;
+		x->busy = true;
+		pthread_mutex_unlock(&x->mu);
+		rc = post(x, &r, why, sizeof(why));
+		report(x, &r, rc, why);
+		free(r.data);
+		pthread_mutex_lock(&x->mu);
+		x->busy = false;
+		pthread_cond_broadcast(&x->idle_cv);
+	}
+	pthread_mutex_unlock(&x->mu);
+	return (NULL);
+}
+
+struct otlpx *
+otlpx_new(const char *endpoint)
+{
+	struct otlpx *x = xcalloc(1, sizeof(*x));
+
+	x->endpoint = xstrdup(endpoint);
+	x->easy = curl_easy_init();
+	pthread_mutex_init(&x->mu, NULL);
+	pthread_cond_init(&x->cv, NULL);
+	pthread_cond_init(&x->idle_cv, NULL);
+	if (x->easy == NULL || pthread_create(&x->thread, NULL, run, x) != 0) {
+		log_warnx("otlp: cannot start the exporter: telemetry is off");
+		otlpx_free(x, 0);
+		return (NULL);
+	}
+	x->started = true;
+	return (x);
+}
+
+/* Waits (mu held) until the queue is empty and nothing is in flight, or
+ * wait_ms passed. */
+static void
+drain(struct otlpx *x, int64_t wait_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	while ((x->n > 0 || x->busy)
+	        && pthread_cond_timedwait(&x->idle_cv, &x->mu, &until) == 0) {
+	}
+}
+
+void
+otlpx_free(struct otlpx *x, int64_t wait_ms)
+{
+	if (x == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&x->mu);
+	if (x->started && wait_ms > 0) {
+		drain(x, wait_ms);
+	}
+	/* what is still queued is not sent */
+	for (; x->n > 0; x->n--) {
+		free(x->q[x->head].data);
+		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
+	}
+	x->stop = true;
+	pthread_cond_signal(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+	if (x->started) {
+		/* an export in flight ends within OTLPX_TIMEOUT_MS */
+		pthread_join(x->thread, NULL);
+	}
+	if (x->easy != NULL) {
+		curl_easy_cleanup(x->easy);
+	}
+	pthread_cond_destroy(&x->cv);
+	pthread_cond_destroy(&x->idle_cv);
+	pthread_mutex_destroy(&x->mu);
+	free(x->endpoint);
+	free(x);
+}
+
+void
+otlpx_send(struct otlpx *x, enum otel_signal sig, struct buf *body)
+{
+	struct req r = { sig, xmalloc(body->len + 5), body->len + 5 };
+	size_t tail;
+
+	r.data[0] = 0; /* not compressed */
+	r.data[1] = (char)(body->len >> 24 & 0xff);
+	r.data[2] = (char)(body->len >> 16 & 0xff);
+	r.data[3] = (char)(body->len >> 8 & 0xff);
+	r.data[4] = (char)(body->len & 0xff);
+	memcpy(r.data + 5, body->data, body->len);
+	buf_reset(body);
+	pthread_mutex_lock(&x->mu);
+	if (x->n == OTLPX_QUEUE_MAX) {
+		free(x->q[x->head].data);
+		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
+		x->n--;
+		x->st.dropped++;
+	}
+	tail = (x->head + x->n) % OTLPX_QUEUE_MAX;
+	x->q[tail] = r;
+	x->n++;
+	pthread_cond_signal(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+}
+
+void
+otlpx_stats(struct otlpx *x, struct otlpx_stats *out)
+{
+	pthread_mutex_lock(&x->mu);
+	*out = x->st;
+	pthread_mutex_unlock(&x->mu);
+}
