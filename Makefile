@@ -21,7 +21,7 @@ DEB_PKGS = gcc make pkg-config clang libclang-rt-14-dev \
 	libcurl4-openssl-dev libjson-c-dev libnng-dev libcmocka-dev \
 	libmicrohttpd-dev libseccomp-dev libyaml-dev libssl-dev openssl \
 	libprotobuf-c-dev protobuf-c-compiler \
-	python3 python3-kubernetes valgrind clang-format
+	python3 python3-kubernetes python3-h2 valgrind clang-format
 
 PKGS	= libcurl json-c yaml-0.1 openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -1,8 +1,8 @@
 /*
  * otlpx.c: the OTLP/gRPC transport thread (otlpx.h).  Owns its queue (a
  * mutex and a condition variable shared with the supervisor's loop, the
- * only state the two threads share), one libcurl easy handle kept for
- * connection reuse, and the up/down state behind its two log lines.
+ * only state the two threads share), one libcurl easy handle, and the
+ * up/down state behind its two log lines.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -72,9 +72,25 @@ on_body(char *p, size_t size, size_t n, void *arg)
 	return (a->body > RESP_MAX ? 0 : size * n);
 }
 
-/* One export; 0, or -1 with why. */
+/* Whether an answer is worth a retry (OTLP's retryable gRPC codes, a
+ * transport failure, an overloaded HTTP hop). */
+static bool
+retryable(CURLcode rc, long code, int grpc)
+{
+	if (rc != CURLE_OK) {
+		return (true);
+	}
+	if (code != 200) {
+		return (code == 429 || code == 502 || code == 503
+		        || code == 504);
+	}
+	return (grpc == 1 || grpc == 4 || grpc == 8 || grpc == 10 || grpc == 11
+	        || grpc == 14 || grpc == 15 || grpc == -1);
+}
+
+/* One export; 0, or -1 with why (*retry: worth another try). */
 static int
-post(struct otlpx *x, const struct req *r, char *why, size_t n)
+post(struct otlpx *x, const struct req *r, char *why, size_t n, bool *retry)
 {
 	struct answer a = { .grpc_status = -1 };
 	struct curl_slist *h = NULL;
@@ -97,6 +113,11 @@ post(struct otlpx *x, const struct req *r, char *why, size_t n)
 	        x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "sympoziumd-otlp");
 	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	/* a connection per export: libcurl 7.88 sends nothing for a second
+	 * POST on a reused prior-knowledge h2c connection (seen against
+	 * tests/integration/otlp_receiver.py); at one export a second at
+	 * most, a connect is cheap */
+	curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OTLPX_TIMEOUT_MS);
 	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -106,6 +127,7 @@ post(struct otlpx *x, const struct req *r, char *why, size_t n)
 	rc = curl_easy_perform(x->easy);
 	curl_slist_free_all(h);
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	*retry = retryable(rc, code, a.grpc_status);
 	if (rc != CURLE_OK) {
 		snprintf(why, n, "%s", curl_easy_strerror(rc));
 	} else if (code != 200) {
@@ -141,6 +163,37 @@ report(struct otlpx *x, const struct req *r, int rc, const char *why)
 	x->down = rc != 0;
 }
 
+/* post() with retries: OTLPX_RETRIES more after retryable failures,
+ * 1 s, 2 s, 4 s ... apart (the Go exporter's retry, shortened), given up
+ * when the exporter stops. */
+static int
+attempt(struct otlpx *x, const struct req *r, char *why, size_t n)
+{
+	int64_t wait_ms = 1000;
+	bool retry = false;
+	int rc = post(x, r, why, n, &retry);
+
+	for (int i = 0; rc != 0 && retry && i < OTLPX_RETRIES; i++) {
+		struct timespec until;
+		bool stop;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += wait_ms / 1000;
+		pthread_mutex_lock(&x->mu);
+		while (!x->stop
+		        && pthread_cond_timedwait(&x->cv, &x->mu, &until)
+		                == 0) { }
+		stop = x->stop;
+		pthread_mutex_unlock(&x->mu);
+		if (stop) {
+			break;
+		}
+		wait_ms *= 2;
+		rc = post(x, r, why, n, &retry);
+	}
+	return (rc);
+}
+
 static void *
 run(void *arg)
 {
@@ -163,7 +216,7 @@ run(void *arg)
 		x->n--;
 		x->busy = true;
 		pthread_mutex_unlock(&x->mu);
-		rc = post(x, &r, why, sizeof(why));
+		rc = attempt(x, &r, why, sizeof(why));
 		report(x, &r, rc, why);
 		free(r.data);
 		pthread_mutex_lock(&x->mu);

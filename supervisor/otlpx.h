@@ -4,10 +4,13 @@
  * TLS (prior knowledge, as upstream's insecure gRPC exporters connect),
  * gRPC-framed, and checks the answer's grpc-status.  The supervisor's loop
  * never waits on the collector: otlpx_send() queues (at most
- * OTLPX_QUEUE_MAX requests, the oldest dropped) and returns.  A failed
- * export is logged once when exports start failing and once when they
- * recover, and dropped (sums are cumulative: the next export carries the
- * totals).  Prefix otlpx_.
+ * OTLPX_QUEUE_MAX requests, the oldest dropped) and returns.  A retryable
+ * failure (UNAVAILABLE and OTLP's other retryable codes, a refused or
+ * broken connection, 429/502/503/504) is retried OTLPX_RETRIES times with
+ * doubling waits from 1 s; an export that still fails is dropped (sums are
+ * cumulative: the next export carries the totals).  Failures are logged
+ * once when exports start failing and once when they recover.  Prefix
+ * otlpx_.
  */
 #ifndef OTLPX_H
 #define OTLPX_H
@@ -19,6 +22,7 @@
 
 #define OTLPX_QUEUE_MAX  16
 #define OTLPX_TIMEOUT_MS 10000 /* OTLP's default export timeout */
+#define OTLPX_RETRIES    5     /* after a retryable failure, 1 s .. 16 s */
 
 struct otlpx;
 
