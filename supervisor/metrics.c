@@ -473,6 +473,48 @@ shadow(const struct stats *st, struct buf *b)
 	        (double)st->shadow_dropped);
 }
 
+/* The OpenTelemetry exporter (only when OTEL_EXPORTER_OTLP_ENDPOINT is
+ * set). */
+static void
+otlp(const struct met_ctx *ctx, struct buf *b)
+{
+	static const char *const sig[] = { "metrics", "traces", "logs" };
+	static const char ex[] = "sympozium_otlp_exports_total";
+	static const char dr[] = "sympozium_otlp_dropped_total";
+	const struct met_otel *o = ctx->otel;
+
+	if (o == NULL) {
+		return;
+	}
+	family(b, ex, "counter",
+	        "OTLP export requests sent to the collector, by signal and "
+	        "result (failed: after the retries)");
+	for (int i = 0; i < 3; i++) {
+		struct lbl ok
+		        = { { "signal", "result" }, { sig[i], "ok" }, 2 };
+		struct lbl ko
+		        = { { "signal", "result" }, { sig[i], "failed" }, 2 };
+
+		line(b, ex, &ok, NULL, (double)o->sent[i]);
+		line(b, ex, &ko, NULL, (double)o->failed[i]);
+	}
+	family(b, dr, "counter",
+	        "Telemetry not exported, by reason: an export over the "
+	        "exporter's queue, a measurement over the series bound, a "
+	        "span or log record over its buffer");
+	{
+		struct lbl q = { { "reason" }, { "queue" }, 1 };
+		struct lbl se = { { "reason" }, { "series" }, 1 };
+		struct lbl sp = { { "reason" }, { "spans" }, 1 };
+		struct lbl lg = { { "reason" }, { "logs" }, 1 };
+
+		line(b, dr, &q, NULL, (double)o->dropped_queue);
+		line(b, dr, &se, NULL, (double)o->dropped_series);
+		line(b, dr, &sp, NULL, (double)o->dropped_items[1]);
+		line(b, dr, &lg, NULL, (double)o->dropped_items[2]);
+	}
+}
+
 /* One 0/1 or counter sample per controller. */
 static void
 per_ctl(const struct stats *st, struct buf *b, const char *name,
@@ -591,6 +633,7 @@ met_render(const struct stats *st, const struct met_ctx *ctx, struct buf *out)
 	controller_faults(st, out);
 	caches(st, out);
 	shadow(st, out);
+	otlp(ctx, out);
 	process(st, ctx, out);
 }
 

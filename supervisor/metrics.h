@@ -26,8 +26,17 @@ struct met_proc {
 	double max_fds;  /* -1: unknown */
 };
 
+/* The OpenTelemetry exporter's figures (otel.h, otlpx.h). */
+struct met_otel {
+	uint64_t sent[3], failed[3]; /* metrics, traces, logs exports */
+	uint64_t dropped_queue;      /* exports not sent: queue full */
+	uint64_t dropped_series;     /* measurements over the series bound */
+	uint64_t dropped_items[3];   /* spans, records over the buffer */
+};
+
 /* What the page needs besides st. */
 struct met_ctx {
+	const struct met_otel *otel; /* NULL: telemetry off */
 	const char *host;     /* rest_client_requests_total's host label */
 	const char *lease;    /* leader_election_master_status's name */
 	struct met_proc self; /* the supervisor (process_*) */

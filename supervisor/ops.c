@@ -18,6 +18,8 @@
 #include "supervisor/leader.h"
 #include "supervisor/metrics.h"
 #include "supervisor/ops.h"
+#include "supervisor/otel.h"
+#include "supervisor/otlpx.h"
 #include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
@@ -335,12 +337,33 @@ ops_http_probe(void *arg, const char *path, const struct http_query *q,
 	return (status);
 }
 
+/* The exporter's figures for the metrics page. */
+static const struct met_otel *
+ops_otel(struct sup *s, struct met_otel *mo)
+{
+	struct otel_stats os;
+	struct otlpx_stats xs;
+
+	otel_stats(s->otel, &os);
+	otlpx_stats(s->otlpx, &xs);
+	memset(mo, 0, sizeof(*mo));
+	for (int i = 0; i < OTEL_NSIGNALS; i++) {
+		mo->sent[i] = xs.sent[i];
+		mo->failed[i] = xs.failed[i];
+		mo->dropped_items[i] = os.queue_dropped[i];
+	}
+	mo->dropped_queue = xs.dropped;
+	mo->dropped_series = os.series_dropped;
+	return (mo);
+}
+
 int
 ops_http_metrics(void *arg, const char *path, const struct http_query *q,
         struct buf *body, const char **ctype)
 {
 	struct sup *s = arg;
 	struct met_ctx ctx = { .lease = s->cfg.le_id };
+	struct met_otel mo;
 	struct met_proc *wp;
 	char host[256];
 
@@ -361,6 +384,9 @@ ops_http_metrics(void *arg, const char *path, const struct http_query *q,
 		}
 	}
 	ctx.workers = wp;
+	if (s->otel != NULL) {
+		ctx.otel = ops_otel(s, &mo);
+	}
 	met_render(s->stats, &ctx, body);
 	free(wp);
 	*ctype = HTTP_PROM_TEXT;

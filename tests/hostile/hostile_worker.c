@@ -481,6 +481,18 @@ lease_ssa(struct hw *h)
 	return (0);
 }
 
+/* Telemetry another controller owns, inflated: the agentrun's run counter
+ * a million times, with an attribute of its choosing. */
+static int
+telemetry_forged(struct hw *h)
+{
+	json_object_object_add(h->result, "telemetry",
+	        jf("{\"metrics\":[{\"name\":\"sympozium.agent.runs\","
+	           "\"value\":1000000,\"attrs\":{\"sympozium.instance\":"
+	           "\"hostile\"}}]}"));
+	return (0);
+}
+
 static json_object *
 vreq(const char *what, const struct ipc_res *r, const char *ns,
         const char *name)
@@ -920,6 +932,7 @@ static const struct attack {
 	{ "delete-pct", delete_badname },
 	{ "delete-pct-slash", delete_badname },
 	{ "lease-ssa", lease_ssa },
+	{ "telemetry-forged", telemetry_forged },
 	{ "view-secret-kube-system", view_secret_kube_system },
 	{ "view-secret-own-ns", view_secret_own_ns },
 	{ "view-secret-meta-other-ns", view_secret_meta_other_ns },

@@ -873,6 +873,7 @@ static const struct spec specs[] = {
 	W("event-kube-system"),
 	W("event-secrets"),
 	W("lease-ssa"),
+	W("telemetry-forged"),
 	W("child-other-owner"),
 	W("child-no-label"),
 	W("child-no-owner"),

@@ -568,6 +568,41 @@ test_empty_and_no_procs(void **state)
 /* Shadow mode's families: absent without --shadow; with it, one counter
  * sample per (controller, verb, resource), the pending gauge (0 too). */
 static void
+test_otlp_metrics(void **state)
+{
+	struct stats *st = stats_new(0, 0);
+	struct met_otel o = { .sent = { 3, 1, 2 },
+		.failed = { 0, 0, 4 },
+		.dropped_queue = 5,
+		.dropped_series = 6,
+		.dropped_items = { 0, 7, 8 } };
+	struct met_ctx ctx = { .host = "h", .lease = "l", .otel = NULL };
+	struct page *p = malloc(sizeof(*p));
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	met_render(st, &ctx, &b);
+	assert_null(strstr(buf_str(&b), "sympozium_otlp_"));
+	buf_reset(&b);
+	ctx.otel = &o;
+	met_render(st, &ctx, &b);
+	assert_int_equal(parse_page(buf_str(&b), p), 0);
+	assert_non_null(strstr(buf_str(&b),
+	        "sympozium_otlp_exports_total{signal=\"metrics\","
+	        "result=\"ok\"} 3\n"));
+	assert_non_null(strstr(buf_str(&b),
+	        "sympozium_otlp_exports_total{signal=\"logs\","
+	        "result=\"failed\"} 4\n"));
+	assert_non_null(strstr(buf_str(&b),
+	        "sympozium_otlp_dropped_total{reason=\"queue\"} 5\n"));
+	assert_non_null(strstr(buf_str(&b),
+	        "sympozium_otlp_dropped_total{reason=\"logs\"} 8\n"));
+	buf_fini(&b);
+	free(p);
+	stats_free(st);
+}
+
+static void
 test_shadow_metrics(void **state)
 {
 	struct stats *st = stats_new(0, 0);
@@ -668,6 +703,7 @@ main(void)
 		cmocka_unit_test(test_empty_and_no_procs),
 		cmocka_unit_test(test_queue_durations),
 		cmocka_unit_test(test_shadow_metrics),
+		cmocka_unit_test(test_otlp_metrics),
 		cmocka_unit_test(test_proc_and_host),
 	};
 
