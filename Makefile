@@ -376,7 +376,8 @@ fuzz-build: $(FUZZ_BINS)
 FUZZ_KUBESIM_OBJS = $(KUBESIM_MODS:%.c=build/fuzz/%.o) \
 	$(PB_PROTOS:kubesim/proto/%.proto=build/fuzz/kubesim/proto/%.pb-c.o) \
 	build/fuzz/supervisor/labelsel.o build/fuzz/workers/cron.o \
-	build/fuzz/workers/agentrun_result.o
+	build/fuzz/workers/agentrun_result.o build/fuzz/supervisor/otel.o \
+	$(SUP_PB_PROTOS:supervisor/proto/%.proto=build/fuzz/supervisor/proto/%.pb-c.o)
 
 build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 	@mkdir -p $(@D)

@@ -243,10 +243,11 @@ const char *
 otel_path(enum otel_signal sig)
 {
 	static const char *const p[OTEL_NSIGNALS] = {
-		"/opentelemetry.proto.collector.metrics.v1.MetricsService/"
-		"Export",
-		"/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-		"/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+		("/opentelemetry.proto.collector.metrics.v1.MetricsService/"
+		 "Export"),
+		("/opentelemetry.proto.collector.trace.v1.TraceService/"
+		 "Export"),
+		("/opentelemetry.proto.collector.logs.v1.LogsService/Export"),
 	};
 
 	return ((unsigned)sig < OTEL_NSIGNALS ? p[sig] : "");
