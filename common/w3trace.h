@@ -9,7 +9,7 @@
  * the traceparent and the 32-hex trace ID upstream writes to status.traceID.
  * Randomness is injected (the 24 bytes a caller reads from getrandom()), so
  * every function is deterministic and unit-tested (tests/unit/test_w3trace).
- * Not wired into the reconcilers yet (issue 16).
+ * Used by workers/wtel.c and workers/agentrun_job.c.
  */
 #ifndef W3TRACE_H
 #define W3TRACE_H

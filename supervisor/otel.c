@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/jsonx.h"
+#include "common/log.h"
 #include "common/strhash.h"
 #include "common/xmalloc.h"
 #include "supervisor/otel.h"
@@ -99,8 +100,10 @@ static const double bounds[NBOUNDS] = { 0, 5, 10, 25, 50, 75, 100, 250, 500,
 	750, 1000, 2500, 5000, 7500, 10000 };
 
 struct kv {
-	char *key, *s; /* s NULL: an integer */
+	char *key, *s; /* s NULL: an integer, or a double when dbl */
 	int64_t i;
+	double d;
+	bool dbl;
 };
 
 struct series {
@@ -130,7 +133,7 @@ struct queue {
 
 struct otel {
 	char *endpoint;
-	struct kv res[6];
+	struct kv res[6 + OTEL_PAIRS_MAX];
 	size_t nres;
 	int64_t start_ns;
 	struct series *series;
@@ -159,7 +162,127 @@ static void
 res_add(struct otel *o, const char *k, const char *v)
 {
 	if (v != NULL && v[0] != '\0') {
-		o->res[o->nres++] = (struct kv) { xstrdup(k), xstrdup(v), 0 };
+		o->res[o->nres++]
+		        = (struct kv) { .key = xstrdup(k), .s = xstrdup(v) };
+	}
+}
+
+static bool
+res_has(const struct otel *o, const char *k)
+{
+	for (size_t i = 0; i < o->nres; i++) {
+		if (strcmp(o->res[i].key, k) == 0) {
+			return (true);
+		}
+	}
+	return (false);
+}
+
+/* OTEL_RESOURCE_ATTRIBUTES under ours (ours win a conflict); a list that
+ * does not parse is ignored with a warning, as the SDK drops it. */
+static void
+res_env(struct otel *o, const char *env)
+{
+	struct otel_pair p[OTEL_PAIRS_MAX];
+	int n;
+
+	if (env == NULL || env[0] == '\0') {
+		return;
+	}
+	n = otel_pairs(env, p, OTEL_PAIRS_MAX);
+	if (n < 0) {
+		log_warnx("OTEL_RESOURCE_ATTRIBUTES does not parse: ignored");
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!res_has(o, p[i].key)) {
+			res_add(o, p[i].key, p[i].value);
+		}
+	}
+	otel_pairs_free(p, (size_t)n);
+}
+
+static int
+hexval(char c)
+{
+	return (c >= '0' && c <= '9'           ? c - '0'
+	                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                                       : -1);
+}
+
+/* [p, e) trimmed and percent-decoded into a new string, or NULL. */
+static char *
+decode(const char *p, const char *e, bool is_key)
+{
+	char *out, *w;
+
+	while (p < e && (*p == ' ' || *p == '\t')) {
+		p++;
+	}
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t')) {
+		e--;
+	}
+	if (is_key && p == e) {
+		return (NULL);
+	}
+	out = w = xmalloc((size_t)(e - p) + 1);
+	for (; p < e; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '%') {
+			int hi = p + 2 < e ? hexval(p[1]) : -1;
+			int lo = p + 2 < e ? hexval(p[2]) : -1;
+
+			if (hi < 0 || lo < 0) {
+				free(out);
+				return (NULL);
+			}
+			c = (unsigned char)(hi << 4 | lo);
+			p += 2;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			free(out);
+			return (NULL);
+		}
+		*w++ = (char)c;
+	}
+	*w = '\0';
+	return (out);
+}
+
+int
+otel_pairs(const char *s, struct otel_pair *out, size_t max)
+{
+	size_t n = 0;
+
+	while (s != NULL && *s != '\0') {
+		const char *end = s + strcspn(s, ",");
+		const char *eq = memchr(s, '=', (size_t)(end - s));
+		char *k, *v;
+
+		if (eq == NULL || n == max
+		        || (k = decode(s, eq, true)) == NULL) {
+			otel_pairs_free(out, n);
+			return (-1);
+		}
+		if ((v = decode(eq + 1, end, false)) == NULL) {
+			free(k);
+			otel_pairs_free(out, n);
+			return (-1);
+		}
+		out[n++] = (struct otel_pair) { k, v };
+		s = *end == ',' ? end + 1 : end;
+	}
+	return ((int)n);
+}
+
+void
+otel_pairs_free(struct otel_pair *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(p[i].key);
+		free(p[i].value);
 	}
 }
 
@@ -187,6 +310,7 @@ otel_new(const struct otel_conf *conf)
 	res_add(o, "k8s.node.name", conf->node);
 	res_add(o, "sympozium.instance", conf->instance);
 	res_add(o, "sympozium.component", "controller");
+	res_env(o, conf->resource_attrs);
 	return (o);
 }
 
@@ -645,7 +769,14 @@ take_span(struct otel *o, const char *ctl, json_object *sp, int64_t start,
 	it->start = start;
 	it->end = end;
 	it->nattr = kv_take(
-	        it->attr, json_object_object_get(sp, "attrs"), NATTR);
+	        it->attr, json_object_object_get(sp, "attrs"), NATTR - 1);
+	if (it->what == 0) { /* upstream's reconcile.duration_ms */
+		it->attr[it->nattr++] = (struct kv) {
+			.key = xstrdup("reconcile.duration_ms"),
+			.d = (double)((end - start) / 1000000),
+			.dbl = true,
+		};
+	}
 	if (json_object_object_get(sp, "error") != NULL) {
 		it->error = xstrdup(json_object_get_string(
 		        json_object_object_get(sp, "error")));
@@ -733,6 +864,9 @@ pb_kv(struct arena *a, const struct kv *kv)
 	if (kv->s != NULL) {
 		v->value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
 		v->string_value = kv->s;
+	} else if (kv->dbl) {
+		v->value_case = OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE;
+		v->double_value = kv->d;
 	} else {
 		v->value_case = OTLP__ANY_VALUE__VALUE_INT_VALUE;
 		v->int_value = kv->i;

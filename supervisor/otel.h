@@ -55,7 +55,27 @@ struct otel_conf {
 	const char *endpoint;
 	const char *namespace, *pod, *node, *instance;
 	int64_t start_ns; /* the process start: every sum's start time */
+	/* OTEL_RESOURCE_ATTRIBUTES (NULL: none): merged under the
+	 * attributes above, as the Go SDK merges resource.Environment() */
+	const char *resource_attrs;
 };
+
+#define OTEL_PAIRS_MAX 32
+
+/* One "key=value" of OTEL_RESOURCE_ATTRIBUTES or
+ * OTEL_EXPORTER_OTLP_HEADERS. */
+struct otel_pair {
+	char *key, *value;
+};
+
+/* Parses such a list: entries separated by commas, blanks around keys and
+ * values trimmed, values percent-decoded (the OTel specification's
+ * format).  Fills at most max pairs (free with otel_pairs_free()).
+ * Returns how many, or -1 (nothing filled) when an entry has no '=' or an
+ * empty key, a bad %-escape, a control character, or there are more than
+ * max. */
+int otel_pairs(const char *s, struct otel_pair *out, size_t max);
+void otel_pairs_free(struct otel_pair *p, size_t n);
 
 /* NULL when conf->endpoint is NULL or empty (telemetry off, as upstream's
  * noop providers). */

@@ -33,6 +33,7 @@ struct otlpx {
 	bool stop, busy, started, down;
 	struct otlpx_stats st;
 	CURL *easy;
+	struct curl_slist *extra; /* OTEL_EXPORTER_OTLP_HEADERS */
 };
 
 /* What the answer said: grpc-status from its headers or trailers. */
@@ -103,6 +104,9 @@ post(struct otlpx *x, const struct req *r, char *why, size_t n, bool *retry)
 	h = curl_slist_append(h, "Content-Type: application/grpc");
 	h = curl_slist_append(h, "TE: trailers");
 	h = curl_slist_append(h, "Expect:");
+	for (struct curl_slist *e = x->extra; e != NULL; e = e->next) {
+		h = curl_slist_append(h, e->data);
+	}
 	curl_easy_reset(x->easy);
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
 	curl_easy_setopt(x->easy, CURLOPT_HTTP_VERSION,
@@ -227,12 +231,60 @@ run(void *arg)
 	return (NULL);
 }
 
+/* An HTTP token (RFC 9110), lowercase as gRPC metadata keys are. */
+static bool
+token_ok(char *k)
+{
+	for (char *p = k; *p != '\0'; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')
+		            || (*p >= 'A' && *p <= 'Z')
+		            || strchr("-_.", *p))) {
+			return (false);
+		}
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	}
+	return (true);
+}
+
+static struct curl_slist *
+headers_of(const char *env)
+{
+	struct otel_pair p[OTEL_PAIRS_MAX];
+	struct curl_slist *l = NULL;
+	int n;
+
+	if (env == NULL || env[0] == '\0') {
+		return (NULL);
+	}
+	n = otel_pairs(env, p, OTEL_PAIRS_MAX);
+	if (n < 0) {
+		log_warnx("otlp: OTEL_EXPORTER_OTLP_HEADERS does not parse: "
+		          "ignored");
+		return (NULL);
+	}
+	for (int i = 0; i < n; i++) {
+		char *line;
+
+		if (!token_ok(p[i].key)) {
+			log_warnx("otlp: header %s is no valid name: ignored",
+			        p[i].key);
+			continue;
+		}
+		line = xasprintf("%s: %s", p[i].key, p[i].value);
+		l = curl_slist_append(l, line);
+		free(line);
+	}
+	otel_pairs_free(p, (size_t)n);
+	return (l);
+}
+
 struct otlpx *
-otlpx_new(const char *endpoint)
+otlpx_new(const char *endpoint, const char *headers)
 {
 	struct otlpx *x = xcalloc(1, sizeof(*x));
 
 	x->endpoint = xstrdup(endpoint);
+	x->extra = headers_of(headers);
 	x->easy = curl_easy_init();
 	pthread_mutex_init(&x->mu, NULL);
 	pthread_cond_init(&x->cv, NULL);
@@ -290,6 +342,7 @@ otlpx_free(struct otlpx *x, int64_t wait_ms)
 	if (x->easy != NULL) {
 		curl_easy_cleanup(x->easy);
 	}
+	curl_slist_free_all(x->extra);
 	pthread_cond_destroy(&x->cv);
 	pthread_cond_destroy(&x->idle_cv);
 	pthread_mutex_destroy(&x->mu);

@@ -26,8 +26,11 @@
 
 struct otlpx;
 
-/* endpoint: "host:port". */
-struct otlpx *otlpx_new(const char *endpoint);
+/* endpoint: "host:port"; headers: OTEL_EXPORTER_OTLP_HEADERS (NULL:
+ * none), "key=value" pairs (otel_pairs()) sent as gRPC metadata with every
+ * export; a list that does not parse, or a key that is no HTTP token, is
+ * ignored with a warning. */
+struct otlpx *otlpx_new(const char *endpoint, const char *headers);
 
 /* Sends what is queued, waiting at most wait_ms for it, then stops the
  * thread.  NULL is accepted. */

@@ -443,13 +443,15 @@ setup_otel(struct sup *s)
 {
 	struct otel_conf oc = { getenv("OTEL_EXPORTER_OTLP_ENDPOINT"),
 		getenv("NAMESPACE"), getenv("POD_NAME"), getenv("NODE_NAME"),
-		getenv("INSTANCE_NAME"), timefmt_now_us_real() * 1000 };
+		getenv("INSTANCE_NAME"), timefmt_now_us_real() * 1000,
+		getenv("OTEL_RESOURCE_ATTRIBUTES") };
 
 	s->otel = otel_new(&oc);
 	if (s->otel == NULL) {
 		return;
 	}
-	s->otlpx = otlpx_new(otel_endpoint(s->otel));
+	s->otlpx = otlpx_new(
+	        otel_endpoint(s->otel), getenv("OTEL_EXPORTER_OTLP_HEADERS"));
 	if (s->otlpx == NULL) {
 		otel_free(s->otel);
 		s->otel = NULL;

@@ -143,6 +143,12 @@ phase_telemetry(struct ctx *c, json_object *old)
 		        "sympozium.instance", inst, NULL, NULL);
 		return;
 	}
+	if (strcmp(now, "Skipped") == 0) { /* #228's skipRun */
+		wtel_count(c->out, "sympozium.agent.runs", 1,
+		        "sympozium.agent.status", "skipped",
+		        "sympozium.instance", inst);
+		return;
+	}
 	if (strcmp(now, "Succeeded") != 0 && strcmp(now, "Failed") != 0) {
 		return;
 	}

@@ -54,7 +54,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const ctl[] = { "agentrun", "config", "skillpack" };
-	struct otel_conf c = { "127.0.0.1:4317", "ns", "pod", NULL, NULL, 0 };
+	struct otel_conf c
+	        = { "127.0.0.1:4317", "ns", "pod", NULL, NULL, 0, NULL };
 	struct otel *o;
 	json_object *t;
 	char err[256] = "", *text;

@@ -8,6 +8,8 @@ OUTDIR/<n>-<metrics|traces|logs>.pb, then answers as a collector does:
 200, content-type application/grpc, an empty Export response, trailers
 grpc-status 0.  With --unavailable N the first N requests are answered
 grpc-status 14 (UNAVAILABLE) instead and stored as <n>-refused-<signal>.pb.
+With --require-header KEY=VALUE a request without that header (gRPC
+metadata) is stored as <n>-badframe.pb and answered grpc-status 12.
 It exits after --seconds (default 120), so a test that dies never leaves
 it behind.
 """
@@ -29,7 +31,7 @@ SIGNALS = {
 }
 
 lock = threading.Lock()
-state = {"n": 0, "unavailable": 0}
+state = {"n": 0, "unavailable": 0, "require": None}
 
 
 def store(outdir, path, body, headers):
@@ -40,7 +42,9 @@ def store(outdir, path, body, headers):
         refuse = state["unavailable"] > 0
         if refuse:
             state["unavailable"] -= 1
+    req = state["require"]
     ok = (len(body) >= 5 and body[0] == 0
+          and (req is None or headers.get(req[0]) == req[1])
           and int.from_bytes(body[1:5], "big") == len(body) - 5
           and headers.get("content-type") == "application/grpc"
           and headers.get("te") == "trailers")
@@ -103,8 +107,11 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--unavailable", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=120)
+    ap.add_argument("--require-header", default=None)
     a = ap.parse_args()
     state["unavailable"] = a.unavailable
+    if a.require_header:
+        state["require"] = a.require_header.split("=", 1)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", 0))

@@ -4,7 +4,9 @@
  * bin/kubesim, received by a bare OTLP/gRPC collector
  * (tests/integration/otlp_receiver.py, Debian's python3-h2) whose address
  * is OTEL_EXPORTER_OTLP_ENDPOINT.  The collector answers the first two
- * exports UNAVAILABLE: the exporter retries, so nothing is lost.  The
+ * exports UNAVAILABLE: the exporter retries, so nothing is lost; it takes
+ * only requests with the metadata of OTEL_EXPORTER_OTLP_HEADERS, and the
+ * resource carries OTEL_RESOURCE_ATTRIBUTES.  The
  * runs: ok-run (agent succeeds with token usage), bad-run (agent exits 1)
  * and tp-run (succeeds, carries an otel.dev/traceparent annotation).
  * Checked, decoded with protobuf-c from what the collector stored:
@@ -97,6 +99,8 @@ start_receiver(void)
 	port[strcspn(port, "\n")] = '\0';
 	setenv("OTEL_EXPORTER_OTLP_ENDPOINT",
 	        xasprintf("http://127.0.0.1:%s", port), 1);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=team%20a", 1);
+	setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test", 1);
 	setenv("NAMESPACE", "sympozium-system", 1);
 	setenv("POD_NAME", "sympozium-controller-0", 1);
 	return (0);
@@ -310,7 +314,10 @@ scan_metrics(const char *name, struct runs_seen *r)
 		                   "sympozium-controller")
 		                == 0
 		        && strcmp(ns, "sympozium-system") == 0
-		        && strcmp(pod, "sympozium-controller-0") == 0;
+		        && strcmp(pod, "sympozium-controller-0") == 0
+		        && attr(res->attributes, res->n_attributes,
+		                   "deployment.environment")
+		                != NULL;
 		for (size_t s = 0; s < rm->n_scope_metrics; s++) {
 			Otlp__ScopeMetrics *sm = rm->scope_metrics[s];
 

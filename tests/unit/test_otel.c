@@ -19,7 +19,7 @@ static struct otel *
 mk(void)
 {
 	struct otel_conf c = { "http://collector:4317", "sympozium-system",
-		"pod-1", NULL, NULL, 1000 };
+		"pod-1", NULL, NULL, 1000, "team=a%20b, service.name=evil" };
 
 	return (otel_new(&c));
 }
@@ -160,6 +160,17 @@ test_metrics_cumulative(void **state)
 	                            ->resource->attributes[0]
 	                            ->value->string_value,
 	        "sympozium-controller");
+	/* OTEL_RESOURCE_ATTRIBUTES under ours: team added, service.name
+	 * kept */
+	{
+		Otlp__Resource *res = r->resource_metrics[0]->resource;
+		size_t n = res->n_attributes;
+
+		assert_int_equal(n, 5);
+		assert_string_equal(res->attributes[n - 1]->key, "team");
+		assert_string_equal(
+		        res->attributes[n - 1]->value->string_value, "a b");
+	}
 	m = metric(r, "sympozium.agent.runs");
 	assert_non_null(m);
 	assert_int_equal(m->data_case, OTLP__METRIC__DATA_SUM);
@@ -234,6 +245,11 @@ test_spans_and_logs_queued(void **state)
 	assert_null(sp->status);
 	sp = t->resource_spans[0]->scope_spans[0]->spans[1];
 	assert_false(sp->has_parent_span_id);
+	/* the reconcile span's duration, as upstream sets it (ms) */
+	assert_string_equal(sp->attributes[sp->n_attributes - 1]->key,
+	        "reconcile.duration_ms");
+	assert_true(sp->attributes[sp->n_attributes - 1]->value->double_value
+	        == 0.0);
 	assert_int_equal(sp->status->code,
 	        OTLP__STATUS__STATUS_CODE__STATUS_CODE_ERROR);
 	otlp__export_trace_service_request__free_unpacked(t, NULL);
@@ -252,6 +268,27 @@ test_spans_and_logs_queued(void **state)
 	otlp__export_logs_service_request__free_unpacked(l, NULL);
 	buf_fini(&b);
 	otel_free(o);
+}
+
+static void
+test_pairs(void **state)
+{
+	struct otel_pair p[OTEL_PAIRS_MAX];
+
+	(void)state;
+	assert_int_equal(otel_pairs("", p, 4), 0);
+	assert_int_equal(otel_pairs(" a = 1 ,b=x%2Cy,c=", p, 4), 3);
+	assert_string_equal(p[0].key, "a");
+	assert_string_equal(p[0].value, "1");
+	assert_string_equal(p[1].value, "x,y");
+	assert_string_equal(p[2].value, "");
+	otel_pairs_free(p, 3);
+	assert_int_equal(otel_pairs("a", p, 4), -1);
+	assert_int_equal(otel_pairs("=v", p, 4), -1);
+	assert_int_equal(otel_pairs("a=%zz", p, 4), -1);
+	assert_int_equal(otel_pairs("a=%4", p, 4), -1);
+	assert_int_equal(otel_pairs("a=%0a", p, 4), -1);
+	assert_int_equal(otel_pairs("a=1,b=2,c=3", p, 2), -1);
 }
 
 static void
@@ -295,6 +332,7 @@ main(void)
 		cmocka_unit_test(test_policy_refuses),
 		cmocka_unit_test(test_metrics_cumulative),
 		cmocka_unit_test(test_spans_and_logs_queued),
+		cmocka_unit_test(test_pairs),
 		cmocka_unit_test(test_bounds),
 	};
 
