@@ -31,6 +31,14 @@ static const char *const level_names[] = {
 	[LOG_LEVEL_DEBUG] = "debug",
 };
 
+/* zap's level names (JSON records) */
+static const char *const zap_levels[] = {
+	[LOG_LEVEL_ERROR] = "error",
+	[LOG_LEVEL_WARN] = "warn",
+	[LOG_LEVEL_INFO] = "info",
+	[LOG_LEVEL_DEBUG] = "debug",
+};
+
 void
 log_init(const char *title, enum log_format format)
 {
@@ -138,27 +146,89 @@ put_escaped(char *out, size_t *pos, size_t len, const char *s, bool json)
 	*pos = p;
 }
 
+/* Appends ,"key":"value" (JSON) or  key=value (text, quoted when the
+ * value has a blank, a quote or is empty) when value is set (and not
+ * empty, unless empty_too). */
 static void
-emit(enum log_level level, const char *msg)
+put_field(char *out, size_t *pos, size_t len, const char *key,
+        const char *value, bool empty_too)
+{
+	bool quote = lg.format != LOG_FORMAT_JSON && value != NULL
+	        && (strpbrk(value, " \"=") != NULL || value[0] == '\0');
+
+	if (value == NULL || (value[0] == '\0' && !empty_too)
+	        || *pos + strlen(key) + 8 >= len) {
+		return;
+	}
+	*pos += (size_t)snprintf(out + *pos, len - *pos,
+	        lg.format == LOG_FORMAT_JSON ? ",\"%s\":\"" : " %s=%s", key,
+	        quote ? "\"" : "");
+	put_escaped(out, pos, len, value, true);
+	if (lg.format == LOG_FORMAT_JSON || quote) {
+		out[(*pos)++] = '"';
+	}
+}
+
+/* The object's fields, in controller-runtime's order. */
+static void
+put_obj(char *out, size_t *pos, size_t len, const struct log_obj *o)
+{
+	if (o == NULL) {
+		return;
+	}
+	put_field(out, pos, len, "controller", o->controller, false);
+	put_field(out, pos, len, "controllerGroup", o->group,
+	        o->controller != NULL);
+	put_field(out, pos, len, "controllerKind", o->kind, false);
+	/* {"AgentRun":{"name":..,"namespace":..}}: JSON only */
+	if (lg.format == LOG_FORMAT_JSON && o->kind != NULL
+	        && o->kind[0] != '\0' && o->name != NULL && o->name[0] != '\0'
+	        && *pos + 64 < len) {
+		*pos += (size_t)snprintf(out + *pos, len - *pos,
+		        ",\"%s\":{\"name\":\"", o->kind);
+		put_escaped(out, pos, len, o->name, true);
+		out[(*pos)++] = '"';
+		if (o->ns != NULL && o->ns[0] != '\0') {
+			*pos += (size_t)snprintf(
+			        out + *pos, len - *pos, ",\"namespace\":\"");
+			put_escaped(out, pos, len, o->ns, true);
+			out[(*pos)++] = '"';
+		}
+		out[(*pos)++] = '}';
+	}
+	put_field(out, pos, len, "namespace", o->ns, false);
+	put_field(out, pos, len, "name", o->name, false);
+	put_field(out, pos, len, "reconcileID", o->reconcile_id, false);
+	if (o->key != NULL && o->key[0] != '\0') {
+		put_field(out, pos, len, o->key, o->value, false);
+	}
+	put_field(out, pos, len, "error", o->error, false);
+}
+
+static void
+emit(enum log_level level, const struct log_obj *o, const char *msg)
 {
 	char line[LOG_LINE_MAX + 256];
 	char ts[80];
-	size_t pos = 0;
+	size_t pos = 0, room = sizeof(line) - 64;
 	int fd = lg.fd >= 0 ? lg.fd : STDERR_FILENO;
 
 	stamp(ts, sizeof(ts));
 	if (lg.format == LOG_FORMAT_JSON) {
 		pos = (size_t)snprintf(line, sizeof(line),
-		        "{\"proc\":\"%s\",\"ts\":\"%s\",\"level\":\"%s\","
-		        "\"pid\":%ld,\"msg\":\"",
-		        lg.title, ts, level_names[level], (long)getpid());
-		put_escaped(line, &pos, sizeof(line) - 4, msg, true);
-		memcpy(line + pos, "\"}\n", 3);
-		pos += 3;
+		        "{\"level\":\"%s\",\"ts\":\"%s\",\"logger\":\"%s\","
+		        "\"msg\":\"",
+		        zap_levels[level], ts, lg.title);
+		put_escaped(line, &pos, room, msg, true);
+		line[pos++] = '"';
+		put_obj(line, &pos, room, o);
+		pos += (size_t)snprintf(line + pos, sizeof(line) - pos,
+		        ",\"pid\":%ld}\n", (long)getpid());
 	} else {
 		pos = (size_t)snprintf(line, sizeof(line),
 		        "%s %s %s: ", lg.title, ts, level_names[level]);
-		put_escaped(line, &pos, sizeof(line) - 2, msg, false);
+		put_escaped(line, &pos, room, msg, false);
+		put_obj(line, &pos, room, o);
 		line[pos++] = '\n';
 	}
 	if (write(fd, line, pos) < 0) {
@@ -183,7 +253,24 @@ log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
 		        strerror(errnum));
 	}
-	emit(level, msg);
+	emit(level, NULL, msg);
+}
+
+void
+log_obj(enum log_level level, const struct log_obj *o, const char *fmt, ...)
+{
+	char msg[LOG_LINE_MAX];
+	va_list ap;
+	int saved = errno;
+
+	if (!enabled(level)) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	emit(level, o, msg);
+	errno = saved;
 }
 
 void

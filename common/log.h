@@ -4,10 +4,25 @@
  *
  *   sympoziumd 2026-11-30T15:18:26.123Z info: watch started for jobs
  *
- * or, with --log-format=json, one JSON object per line:
+ * or, with --log-format=json, one JSON object per line, with the field
+ * names and level names (debug, info, warn, error) of zap, the logger of
+ * controller-runtime:
  *
- *   {"proc":"sympoziumd","ts":"2026-11-30T15:18:26.123Z","level":"info",
- *    "pid":42,"msg":"watch started for jobs"}
+ *   {"level":"info","ts":"2026-11-30T15:18:26.123Z","logger":"sympoziumd",
+ *    "msg":"watch started for jobs","pid":42}
+ *
+ * A record about an object (log_obj()) carries controller-runtime's
+ * reconcile fields after msg, in JSON as fields, in text as key=value
+ * pairs after the message:
+ *
+ *   {"level":"error","ts":"...","logger":"sympoziumd","msg":"Reconciler
+ *    error","controller":"agentrun","controllerGroup":"sympozium.ai",
+ *    "controllerKind":"AgentRun","AgentRun":{"name":"r","namespace":"ns"},
+ *    "namespace":"ns","name":"r","reconcileID":"6f1c...","error":"...",
+ *    "pid":42}
+ *   sympoziumd 2026-... error: Reconciler error controller=agentrun
+ *    controllerGroup=sympozium.ai controllerKind=AgentRun namespace=ns
+ *    name=r reconcileID=6f1c... error="..."
  *
  * The API follows OpenBSD's log.h.  log_warn() and fatal() append
  * strerror(errno); the x variants do not.  The level is checked before
@@ -52,6 +67,20 @@ void log_msg(enum log_level level, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
         __attribute__((format(printf, 3, 0)));
+
+/* What a record is about (controller-runtime's reconcile logger values);
+ * every field may be NULL or "" (left out).  error is the error, its own
+ * field; key/value one more field (such as "result"). */
+struct log_obj {
+	const char *controller, *group, *kind;
+	const char *ns, *name;
+	const char *reconcile_id;
+	const char *error;
+	const char *key, *value;
+};
+
+void log_obj(enum log_level level, const struct log_obj *o, const char *fmt,
+        ...) __attribute__((format(printf, 3, 4)));
 
 void fatal(const char *fmt, ...)
         __attribute__((format(printf, 1, 2), noreturn));

@@ -105,6 +105,7 @@
 #define IPC_DATA_MAX   (256u * 1024)       /* VIEW_REPLY "data", decoded */
 #define IPC_FIELDS_MAX 16                  /* paths in a VIEW_REQ "fields" */
 #define IPC_FIELD_MAX  128                 /* bytes of one such path */
+#define IPC_RID_LEN    36                  /* a reconcile ID (a UUID) */
 
 /*
  * A worker's exit status, shared by both sides.  IPC_EXIT_PERMANENT (skarnet
@@ -281,9 +282,12 @@ struct ipc_result {
 	json_object *writes; /* array of W; never NULL after read */
 	size_t nwrites;
 	json_object *telemetry; /* NULL when absent; checked by otel.h */
-	/* Not on the wire: when the pool sent the WORK (monotonic ms), set
-	 * by the supervisor's pool before it hands the RESULT on. */
+	/* Not on the wire, set by the supervisor's pool before it hands the
+	 * RESULT on: when it sent the WORK (monotonic ms), and the
+	 * reconcile's ID (a UUID, controller-runtime's reconcileID; NULL
+	 * when unknown). */
 	int64_t sent_ms;
+	const char *reconcile_id;
 };
 
 /* Builds a RESULT body with no writes; message may be NULL. */

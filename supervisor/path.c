@@ -447,7 +447,10 @@ sup_path_new(struct sup *s)
 		struct sup_ctl *c = &s->ctls[i];
 		intake_add(s->intake, c->spec, c->q);
 		feed_add(s->feed, c->spec, c->first_kind, c->q, &c->paused);
-		settle_add(s->settle, c->spec->name, c->q);
+		settle_set_kind(s->settle,
+		        settle_add(s->settle, c->spec->name, c->q),
+		        c->spec->watches[0].res.group,
+		        c->spec->watches[0].kind);
 	}
 }
 

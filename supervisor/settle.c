@@ -16,6 +16,7 @@
 
 struct sctl {
 	const char *name;
+	const char *group, *kind; /* its primary's (the log records) */
 	struct queue *q;
 };
 
@@ -29,6 +30,8 @@ struct pend {
 	int64_t after_ms;
 	json_object *tel; /* the RESULT's telemetry (a reference), or NULL */
 	int64_t sent_ms;
+	char *message;             /* an error verdict's, or NULL */
+	char rid[IPC_RID_LEN + 1]; /* the reconcile's ID */
 };
 
 struct settle {
@@ -63,6 +66,7 @@ settle_free(struct settle *st)
 	}
 	for (size_t i = 0; i < st->nslots; i++) {
 		free(st->slots[i].key);
+		free(st->slots[i].message);
 		json_object_put(st->slots[i].tel);
 	}
 	free(st->slots);
@@ -76,8 +80,18 @@ size_t
 settle_add(struct settle *st, const char *name, struct queue *q)
 {
 	st->ctls = xreallocarray(st->ctls, st->nctls + 1, sizeof(*st->ctls));
-	st->ctls[st->nctls] = (struct sctl) { name, q };
+	st->ctls[st->nctls] = (struct sctl) { .name = name, .q = q };
 	return (st->nctls++);
+}
+
+void
+settle_set_kind(
+        struct settle *st, size_t ctl, const char *group, const char *kind)
+{
+	if (ctl < st->nctls) {
+		st->ctls[ctl].group = group;
+		st->ctls[ctl].kind = kind;
+	}
 }
 
 size_t
@@ -141,6 +155,7 @@ static void
 pend_del(struct settle *st, struct pend *p)
 {
 	free(p->key);
+	free(p->message);
 	json_object_put(p->tel);
 	*p = (struct pend) { 0 };
 	st->free_slots[st->nfree++] = (uint32_t)(p - st->slots);
@@ -181,13 +196,63 @@ result_of(enum queue_verdict v, int64_t after_ms)
 	}
 }
 
+/* The fields of a record about key of controller c (ns: its namespace,
+ * filled here). */
+static struct log_obj
+obj_of(const struct sctl *c, const char *key, const char *rid,
+        char ns[IPC_NAME_MAX + 1])
+{
+	const char *slash = strchr(key, '/');
+
+	ns[0] = '\0';
+	if (slash != NULL) {
+		snprintf(
+		        ns, IPC_NAME_MAX + 1, "%.*s", (int)(slash - key), key);
+	}
+	return ((struct log_obj) { .controller = c->name,
+	        .group = c->group,
+	        .kind = c->kind,
+	        .ns = ns,
+	        .name = slash != NULL ? slash + 1 : key,
+	        .reconcile_id = rid });
+}
+
+/* The record of a reconcile's end, as controller-runtime logs it: one
+ * "Reconciler error" per failed reconcile (terminal ones included), a
+ * debug "Reconciled" otherwise. */
+static void
+log_end(const struct sctl *c, const char *key, const char *rid,
+        enum queue_verdict v, const char *msg)
+{
+	static const char *const names[] = { [QUEUE_SUCCESS] = "done",
+		[QUEUE_REQUEUE] = "requeue",
+		[QUEUE_REQUEUE_AFTER] = "requeue_after",
+		[QUEUE_ERROR] = "error",
+		[QUEUE_TERMINAL] = "terminal" };
+	char ns[IPC_NAME_MAX + 1];
+	struct log_obj o = obj_of(c, key, rid, ns);
+
+	o.key = "result";
+	o.value = (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v]
+	                                                         : "";
+	if (v == QUEUE_ERROR || v == QUEUE_TERMINAL) {
+		o.error = msg != NULL && msg[0] != '\0' ? msg : "error";
+		log_obj(LOG_LEVEL_ERROR, &o, "Reconciler error");
+	} else {
+		log_obj(LOG_LEVEL_DEBUG, &o, "Reconciled");
+	}
+}
+
 /* Counts a reconcile's final verdict (stats.h), before the queue forgets
- * when it started. */
+ * when it started, and logs it. */
 static void
 count(struct settle *st, const struct sctl *c, int worker, const char *key,
-        enum queue_verdict v, int64_t after_ms, const char *msg, int64_t now)
+        const char *rid, enum queue_verdict v, int64_t after_ms,
+        const char *msg, int64_t now)
 {
 	int64_t t0 = queue_started_ms(c->q, key);
+
+	log_end(c, key, rid, v, msg);
 
 	stats_reconcile(st->conf.stats, c->name, worker,
 	        result_of(v, after_ms), t0 >= 0 ? now - t0 : 0, msg, now);
@@ -214,7 +279,14 @@ submit(struct settle *st, size_t ctl, int worker, const struct ipc_result *r,
 		.verdict = verdict_of(r->verdict),
 		.after_ms = r->after_ms,
 		.tel = json_object_get(r->telemetry),
-		.sent_ms = r->sent_ms };
+		.sent_ms = r->sent_ms,
+		.message
+		= r->verdict == IPC_V_ERROR || r->verdict == IPC_V_TERMINAL
+		        ? xstrdup(r->message)
+		        : NULL };
+
+	snprintf(p.rid, sizeof(p.rid), "%s",
+	        r->reconcile_id != NULL ? r->reconcile_id : "");
 	uint64_t token = pend_put(st, &p);
 	struct wr_batch b = { .key = r->key,
 		.controller = st->ctls[ctl].name,
@@ -271,8 +343,9 @@ accept_writes(struct settle *st, size_t ctl, int worker,
 		log_warnx("%s: %s: the caches the write policy needs are not "
 		          "synced; retrying",
 		        st->ctls[ctl].name, r->key);
-		count(st, &st->ctls[ctl], worker, r->key, QUEUE_ERROR, 0,
-		        "write policy: caches not synced", now);
+		count(st, &st->ctls[ctl], worker, r->key, r->reconcile_id,
+		        QUEUE_ERROR, 0, "write policy: caches not synced",
+		        now);
 		queue_finish(st->ctls[ctl].q, r->key, QUEUE_ERROR, 0, now);
 		return (0);
 	}
@@ -308,13 +381,10 @@ settle_result(struct settle *st, const char *controller, int worker,
 		queue_done(c->q, r->key, now);
 		return (0);
 	}
-	if (r->verdict == IPC_V_ERROR || r->verdict == IPC_V_TERMINAL) {
-		log_warnx("%s: %s: %s", controller, r->key, r->message);
-	}
 	if (r->nwrites == 0) {
 		telemetry(st, idx, r->telemetry, r->sent_ms, now);
-		count(st, c, worker, r->key, verdict_of(r->verdict),
-		        r->after_ms, r->message, now);
+		count(st, c, worker, r->key, r->reconcile_id,
+		        verdict_of(r->verdict), r->after_ms, r->message, now);
 		queue_finish(c->q, r->key, verdict_of(r->verdict), r->after_ms,
 		        now);
 		return (0);
@@ -349,10 +419,15 @@ settle_written(struct settle *st, uint64_t token, const struct wr_report *rep,
 		return;
 	}
 	struct sctl *c = &st->ctls[p->ctl];
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "write %zu failed: %s", rep->failed,
+	        rep->message != NULL ? rep->message : "");
 	if (rep->outcome != WR_FENCED) {
 		bool ok = rep->outcome == WR_OK;
-		count(st, c, p->worker, p->key, ok ? p->verdict : QUEUE_ERROR,
-		        p->after_ms, ok ? NULL : rep->message, now);
+		count(st, c, p->worker, p->key, p->rid,
+		        ok ? p->verdict : QUEUE_ERROR, p->after_ms,
+		        ok ? p->message : msg, now);
 	}
 	if (rep->outcome == WR_OK) {
 		telemetry(st, p->ctl, p->tel, p->sent_ms, now);
@@ -360,8 +435,6 @@ settle_written(struct settle *st, uint64_t token, const struct wr_report *rep,
 	} else if (rep->outcome == WR_FENCED) {
 		queue_done(c->q, p->key, now);
 	} else {
-		log_warnx("%s: %s: write %zu failed: %s", c->name, p->key,
-		        rep->failed, rep->message);
 		write_failed_event(st, p->ctl, p->key, rep);
 		queue_finish(c->q, p->key, QUEUE_ERROR, 0, now);
 	}
@@ -392,10 +465,13 @@ hold_back(struct settle *st, size_t ctl, const char *key,
 {
 	struct sctl *c = &st->ctls[ctl];
 	int64_t hold = l->until_ms > now ? l->until_ms - now : 600000;
-	char msg[512];
+	char msg[512], ns[IPC_NAME_MAX + 1];
+	struct log_obj o = obj_of(c, key, NULL, ns);
 
-	log_error("%s: %s quarantined: it killed its worker %d times in a "
-	          "row (last: %s)",
+	o.error = l->cause;
+	log_obj(LOG_LEVEL_ERROR, &o,
+	        "%s: %s quarantined: it killed its worker %d times in a row "
+	        "(last: %s)",
 	        c->name, key, l->deaths, l->cause);
 	queue_done(c->q, key, now);
 	queue_forget(c->q, key);
@@ -422,7 +498,12 @@ settle_lost(struct settle *st, const char *controller, const char *key,
 	stats_lost(st->conf.stats, controller, l->cause,
 	        t0 >= 0 ? now - t0 : 0, now);
 	if (!l->quarantined) {
-		log_warnx("%s: %s lost with its worker (%s); requeued",
+		char ns[IPC_NAME_MAX + 1];
+		struct log_obj o = obj_of(c, key, NULL, ns);
+
+		o.error = l->cause;
+		log_obj(LOG_LEVEL_WARN, &o,
+		        "%s: %s lost with its worker (%s); requeued",
 		        controller, key, l->cause);
 		queue_finish(c->q, key, QUEUE_ERROR, 0, now);
 		return;

@@ -81,6 +81,10 @@ void settle_free(struct settle *st); /* NULL is fine */
 /* Adds controller name (borrowed, static) whose keys are in q (borrowed).
  * Returns its index (as given to the event function). */
 size_t settle_add(struct settle *st, const char *name, struct queue *q);
+/* The group and Kind of controller ctl's primary (borrowed, static), for
+ * the fields of its log records (log_obj()). */
+void settle_set_kind(
+        struct settle *st, size_t ctl, const char *group, const char *kind);
 
 /* A RESULT r with its r->nwrites typed writes ops (borrowed; what they
  * point to is referenced through r->writes while the writes run) from

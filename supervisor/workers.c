@@ -27,8 +27,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -69,6 +71,7 @@ struct wk_worker {
 	int64_t last_rx; /* -1: nothing received from this process */
 	char *key;       /* in flight */
 	int64_t key_since;
+	char rid[IPC_RID_LEN + 1]; /* the reconcile ID of the key in flight */
 	int64_t work_epoch;
 	uint64_t ticket;
 	bool quitting, termed, killed;
@@ -847,6 +850,7 @@ on_result(struct wk_worker *w, const struct ipc_msg *m, int64_t now)
 		return;
 	}
 	r.sent_ms = w->key_since;
+	r.reconcile_id = w->rid;
 	if (p->cb.on_result != NULL) {
 		p->cb.on_result(p->arg, w->ctl->name, w, &r, ops);
 	}
@@ -991,6 +995,31 @@ find_idle(struct ctl *c)
 	}
 	return (NULL);
 }
+/* A reconcile ID, as controller-runtime's (a version 4 UUID): a random
+ * 128-bit base drawn once, plus a counter, so no two reconciles of this
+ * process share one and no system call is made per reconcile. */
+static void
+rid_new(char out[IPC_RID_LEN + 1])
+{
+	static uint64_t base[2], n;
+	static bool seeded;
+	uint64_t a, b;
+
+	if (!seeded) {
+		if (getrandom(base, sizeof(base), 0)
+		        != (ssize_t)sizeof(base)) {
+			base[0] = (uint64_t)getpid() << 32
+			        ^ (uint64_t)time(NULL);
+		}
+		seeded = true;
+	}
+	a = base[0];
+	b = base[1] + ++n;
+	snprintf(out, IPC_RID_LEN + 1, "%08x-%04x-4%03x-%04x-%012llx",
+	        (unsigned)(a >> 32), (unsigned)(a >> 16 & 0xffff),
+	        (unsigned)(a & 0xfff), (unsigned)(0x8000 | (b >> 48 & 0x3fff)),
+	        (unsigned long long)(b & 0xffffffffffffULL));
+}
 
 int
 wk_dispatch(struct wk_pool *p, const char *controller, const char *key,
@@ -1018,6 +1047,7 @@ wk_dispatch(struct wk_pool *p, const char *controller, const char *key,
 	w->phase = PH_BUSY;
 	w->key = xstrdup(key);
 	w->key_since = now_ms;
+	rid_new(w->rid);
 	w->work_epoch = p->epoch;
 	w->ticket++;
 	w->deadline = now_ms + p->cfg.reconcile_ms;

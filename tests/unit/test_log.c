@@ -90,6 +90,13 @@ test_newlines_escaped_and_errno(void **state)
 	assert_int_equal(strchr(s, '\n') - s + 1, (long)strlen(s));
 }
 
+static const char *
+jget(json_object *o, const char *a, const char *b)
+{
+	return (json_object_get_string(
+	        json_object_object_get(json_object_object_get(o, a), b)));
+}
+
 static void
 test_json_record_parses(void **state)
 {
@@ -107,11 +114,84 @@ test_json_record_parses(void **state)
 	assert_true(json_object_object_get_ex(o, "msg", &v));
 	assert_string_equal(
 	        json_object_get_string(v), "say \"hi\"\\\t\x01 done");
-	assert_true(json_object_object_get_ex(o, "proc", &v));
+	assert_true(json_object_object_get_ex(o, "logger", &v));
 	assert_string_equal(json_object_get_string(v), "sympoziumd");
 	assert_true(json_object_object_get_ex(o, "level", &v));
 	assert_string_equal(json_object_get_string(v), "info");
 	json_object_put(o);
+	/* zap's level names */
+	capture_begin(fds);
+	log_warnx("careful");
+	s = capture_end(fds);
+	o = json_tokener_parse(s);
+	assert_string_equal(
+	        json_object_get_string(json_object_object_get(o, "level")),
+	        "warn");
+	json_object_put(o);
+}
+
+static const struct log_obj obj = { "agentrun", "sympozium.ai", "AgentRun",
+	"ns", "my run", "0b1c2d3e-0000-4000-8000-000000000001",
+	"write 0 failed: \"boom\"", "result", "error" };
+
+static void
+test_obj_json(void **state)
+{
+	static const char *const want[][2] = { { "level", "error" },
+		{ "msg", "Reconciler error" }, { "controller", "agentrun" },
+		{ "controllerGroup", "sympozium.ai" },
+		{ "controllerKind", "AgentRun" }, { "namespace", "ns" },
+		{ "name", "my run" },
+		{ "reconcileID", "0b1c2d3e-0000-4000-8000-000000000001" },
+		{ "result", "error" },
+		{ "error", "write 0 failed: \"boom\"" } };
+	int fds[2];
+	const char *s;
+	json_object *o;
+
+	(void)state;
+	log_init("sympoziumd", LOG_FORMAT_JSON);
+	capture_begin(fds);
+	log_obj(LOG_LEVEL_ERROR, &obj, "Reconciler error");
+	s = capture_end(fds);
+	o = json_tokener_parse(s);
+	assert_non_null(o);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_string_equal(
+		        json_object_get_string(
+		                json_object_object_get(o, want[i][0])),
+		        want[i][1]);
+	}
+	assert_string_equal(jget(o, "AgentRun", "name"), "my run");
+	assert_string_equal(jget(o, "AgentRun", "namespace"), "ns");
+	json_object_put(o);
+	/* debug records only with -v */
+	capture_begin(fds);
+	log_obj(LOG_LEVEL_DEBUG, &obj, "Reconciled");
+	log_info("x");
+	s = capture_end(fds);
+	assert_null(strstr(s, "Reconciled"));
+}
+
+static void
+test_obj_text(void **state)
+{
+	int fds[2];
+	const char *s;
+
+	(void)state;
+	log_init("sympoziumd", LOG_FORMAT_TEXT);
+	capture_begin(fds);
+	log_obj(LOG_LEVEL_ERROR, &obj, "Reconciler error");
+	s = capture_end(fds);
+	assert_non_null(strstr(s,
+	        " error: Reconciler error controller=agentrun "
+	        "controllerGroup=sympozium.ai "
+	        "controllerKind=AgentRun namespace=ns "
+	        "name=\"my run\" reconcileID=0b1c2d3e-"));
+	assert_non_null(
+	        strstr(s, " error=\"write 0 failed: \\\"boom\\\"\"\n"));
+	assert_int_equal(strchr(s, '\n') - s + 1, (long)strlen(s));
 }
 
 static void
@@ -135,6 +215,8 @@ main(void)
 		cmocka_unit_test(test_levels),
 		cmocka_unit_test(test_newlines_escaped_and_errno),
 		cmocka_unit_test(test_json_record_parses),
+		cmocka_unit_test(test_obj_json),
+		cmocka_unit_test(test_obj_text),
 		cmocka_unit_test(test_parse_format),
 	};
 
