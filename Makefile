@@ -387,8 +387,10 @@ build/fuzz/bin/%: build/fuzz/tests/fuzz/%.o $(FUZZ_KUBESIM_OBJS) $(LIBCOMMON)
 
 # run: starts kubesim with our CRDs and samples applied and runs the
 # operator against it in the foreground (scripts/make-run.sh).
+# Only the four programs it runs are built.
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BIN)/kubesim $(BIN)/sympoziumd \
+		$(BIN)/sympozium-worker $(BIN)/sympoziumctl
 	@BIN=$(BIN) scripts/make-run.sh
 
 # make bench runs every tests/bench/*.sh (BENCH_QUICK=1: small counts),

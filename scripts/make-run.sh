@@ -7,13 +7,47 @@
 # SIGTERM) stops the operator, its workers and kubesim, and leaves nothing
 # running; the logs stay in the run directory it prints.
 #
-# Environment: BIN (programs, default bin), LISTEN (kubesim's address,
-# default 127.0.0.1:0), METRICS_ADDR / PROBE_ADDR (sympoziumd's HTTP
-# endpoints, default 127.0.0.1:8080 / 127.0.0.1:8081; 0 turns one off),
-# RUN_DIR (default a new directory under $TMPDIR).
+# Environment (also as make variables: make run METRICS_ADDR=...): BIN
+# (programs, default bin), LISTEN (kubesim's address, default
+# 127.0.0.1:0), METRICS_ADDR / PROBE_ADDR (sympoziumd's HTTP endpoints,
+# default 127.0.0.1:8080 / 127.0.0.1:8081; 0 turns one off; one in use
+# stops the script before anything starts, naming the variable), RUN_DIR
+# (default a new directory under $TMPDIR), HEALTH_SOCKET (default where
+# sympoziumctl looks first: $SYMPOZIUM_HEALTH_SOCKET, else
+# $TMPDIR/sympoziumd-UID/health.sock, so `sympoziumctl status` needs no
+# flag).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BIN=${BIN:-bin}
+metrics=${METRICS_ADDR:-127.0.0.1:8080}
+probes=${PROBE_ADDR:-127.0.0.1:8081}
+sock=${HEALTH_SOCKET:-${SYMPOZIUM_HEALTH_SOCKET:-${TMPDIR:-/tmp}/sympoziumd-$(id -u)/health.sock}}
+
+# An address in use (something answers a connect there) stops us before
+# anything starts, naming the variable that moves it.
+in_use() {
+	local a=$1 host port
+	[ "$a" = 0 ] && return 1
+	host=${a%:*}
+	port=${a##*:}
+	[ -z "$host" ] && host=127.0.0.1
+	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+for v in METRICS_ADDR:$metrics PROBE_ADDR:$probes; do
+	if in_use "${v#*:}"; then
+		echo "make run: ${v#*:} is in use; choose another address with" \
+			"make run ${v%%:*}=127.0.0.1:PORT (or ${v%%:*}=0 to turn" \
+			"it off)" >&2
+		exit 1
+	fi
+done
+if [ -S "$sock" ] && "$BIN/sympoziumctl" --socket "$sock" --timeout 2 \
+	status >/dev/null 2>&1; then
+	echo "make run: an operator already answers on $sock; stop it, or" \
+		"make run HEALTH_SOCKET=PATH" >&2
+	exit 1
+fi
+mkdir -p "$(dirname "$sock")" && chmod 700 "$(dirname "$sock")" || exit 1
 dir=${RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/sympozium-run.XXXXXX")}
 mkdir -p "$dir" || exit 1
 kc=$dir/kubeconfig
@@ -78,16 +112,18 @@ In another terminal:
   kubectl get agentruns,sympoziumschedules,sympoziuminstances,personapacks -A
   kubectl get agentrun demo-run -o jsonpath='{.status.phase} {.status.result}{"\n"}'
   kubectl get events -A
-  $BIN/sympoziumctl --socket $dir/run/health.sock status
+  $BIN/sympoziumctl status$(
+	[ -n "${HEALTH_SOCKET:-}" ] && [ "$sock" != "${SYMPOZIUM_HEALTH_SOCKET:-}" ] &&
+		echo " --socket $sock")
 The demo run reaches Succeeded with a result within seconds; the schedule
 demo-heartbeat fires a run every minute.
 Starting the operator (bin/sympoziumd); Ctrl-C stops it and kubesim.
 
 MSG
 "$BIN/sympoziumd" --kubeconfig "$kc" --runtime-dir "$dir/run" \
-	--health-socket "$dir/run/health.sock" \
-	--metrics-bind-address "${METRICS_ADDR:-127.0.0.1:8080}" \
-	--health-probe-bind-address "${PROBE_ADDR:-127.0.0.1:8081}" &
+	--health-socket "$sock" \
+	--metrics-bind-address "$metrics" \
+	--health-probe-bind-address "$probes" &
 op=$!
 wait "$op"
 st=$?

@@ -80,8 +80,9 @@ k() {
 }
 
 # Ports 0: the test must not depend on 8080/8081 being free.
-RUN_DIR=$run METRICS_ADDR=0 PROBE_ADDR=0 BIN=$BIN \
-	setsid scripts/make-run.sh >"$dir/out" 2>&1 &
+# TMPDIR: the socket goes where sympoziumctl looks by default (under it).
+RUN_DIR=$run METRICS_ADDR=0 PROBE_ADDR=0 BIN=$BIN TMPDIR=$dir \
+	SYMPOZIUM_HEALTH_SOCKET= setsid scripts/make-run.sh >"$dir/out" 2>&1 &
 pg=$!
 
 started() { grep -q 'Starting the operator' "$dir/out"; }
@@ -96,18 +97,40 @@ run_succeeded() {
 }
 eventually demo_run_succeeds_with_result run_succeeded
 
+pack_stamped() {
+	k get sympoziuminstance demo-team-reviewer -o name &&
+		k get sympoziumschedule demo-team-reviewer-schedule -o name
+}
+eventually persona_pack_stamps pack_stamped
+
 schedule_fired() {
 	k get agentrun demo-heartbeat-1 -o jsonpath='{.status.phase}' |
 		grep -qx Succeeded
 }
 eventually schedule_creates_run schedule_fired
 
+# sympoziumctl with no --socket finds the make run operator
 eight_ready() {
-	"$CTL" --socket "$run/run/health.sock" status >"$dir/status" || return 1
+	TMPDIR=$dir SYMPOZIUM_HEALTH_SOCKET= "$CTL" status >"$dir/status" ||
+		return 1
 	cat "$dir/status"
 	[ "$(grep -cE '^[a-z]+-0 +[0-9]+ ready ' "$dir/status")" -eq 8 ]
 }
 eventually sympoziumctl_status_eight_ready eight_ready
+
+# A second make run whose metrics address is taken (kubesim's) stops at
+# once, naming the make variable, and starts nothing.
+port_named() {
+	local a out
+	a=$(sed -n 's|^ *server: https\{0,1\}://||p' "$run/kubeconfig" | head -1)
+	out=$(RUN_DIR=$dir/run2 METRICS_ADDR=$a PROBE_ADDR=0 BIN=$BIN \
+		HEALTH_SOCKET=$dir/h2.sock timeout 20 scripts/make-run.sh 2>&1)
+	local st=$?
+	echo "$out"
+	[ "$st" -eq 1 ] && echo "$out" | grep -q "METRICS_ADDR=127.0.0.1:PORT" &&
+		[ ! -e "$dir/run2/kubeconfig" ]
+}
+eventually port_in_use_names_variable port_named
 
 # Ctrl-C: SIGINT to the whole foreground process group.
 kill -INT -- "-$pg"
