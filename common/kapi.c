@@ -351,6 +351,7 @@ setup_easy(struct xfer *x, const struct kapi_req *req)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
 		        req->timeout_ms > 0 ? req->timeout_ms : c->timeout_ms);
 	}
+	kapi_conf_refresh(c->conf); /* an exec plugin's client certificate */
 	setup_tls(e, c->conf);
 	if (c->conf->tls_server_name != NULL) {
 		setup_server_name(x, c->conf->tls_server_name);
@@ -506,7 +507,8 @@ finish_http(struct xfer *x)
 
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
 	x->resp.code = code;
-	if (code == 401 && !x->reauthed && conf->token_file != NULL) {
+	if (code == 401 && !x->reauthed
+	        && (conf->token_file != NULL || conf->exec != NULL)) {
 		kapi_conf_token_invalidate(conf);
 		x->reauthed = true;
 		schedule(x, timefmt_now_ms_mono());

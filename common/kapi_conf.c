@@ -545,8 +545,12 @@ fill_user(struct load *ld, struct kapi_conf *conf, json_object *u,
 	const char *s;
 
 	if (json_object_object_get_ex(u, "exec", &v) && v != NULL) {
-		seterr(ld, "%s: exec credential plugins are not supported",
-		        where);
+		char why[512];
+
+		conf->exec = kapi_exec_parse(v, name, dir, why, sizeof(why));
+		if (conf->exec == NULL) {
+			seterr(ld, "%s: %s", where, why);
+		}
 	}
 	if (json_object_object_get_ex(u, "auth-provider", &v) && v != NULL) {
 		seterr(ld, "%s: auth-provider plugins are not supported",
@@ -851,5 +855,6 @@ kapi_conf_free(struct kapi_conf *conf)
 	free_secret(
 	        conf->token, conf->token != NULL ? strlen(conf->token) : 0);
 	free(conf->token_file);
+	kapi_exec_free(conf->exec);
 	free(conf);
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/kapi_exec.h"
+
 #define KAPI_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* How often a token file is re-read at most (client-go: 1 min). */
@@ -45,6 +47,14 @@ struct kapi_conf {
 	char *token_file;      /* absolute path, or NULL */
 	int64_t token_read_ms; /* when token_file was last read */
 	bool token_stale;      /* set after a 401 */
+
+	/* An exec credential plugin (kapi_exec.h), or NULL: its credential
+	 * (token, or cert_pem/key_pem above) is fetched by
+	 * kapi_conf_refresh() when there is none, when it expired
+	 * (exec_expires_ms, unix ms, 0: never) and after a 401. */
+	struct kapi_exec *exec;
+	int64_t exec_expires_ms;
+	bool exec_have;
 };
 
 /*
@@ -76,7 +86,12 @@ void kapi_conf_free(struct kapi_conf *conf);
  */
 const char *kapi_conf_token(struct kapi_conf *conf, int64_t now_ms);
 /* Marks the token stale so that the next kapi_conf_token re-reads the
- * file (called after a 401). */
+ * file, or reruns the exec plugin (called after a 401). */
 void kapi_conf_token_invalidate(struct kapi_conf *conf);
+/* Runs the exec plugin when its credential is missing, expired or stale
+ * (nothing without a plugin).  A failed run is logged (naming the
+ * plugin) and keeps the last credential.  Returns 0 when a credential is
+ * at hand, -1 when none is. */
+int kapi_conf_refresh(struct kapi_conf *conf);
 
 #endif

@@ -363,7 +363,8 @@ test_errors(void **state)
 	        "cluster: {server: 'https://h'}}]\nusers: [{name: eu, "
 	        "user: {exec: {command: aws}}}]\n",
 	        NULL,
-	        "user \"eu\": exec credential plugins are not supported");
+	        "user \"eu\": exec plugin \"eu\": apiVersion \"\" is not "
+	        "supported");
 	expect_error(CTX
 	        "{cluster: c, user: gu}}]\nclusters: [{name: c, "
 	        "cluster: {server: 'https://h'}}]\nusers: [{name: gu, "
