@@ -397,20 +397,92 @@ check_owners(json_object *obj, struct causes *cs)
 	buf_fini(&who);
 }
 
+/* How the real server validates a kind's metadata.name: a DNS-1123
+ * subdomain (most kinds, custom resources), a DNS-1123 label
+ * (Namespaces), a DNS-1035 label (Services), a path segment (the RBAC
+ * kinds, whose names hold colons: system:controller:...). */
+enum name_rule { N_SUBDOMAIN, N_LABEL, N_DNS1035, N_SEGMENT };
+
+static enum name_rule
+name_rule(const struct kres *res)
+{
+	if (is(res, "", "namespaces")) {
+		return (N_LABEL);
+	}
+	if (is(res, "", "services")) {
+		return (N_DNS1035);
+	}
+	if (strcmp(res->group, "rbac.authorization.k8s.io") == 0) {
+		return (N_SEGMENT);
+	}
+	return (N_SUBDOMAIN);
+}
+
+/* apimachinery's ValidatePathSegmentName: NULL when fine. */
+static const char *
+segment_why(const char *name)
+{
+	if (strcmp(name, ".") == 0) {
+		return ("may not be '.'");
+	}
+	if (strcmp(name, "..") == 0) {
+		return ("may not be '..'");
+	}
+	if (strchr(name, '/') != NULL) {
+		return ("may not contain '/'");
+	}
+	if (strchr(name, '%') != NULL) {
+		return ("may not contain '%'");
+	}
+	return (NULL);
+}
+
 static void
 check_name(const struct kres *res, json_object *obj, struct causes *cs)
 {
-	const char *name = mstr(obj, "name");
-	bool label = is(res, "", "namespaces");
+	const char *name = mstr(obj, "name"), *why;
+	enum name_rule r = name_rule(res);
 
-	if (name == NULL || dns_label_ok(name, label ? 63 : 253, !label)) {
+	if (name == NULL) {
+		return;
+	}
+	if (r == N_SEGMENT) {
+		if ((why = segment_why(name)) != NULL) {
+			cause_add(cs, "metadata.name", "FieldValueInvalid",
+			        "Invalid value: \"%s\": %s", name, why);
+		}
+		return;
+	}
+	if (r == N_DNS1035) {
+		if (strlen(name) > 63) {
+			cause_add(cs, "metadata.name", "FieldValueInvalid",
+			        "Invalid value: \"%s\": must be no more than "
+			        "63 characters",
+			        name);
+		} else if (!dns_label_ok(name, 63, false)
+		        || !(name[0] >= 'a' && name[0] <= 'z')) {
+			cause_add(cs, "metadata.name", "FieldValueInvalid",
+			        "Invalid value: \"%s\": a DNS-1035 label must "
+			        "consist of lower case alphanumeric "
+			        "characters "
+			        "or '-', start with an alphabetic character, "
+			        "and "
+			        "end with an alphanumeric character (e.g. "
+			        "'my-name',  or 'abc-123', regex used for "
+			        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+			        name);
+		}
+		return;
+	}
+	if (dns_label_ok(name, r == N_LABEL ? 63 : 253, r != N_LABEL)) {
 		return;
 	}
 	cause_add(cs, "metadata.name", "FieldValueInvalid",
 	        "Invalid value: \"%s\": a lowercase RFC 1123 %s must "
 	        "consist of lower case alphanumeric characters, '-'%s, and "
 	        "must start and end with an alphanumeric character",
-	        name, label ? "label" : "subdomain", label ? "" : " or '.'");
+	        name, r == N_LABEL ? "label" : "subdomain",
+	        r == N_LABEL ? "" : " or '.'");
 }
 
 /* Top-level fields of built-in kinds; anything else is an unknown field

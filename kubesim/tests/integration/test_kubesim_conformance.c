@@ -2052,6 +2052,44 @@ x16_delete_options_versions(void **state)
 
 /* Spec A.4: strategic merge patch on a built-in, with kubectl's
  * directives for lists. */
+/* Names as the real server validates them per kind: a Service name is a
+ * DNS-1035 label (no leading digit, at most 63), a ConfigMap name a
+ * subdomain (dots allowed), an RBAC name a path segment (colons allowed,
+ * no '/'). */
+static void
+x18_name_rules(void **state)
+{
+	const char *ns = kc_new_ns();
+	json_object *st;
+	const char *svc = kc_fmt("/api/v1/namespaces/%s/services", ns);
+	const char *roles = kc_fmt(
+	        "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles", ns);
+	const char *body = "{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+	                   "\"metadata\":{\"name\":\"%s\"},\"spec\":{"
+	                   "\"ports\":[{\"port\":80}]}}";
+	const char *role = "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\","
+	                   "\"kind\":\"Role\",\"metadata\":{\"name\":"
+	                   "\"%s\"},\"rules\":[]}";
+
+	(void)state;
+	st = kc_post(422, svc, kc_fmt(body, "1svc"));
+	kc_check_status(st, 422, "Invalid");
+	assert_non_null(strstr(json_object_to_json_string(st),
+	        "a DNS-1035 label must consist of lower case alphanumeric"));
+	st = kc_post(422, svc, kc_fmt(body, "a.b"));
+	kc_check_status(st, 422, "Invalid");
+	kc_post(201, svc, kc_fmt(body, "svc-1"));
+	/* a dotted ConfigMap name is fine */
+	kc_post(201, kc_cm_path(ns, NULL),
+	        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+	        "\"metadata\":{\"name\":\"a.b\"}}");
+	kc_post(201, roles, kc_fmt(role, "system:x:y"));
+	st = kc_post(422, roles, kc_fmt(role, ".."));
+	kc_check_status(st, 422, "Invalid");
+	assert_non_null(
+	        strstr(json_object_to_json_string(st), "may not be '..'"));
+}
+
 static void
 x17_smp_builtin(void **state)
 {
@@ -2165,6 +2203,7 @@ main(void)
 		T(x15_garbage_collection),
 		T(x16_delete_options_versions),
 		T(x17_smp_builtin),
+		T(x18_name_rules),
 		T(x03_bearer_token),
 		T(x04_tls),
 		T(x05_write_kubeconfig),
