@@ -3,8 +3,10 @@
  * meta.k8s.io/v1 Table kubectl asks for, with a Name column, the CRD's
  * additionalPrinterColumns (simple JSONPaths such as .status.phase), and
  * an Age column when the CRD defines none.  date cells are human
- * durations as the real server renders them.  Built-in resources are
- * answered as plain JSON (kubectl prints those itself).
+ * durations as the real server renders them.  Built-in resources with a
+ * printer (kprint.h: pods, events, namespaces, jobs, deployments,
+ * services, configmaps, secrets, leases) get the real server's columns;
+ * others are answered as plain JSON.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "common/jsonx.h"
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
+#include "kubesim/kprint.h"
 #include "kubesim/ktable.h"
 
 #define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -39,7 +42,9 @@ ktable_wanted(const struct kres *res, const char *accept)
 {
 	const char *p = accept;
 
-	if (accept == NULL || !(res->flags & KRES_CUSTOM)) {
+	if (accept == NULL
+	        || (!(res->flags & KRES_CUSTOM)
+	                && kprint_find(res->group, res->plural) == NULL)) {
 		return (false);
 	}
 	while (*p != '\0') {
@@ -150,10 +155,30 @@ column(const char *name, const char *type, const char *format,
 	return (c);
 }
 
+/* A built-in kind's columns (kprint.h). */
+static json_object *
+builtin_defs(const struct kprint *p)
+{
+	json_object *defs = json_object_new_array();
+
+	for (const struct kprint_col *c = p->cols; c->name != NULL; c++) {
+		json_object_array_add(defs,
+		        column(c->name, c->type, c->format, c->desc,
+		                c->priority));
+	}
+	return (defs);
+}
+
 static json_object *
 definitions(const struct kres *res)
 {
-	json_object *defs = json_object_new_array();
+	const struct kprint *p = kprint_find(res->group, res->plural);
+	json_object *defs;
+
+	if (!(res->flags & KRES_CUSTOM) && p != NULL) {
+		return (builtin_defs(p));
+	}
+	defs = json_object_new_array();
 	size_t n = res->columns != NULL
 	        ? json_object_array_length(res->columns)
 	        : 0;
@@ -231,12 +256,22 @@ static json_object *
 row(const struct kres *res, json_object *obj, enum ktable_include inc,
         int64_t now)
 {
+	const struct kprint *p = kprint_find(res->group, res->plural);
 	json_object *r = json_object_new_object();
-	json_object *cells = json_object_new_array();
+	json_object *cells;
 	size_t n = res->columns != NULL
 	        ? json_object_array_length(res->columns)
 	        : 0;
 
+	if (!(res->flags & KRES_CUSTOM) && p != NULL) {
+		json_object_object_add(r, "cells", p->cells(obj, now));
+		if (inc != KTABLE_NONE) {
+			json_object_object_add(
+			        r, "object", row_object(obj, inc));
+		}
+		return (r);
+	}
+	cells = json_object_new_array();
 	json_object_array_add(cells,
 	        json_object_new_string(
 	                jx_get_str(obj, "metadata.name") ?: ""));

@@ -16,7 +16,7 @@
 enum ktable_include { KTABLE_METADATA, KTABLE_OBJECT, KTABLE_NONE };
 
 /* Whether Accept prefers the v1 Table and res can be printed (custom
- * resources only). */
+ * resources, and the built-in kinds kprint.h prints). */
 bool ktable_wanted(const struct kres *res, const char *accept);
 /* "application/json;as=Table;v=v1;g=meta.k8s.io" */
 const char *ktable_content_type(void);

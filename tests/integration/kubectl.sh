@@ -435,6 +435,48 @@ first_creates() {
 			-n team-a -o 'jsonpath={.data}'
 }
 
+# The real server's columns for built-in kinds (kubesim/kprint.c): after
+# first_creates, a pod, a service and an event in team-a.
+builtin_tables() {
+	cat >"$tmp/builtins.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: team-a}
+spec: {containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-a}
+spec: {ports: [{port: 80}], selector: {app: web}}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: p1.1, namespace: team-a}
+type: Warning
+reason: BackOff
+message: Back-off restarting failed container
+involvedObject: {kind: Pod, name: p1, namespace: team-a}
+YAML
+	k apply -f "$tmp/builtins.yaml" >/dev/null &&
+		run_expect '^NAME +STATUS +AGE$' get namespaces &&
+		run_expect '^team-a +Active ' get namespaces &&
+		run_expect '^NAME +READY +STATUS +RESTARTS +AGE$' get pods \
+			-n team-a &&
+		run_expect '^p1 +[01]/1 +[A-Za-z]+ +0 ' get pods -n team-a &&
+		run_expect 'IP +NODE +NOMINATED NODE +READINESS GATES$' get pods \
+			-n team-a -o wide &&
+		run_expect '^NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE$' \
+			get services -n team-a &&
+		run_expect '^web +ClusterIP +[0-9.]+ +<none> +80/TCP ' get services \
+			-n team-a &&
+		run_expect '^settings +2 ' get configmaps -n team-a &&
+		run_expect '^my-key +Opaque +1 ' get secrets -n team-a &&
+		run_expect '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$' get events \
+			-n team-a &&
+		run_expect 'Warning +BackOff +pod/p1 +Back-off restarting' get \
+			events -n team-a
+}
+
 # Whether that kubectl sent protobuf at all (older ones send JSON).
 sent_protobuf() {
 	grep -q 'Content-Type: application/vnd.kubernetes.protobuf' \
@@ -489,6 +531,7 @@ main_plain() {
 		'^Error from server \(NotFound\)' get --raw /nope
 	check version version
 	check create_namespace_secret_configmap first_creates
+	check builtin_table_columns builtin_tables
 	if sent_protobuf; then
 		ok create_bodies_protobuf
 	else
