@@ -2,7 +2,7 @@
  * kdisc.c: the routes that describe the server rather than objects:
  * /version, /healthz /livez /readyz, legacy discovery (/api, /apis, a
  * group, a group-version's resources: spec D.2), the OpenAPI v3 stub
- * (D.5; /openapi/v2 is a 404 as for a JSON-only server).  The documents
+ * (D.5; /openapi/v2 as JSON).  The documents
  * themselves come from kres.
  */
 #include <string.h>
@@ -92,6 +92,9 @@ kdisc_handle(struct ksrv *ks, const struct kreq *rq, const struct kroute *rt,
 		break;
 	case KROUTE_OPENAPI_DOC:
 		send_doc(rs, kres_openapi_doc(ks->reg, rt->rest));
+		break;
+	case KROUTE_OPENAPI_V2:
+		send_doc(rs, kres_openapi_v2(ks->reg));
 		break;
 	default:
 		send_doc(rs, NULL);

@@ -19,6 +19,7 @@
 #include "common/jsonx.h"
 #include "common/strhash.h"
 #include "common/xmalloc.h"
+#include "kubesim/kopenapi.h"
 #include "kubesim/kres.h"
 
 struct kres_reg {
@@ -1287,17 +1288,19 @@ object_path(const struct kres *r)
 static json_object *
 gv_doc(const struct kres_reg *reg, const char *group, const char *version)
 {
-	json_object *doc, *paths, *info, *path, *comp;
+	json_object *doc, *paths, *info, *path, *comp, *schemas;
 	const struct kres *r;
 	size_t i;
 	char *p;
 
 	paths = json_object_new_object();
+	schemas = json_object_new_object();
 	for (i = 0; (r = kres_at(reg, i)) != NULL; i++) {
 		if (strcmp(r->group, group) != 0
 		        || strcmp(r->version, version) != 0) {
 			continue;
 		}
+		kopenapi_add(schemas, r);
 		p = object_path(r);
 		path = json_object_new_object();
 		json_object_object_add(path, "patch", patch_op(r));
@@ -1306,6 +1309,7 @@ gv_doc(const struct kres_reg *reg, const char *group, const char *version)
 	}
 	if (json_object_object_length(paths) == 0) {
 		json_object_put(paths);
+		json_object_put(schemas);
 		return (NULL);
 	}
 	doc = json_object_new_object();
@@ -1316,7 +1320,7 @@ gv_doc(const struct kres_reg *reg, const char *group, const char *version)
 	json_object_object_add(doc, "info", info);
 	json_object_object_add(doc, "paths", paths);
 	comp = json_object_new_object();
-	json_object_object_add(comp, "schemas", json_object_new_object());
+	json_object_object_add(comp, "schemas", schemas);
 	json_object_object_add(doc, "components", comp);
 	return (doc);
 }
@@ -1367,6 +1371,39 @@ root_add(const struct kres_reg *reg, json_object *paths, const char *gvpath)
 	free(url);
 	free(s);
 	json_object_put(doc);
+}
+
+json_object *
+kres_openapi_v2(const struct kres_reg *reg)
+{
+	json_object *doc = json_object_new_object(), *info, *defs, *out;
+	const struct kres *r;
+	struct buf b = BUF_INIT;
+	const char *text, *hit;
+
+	defs = json_object_new_object();
+	for (size_t i = 0; (r = kres_at(reg, i)) != NULL; i++) {
+		kopenapi_add(defs, r);
+	}
+	add_str(doc, "swagger", "2.0");
+	info = json_object_new_object();
+	add_str(info, "title", "Kubernetes");
+	add_str(info, "version", "v1.33.0");
+	json_object_object_add(doc, "info", info);
+	json_object_object_add(doc, "paths", json_object_new_object());
+	json_object_object_add(doc, "definitions", defs);
+	/* v2 refers to #/definitions/, v3 to #/components/schemas/ */
+	text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+	while ((hit = strstr(text, "#/components/schemas/")) != NULL) {
+		buf_append(&b, text, (size_t)(hit - text));
+		buf_puts(&b, "#/definitions/");
+		text = hit + strlen("#/components/schemas/");
+	}
+	buf_puts(&b, text);
+	out = json_tokener_parse(buf_str(&b));
+	buf_fini(&b);
+	json_object_put(doc);
+	return (out);
 }
 
 json_object *

@@ -115,6 +115,9 @@ json_object *kres_resource_list(
 /* OpenAPI v3: the root index (/openapi/v3) and one group-version document
  * ("api/v1", "apis/<group>/<version>"; NULL for 404).  The hash in each
  * serverRelativeURL changes when the document changes. */
+/* /openapi/v2: a Swagger 2.0 document whose definitions are every served
+ * kind's schema (kopenapi.h), as JSON. */
+json_object *kres_openapi_v2(const struct kres_reg *reg);
 json_object *kres_openapi_root(const struct kres_reg *reg);
 json_object *kres_openapi_doc(const struct kres_reg *reg, const char *gvpath);
 

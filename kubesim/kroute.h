@@ -20,7 +20,7 @@ enum kroute_kind {
 	KROUTE_GV,           /* /api/v1, /apis/<group>/<version> */
 	KROUTE_OPENAPI_ROOT, /* /openapi/v3 */
 	KROUTE_OPENAPI_DOC,  /* /openapi/v3/<gvpath> (rest) */
-	KROUTE_OPENAPI_V2,   /* /openapi/v2 (answered 404) */
+	KROUTE_OPENAPI_V2,   /* /openapi/v2 (JSON) */
 	KROUTE_RESOURCE,     /* a collection, object or subresource */
 	KROUTE_ADMIN,        /* /_kubesim/<rest> */
 };

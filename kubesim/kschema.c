@@ -587,6 +587,12 @@ kschema_new(json_object *schema, char *err, size_t errlen)
 	return (ks);
 }
 
+json_object *
+kschema_root(const struct kschema *ks)
+{
+	return (ks->root);
+}
+
 void
 kschema_free(struct kschema *ks)
 {

@@ -65,6 +65,8 @@ struct kschema_cause {
  */
 struct kschema *kschema_new(json_object *schema, char *err, size_t errlen);
 void kschema_free(struct kschema *ks);
+/* The schema it was made from (borrowed). */
+json_object *kschema_root(const struct kschema *ks);
 
 /*
  * Applies defaults in place, as apiextensions' structural defaulting: a

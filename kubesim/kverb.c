@@ -903,9 +903,15 @@ kverb_handle(struct ksrv *ks, const struct kreq *rq, struct kresp *rs)
 	struct kroute rt;
 
 	kroute_parse(rq->path, &rt);
-	if (rt.kind == KROUTE_OPENAPI_V2) {
-		kresp_error(rs, 404, "NotFound",
-		        "the server could not find the requested resource");
+	if (rt.kind == KROUTE_OPENAPI_V2 && rq->accept != NULL
+	        && strstr(rq->accept, "json") == NULL
+	        && strstr(rq->accept, "*/*") == NULL) {
+		/* v2 as JSON only: a protobuf-only client is told so */
+		kresp_error(rs, 406, "NotAcceptable",
+		        "only the following media types are accepted: "
+		        "application/json");
+	} else if (rt.kind == KROUTE_OPENAPI_V2) {
+		kdisc_handle(ks, rq, &rt, rs);
 	} else if (rt.kind == KROUTE_NONE || rt.kind == KROUTE_ADMIN) {
 		rs->code = 404;
 		rs->ctype = "text/plain; charset=utf-8";

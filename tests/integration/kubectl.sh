@@ -477,6 +477,18 @@ YAML
 			events -n team-a
 }
 
+# kubectl explain reads /openapi/v3: a CRD's schema, a built-in kind's.
+explain() {
+	run_expect '^KIND: +AgentRun$' explain agentrun.spec &&
+		run_expect '^  instanceRef	<string>' explain agentrun.spec &&
+		run_expect '^FIELD: containers <\[\]Object>$' explain \
+			pods.spec.containers &&
+		run_expect '^  image	<string>' explain pods.spec.containers &&
+		run_expect '^  data	<map\[string\]string>' explain configmaps &&
+		run_expect '^  labels	<map\[string\]string>' explain \
+			namespaces.metadata
+}
+
 # Whether that kubectl sent protobuf at all (older ones send JSON).
 sent_protobuf() {
 	grep -q 'Content-Type: application/vnd.kubernetes.protobuf' \
@@ -532,6 +544,7 @@ main_plain() {
 	check version version
 	check create_namespace_secret_configmap first_creates
 	check builtin_table_columns builtin_tables
+	check explain_crd_and_builtin explain
 	if sent_protobuf; then
 		ok create_bodies_protobuf
 	else

@@ -1864,7 +1864,9 @@ x11_version_and_health(void **state)
 	}
 }
 
-/* Spec D.5: the OpenAPI v3 stub kubectl apply needs; v2 is a 404. */
+/* Spec D.5: the OpenAPI v3 documents kubectl apply and explain read
+ * (each kind a schema with its GVK); v2 as JSON, 406 to a protobuf-only
+ * client. */
 static void
 x12_openapi_stub(void **state)
 {
@@ -1892,8 +1894,28 @@ x12_openapi_stub(void **state)
 		kc_assert_contains(txt, "x-kubernetes-group-version-kind");
 		kc_assert_contains(txt, "\"fieldValidation\"");
 		assert_null(strstr(txt, "strategic-merge-patch"));
+		txt = json_object_to_json_string(jx_get(doc, "components"));
+		kc_assert_contains(txt, "x-kubernetes-group-version-kind");
+		kc_assert_contains(txt,
+		        "io.k8s.apimachinery.pkg.apis.meta.v1."
+		        "ObjectMeta");
 	}
-	kc_get(404, "/openapi/v2");
+	root = kc_get(200, "/openapi/v2");
+	kc_str_at(root, "swagger");
+	kc_assert_contains(
+	        json_object_to_json_string(jx_get(root, "definitions")),
+	        "\"io.k8s.api.core.v1.Pod\"");
+	assert_null(strstr(
+	        json_object_to_json_string(root), "#/components/schemas/"));
+	{
+		static const char *const pb[]
+		        = { "Accept: application/"
+			    "com.github.proto-openapi.spec."
+			    "v2@v1.0+protobuf",
+			          NULL };
+
+		kc_callh(406, "GET", NULL, NULL, pb, "/openapi/v2");
+	}
 }
 
 /* Spec C.8: standard namespaces; a terminating namespace refuses new
