@@ -28,11 +28,31 @@ static const struct {
 	{ "v1", "Namespace", &kubesim__namespace__descriptor },
 	{ "v1", "ConfigMap", &kubesim__config_map__descriptor },
 	{ "v1", "Secret", &kubesim__secret__descriptor },
+	{ "v1", "ServiceAccount", &kubesim__service_account__descriptor },
+	{ "v1", "Service", &kubesim__service__descriptor },
+	{ "v1", "Pod", &kubesim__pod__descriptor },
+	{ "apps/v1", "Deployment", &kubesim__deployment__descriptor },
+	{ "batch/v1", "Job", &kubesim__job__descriptor },
+	{ "rbac.authorization.k8s.io/v1", "Role", &kubesim__role__descriptor },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRole",
+	        &kubesim__cluster_role__descriptor },
+	{ "rbac.authorization.k8s.io/v1", "RoleBinding",
+	        &kubesim__role_binding__descriptor },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+	        &kubesim__cluster_role_binding__descriptor },
 };
+
+/* Go *int fields (a set 0 is kept, as the pointer is); other zero
+ * integers are omitempty's. */
+static const char *const pointer_ints[] = { "replicas", "completions",
+	"parallelism", "backoffLimit", "activeDeadlineSeconds",
+	"ttlSecondsAfterFinished", "terminationGracePeriodSeconds",
+	"progressDeadlineSeconds", "revisionHistoryLimit", NULL };
 
 static const char magic[4] = { 'k', '8', 's', '\0' };
 
 static json_object *message_json(const ProtobufCMessage *m);
+static json_object *scalar_message_json(const ProtobufCMessage *m);
 
 /* The JSON name of a field: its proto name in lowerCamelCase. */
 static char *
@@ -143,7 +163,7 @@ value_json(const ProtobufCFieldDescriptor *f, const void *p)
 		}
 		return (is_time(m->descriptor)
 		                ? time_json((const Kubesim__Time *)m)
-		                : message_json(m));
+		                : scalar_message_json(m));
 	}
 	case PROTOBUF_C_TYPE_INT64:
 	case PROTOBUF_C_TYPE_SINT64:
@@ -225,6 +245,11 @@ zero(const ProtobufCFieldDescriptor *f, const void *p)
 		        || (is_time(m->descriptor)
 		                && ((const Kubesim__Time *)m)->seconds == 0));
 	default:
+		for (size_t i = 0; pointer_ints[i] != NULL; i++) {
+			if (strcmp(f->name, pointer_ints[i]) == 0) {
+				return (false);
+			}
+		}
 		return (memcmp(p, &(int64_t) { 0 }, value_size(f->type)) == 0);
 	}
 }
@@ -263,6 +288,83 @@ message_json(const ProtobufCMessage *m)
 		free(name);
 	}
 	return (o);
+}
+
+/* IntOrString and Quantity, whose JSON is a scalar; other messages as
+ * objects. */
+static json_object *
+scalar_message_json(const ProtobufCMessage *m)
+{
+	if (m->descriptor == &kubesim__int_or_string__descriptor) {
+		const Kubesim__IntOrString *v
+		        = (const Kubesim__IntOrString *)m;
+
+		return (v->type == 1 ? json_object_new_string(
+		                v->strval != NULL ? v->strval : "")
+		                     : json_object_new_int(v->intval));
+	}
+	if (m->descriptor == &kubesim__quantity__descriptor) {
+		const Kubesim__Quantity *q = (const Kubesim__Quantity *)m;
+
+		return (json_object_new_string(
+		        q->string != NULL ? q->string : ""));
+	}
+	return (message_json(m));
+}
+
+/* Whether an undeclared field holds Go's zero value: the Kubernetes
+ * encoder writes every non-pointer field, so an empty selfLink (ObjectMeta
+ * field 4) or status arrives with every object and means nothing. */
+static bool
+empty_value(const ProtobufCMessageUnknownField *u)
+{
+	for (size_t i = 0; i < u->len; i++) {
+		if (u->data[i] != 0) {
+			return (false);
+		}
+	}
+	return (true);
+}
+
+/* The first field of m (or a message inside it) this file does not
+ * declare and that holds something: its number and the message's name in
+ * *where, or 0. */
+static uint32_t
+unknown_field(const ProtobufCMessage *m, const char **where)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const char *base = (const char *)m;
+
+	for (unsigned i = 0; i < m->n_unknown_fields; i++) {
+		if (!empty_value(&m->unknown_fields[i])) {
+			*where = d->name;
+			return (m->unknown_fields[i].tag);
+		}
+	}
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		ProtobufCMessage *const *v;
+		size_t n = 1;
+		uint32_t t;
+
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE) {
+			continue;
+		}
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)(base + f->quantifier_offset);
+			v = *(ProtobufCMessage *const *const *)(base
+			        + f->offset);
+		} else {
+			v = (ProtobufCMessage *const *)(base + f->offset);
+		}
+		for (size_t k = 0; v != NULL && k < n; k++) {
+			if (v[k] != NULL
+			        && (t = unknown_field(v[k], where)) != 0) {
+				return (t);
+			}
+		}
+	}
+	return (0);
 }
 
 static const ProtobufCMessageDescriptor *
@@ -308,6 +410,20 @@ object_json(
 		snprintf(
 		        err, errlen, "the %s message cannot be decoded", kind);
 		return (KPROTO_EBAD);
+	}
+	{
+		const char *where = "";
+		uint32_t tag = unknown_field(m, &where);
+
+		if (tag != 0) {
+			snprintf(err, errlen,
+			        "field %u of %s in the %s body is not "
+			        "supported "
+			        "by kubesim; send it as JSON",
+			        tag, where, kind);
+			protobuf_c_message_free_unpacked(m, NULL);
+			return (KPROTO_EBAD);
+		}
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "apiVersion", json_object_new_string(av));

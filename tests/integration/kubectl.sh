@@ -477,6 +477,37 @@ YAML
 			events -n team-a
 }
 
+# kubectl's generators for the other built-in kinds (protobuf bodies on
+# 1.32+): each object stored with what was asked.
+more_creates() {
+	run_expect 'deployment.apps/web created' create deployment web \
+		--image=nginx --replicas=0 --port=80 -n team-a &&
+		run_expect '^0 \[\{"containerPort":80\}\]$' get deployment web \
+			-n team-a -o 'jsonpath={.spec.replicas} {.spec.template.spec.containers[0].ports}' &&
+		run_expect 'job.batch/once created' create job once --image=busybox \
+			-n team-a -- echo hi &&
+		run_expect '^\["echo","hi"\] Never$' get job once -n team-a -o \
+			'jsonpath={.spec.template.spec.containers[0].command} {.spec.template.spec.restartPolicy}' &&
+		run_expect 'serviceaccount/bot created' create serviceaccount bot \
+			-n team-a &&
+		run_expect 'role.rbac.authorization.k8s.io/reader created' create \
+			role reader --verb=get,list --resource=pods -n team-a &&
+		run_expect 'rolebinding.rbac.authorization.k8s.io/bot-reader created' \
+			create rolebinding bot-reader --role=reader \
+			--serviceaccount=team-a:bot -n team-a &&
+		run_expect '^ServiceAccount bot Role reader$' get rolebinding \
+			bot-reader -n team-a -o \
+			'jsonpath={.subjects[0].kind} {.subjects[0].name} {.roleRef.kind} {.roleRef.name}' &&
+		run_expect 'service/api created' create service clusterip api \
+			--tcp=80:8080 -n team-a &&
+		run_expect '^80 8080$' get service api -n team-a -o \
+			'jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}' &&
+		run_expect 'pod/box created' run box --image=busybox --env=A=1 \
+			-n team-a &&
+		run_expect '^A=1$' get pod box -n team-a -o \
+			'jsonpath={.spec.containers[0].env[0].name}={.spec.containers[0].env[0].value}'
+}
+
 # kubectl explain reads /openapi/v3: a CRD's schema, a built-in kind's.
 explain() {
 	run_expect '^KIND: +AgentRun$' explain agentrun.spec &&
@@ -544,6 +575,7 @@ main_plain() {
 	check version version
 	check create_namespace_secret_configmap first_creates
 	check builtin_table_columns builtin_tables
+	check create_more_builtin_kinds more_creates
 	check explain_crd_and_builtin explain
 	if sent_protobuf; then
 		ok create_bodies_protobuf

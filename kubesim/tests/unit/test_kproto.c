@@ -224,9 +224,9 @@ test_errors(void **state)
 	assert_non_null(strstr(err, "envelope"));
 	assert_null(o);
 
-	b = envelope("apps/v1", "Deployment", &ns.base, NULL, &n);
+	b = envelope("apps/v1", "StatefulSet", &ns.base, NULL, &n);
 	assert_int_equal(decode(b, n, &o, err, sizeof(err)), KPROTO_EKIND);
-	assert_non_null(strstr(err, "apps/v1 Deployment"));
+	assert_non_null(strstr(err, "apps/v1 StatefulSet"));
 	free(b);
 	b = envelope("sympozium.ai/v1alpha1", "AgentRun", NULL, NULL, &n);
 	assert_int_equal(decode(b, n, &o, err, sizeof(err)), KPROTO_EKIND);
@@ -264,6 +264,131 @@ test_bad_raw(void **state)
 	assert_null(o);
 }
 
+/* A Deployment as `kubectl create deployment web --image=nginx
+ * --replicas=0 --port=80` sends it, and a Service with an IntOrString
+ * target port and a Pod with a Quantity: replicas 0 kept (a Go pointer),
+ * targetPort an integer or a string, quantities strings. */
+static void
+test_more_kinds(void **state)
+{
+	Kubesim__ObjectMeta md = KUBESIM__OBJECT_META__INIT;
+	Kubesim__ContainerPort port = KUBESIM__CONTAINER_PORT__INIT;
+	Kubesim__ContainerPort *ports[] = { &port };
+	Kubesim__Container c = KUBESIM__CONTAINER__INIT, *cs[] = { &c };
+	Kubesim__PodSpec ps = KUBESIM__POD_SPEC__INIT;
+	Kubesim__PodTemplateSpec tpl = KUBESIM__POD_TEMPLATE_SPEC__INIT;
+	Kubesim__DeploymentSpec spec = KUBESIM__DEPLOYMENT_SPEC__INIT;
+	Kubesim__Deployment d = KUBESIM__DEPLOYMENT__INIT;
+	Kubesim__IntOrString tp = KUBESIM__INT_OR_STRING__INIT;
+	Kubesim__ServicePort sp = KUBESIM__SERVICE_PORT__INIT,
+	                     *sps[] = { &sp };
+	Kubesim__ServiceSpec ss = KUBESIM__SERVICE_SPEC__INIT;
+	Kubesim__Service svc = KUBESIM__SERVICE__INIT;
+	json_object *o = NULL;
+	char err[256];
+	uint8_t *b;
+	size_t n;
+
+	(void)state;
+	md.name = "web";
+	port.has_containerport = 1;
+	port.containerport = 80;
+	c.name = "nginx";
+	c.image = "nginx";
+	c.n_ports = 1;
+	c.ports = ports;
+	ps.n_containers = 1;
+	ps.containers = cs;
+	tpl.spec = &ps;
+	spec.has_replicas = 1;
+	spec.replicas = 0;
+	spec.template_ = &tpl;
+	d.metadata = &md;
+	d.spec = &spec;
+	b = envelope("apps/v1", "Deployment", &d.base, NULL, &n);
+	assert_int_equal(decode(b, n, &o, err, sizeof(err)), KPROTO_OK);
+	assert_json(o,
+	        "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{"
+	        "'name':'web'},'spec':{'replicas':0,'template':{'spec':{"
+	        "'containers':[{'name':'nginx','image':'nginx','ports':[{"
+	        "'containerPort':80}]}]}}}}");
+	json_object_put(o);
+	free(b);
+	tp.has_type = 1;
+	tp.type = 1;
+	tp.strval = "http";
+	sp.has_port = 1;
+	sp.port = 80;
+	sp.targetport = &tp;
+	ss.n_ports = 1;
+	ss.ports = sps;
+	svc.metadata = &md;
+	svc.spec = &ss;
+	b = envelope("v1", "Service", &svc.base, NULL, &n);
+	assert_int_equal(decode(b, n, &o, err, sizeof(err)), KPROTO_OK);
+	assert_json(jx_get(o, "spec"),
+	        "{'ports':[{'port':80,'targetPort':'http'}]}");
+	json_object_put(o);
+	free(b);
+	tp.type = 0;
+	tp.has_intval = 1;
+	tp.intval = 8080;
+	b = envelope("v1", "Service", &svc.base, NULL, &n);
+	assert_int_equal(decode(b, n, &o, err, sizeof(err)), KPROTO_OK);
+	assert_json(jx_get(o, "spec"),
+	        "{'ports':[{'port':80,'targetPort':8080}]}");
+	json_object_put(o);
+	free(b);
+}
+
+/* A field kubesim does not declare: refused, naming it, when it holds
+ * something; an empty one (the Kubernetes encoder writes every
+ * non-pointer field) is ignored. */
+static void
+test_undeclared_fields(void **state)
+{
+	Kubesim__ObjectMeta md = KUBESIM__OBJECT_META__INIT;
+	Kubesim__ServiceAccount sa = KUBESIM__SERVICE_ACCOUNT__INIT;
+	Kubesim__TypeMeta tm = KUBESIM__TYPE_META__INIT;
+	Kubesim__Unknown u = KUBESIM__UNKNOWN__INIT;
+	uint8_t raw[256], out[512];
+	json_object *o = NULL;
+	char err[256];
+	size_t n, k;
+
+	(void)state;
+	md.name = "sa";
+	sa.metadata = &md;
+	k = kubesim__service_account__pack(&sa, raw);
+	/* field 98, varint 0: empty */
+	raw[k++] = 0x90;
+	raw[k++] = 0x06;
+	raw[k++] = 0x00;
+	tm.api_version = "v1";
+	tm.kind = "ServiceAccount";
+	u.type_meta = &tm;
+	u.has_raw = 1;
+	u.raw.data = raw;
+	u.raw.len = k;
+	memcpy(out, "k8s", 4);
+	n = kubesim__unknown__pack(&u, out + 4) + 4;
+	assert_int_equal(decode(out, n, &o, err, sizeof(err)), KPROTO_OK);
+	assert_json(o,
+	        "{'apiVersion':'v1','kind':'ServiceAccount','metadata':{"
+	        "'name':'sa'}}");
+	json_object_put(o);
+	o = NULL;
+	/* field 99, varint 1: something kubesim would lose */
+	raw[k++] = 0x98;
+	raw[k++] = 0x06;
+	raw[k++] = 0x01;
+	u.raw.len = k;
+	n = kubesim__unknown__pack(&u, out + 4) + 4;
+	assert_int_equal(decode(out, n, &o, err, sizeof(err)), KPROTO_EBAD);
+	assert_null(o);
+	assert_non_null(strstr(err, "field 99 of kubesim.ServiceAccount"));
+}
+
 int
 main(void)
 {
@@ -272,6 +397,8 @@ main(void)
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_bad_raw),
+		cmocka_unit_test(test_more_kinds),
+		cmocka_unit_test(test_undeclared_fields),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
