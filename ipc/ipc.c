@@ -490,7 +490,9 @@ parse_result(struct chk *c, json_object *b, struct ipc_result *r,
 	        || field_int(c, b, "epoch", 0, 0, &r->epoch)
 	        || parse_verdict(c, b, r) || parse_writes(c, b, r, ops)
 	        || field_typed(c, b, "telemetry", F_OPT, json_type_object,
-	                &r->telemetry));
+	                &r->telemetry)
+	        || field_typed(c, b, "memoryStore", F_OPT, json_type_object,
+	                &r->memory_store));
 }
 
 /* A list's "fields": 1..IPC_FIELDS_MAX valid paths. */

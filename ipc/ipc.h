@@ -29,6 +29,9 @@
  *	                 "message"?:s},"writes"?:[W...]}
  *	           k = done|requeue|requeue_after|error|terminal;
  *	           afterMs is required for requeue_after.
+ *	           "memoryStore"?:{"content":s} (agentrun only: a failure
+ *	           record for the run's instance memory server, which the
+ *	           supervisor POSTs, supervisor/path.c).
  *	           "telemetry"?:obj (the OpenTelemetry signals of the
  *	           reconcile; only its type is checked here, its content by
  *	           supervisor/otel.h against the controller's signal policy).
@@ -281,7 +284,8 @@ struct ipc_result {
 	const char *message; /* "" when absent */
 	json_object *writes; /* array of W; never NULL after read */
 	size_t nwrites;
-	json_object *telemetry; /* NULL when absent; checked by otel.h */
+	json_object *telemetry;    /* NULL when absent; checked by otel.h */
+	json_object *memory_store; /* NULL when absent; checked by path.c */
 	/* Not on the wire, set by the supervisor's pool before it hands the
 	 * RESULT on: when it sent the WORK (monotonic ms), and the
 	 * reconcile's ID (a UUID, controller-runtime's reconcileID; NULL

@@ -26,7 +26,7 @@ struct met_proc {
 	double max_fds;  /* -1: unknown */
 };
 
-/* The OpenTelemetry exporter's figures (otel.h, otlpx.h). */
+/* The OpenTelemetry exporter's figures (otel.h, egress.h). */
 struct met_otel {
 	uint64_t sent[3], failed[3]; /* metrics, traces, logs exports */
 	uint64_t dropped_queue;      /* exports not sent: queue full */

@@ -19,7 +19,7 @@
 #include "supervisor/metrics.h"
 #include "supervisor/ops.h"
 #include "supervisor/otel.h"
-#include "supervisor/otlpx.h"
+#include "supervisor/egress.h"
 #include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
@@ -342,10 +342,10 @@ static const struct met_otel *
 ops_otel(struct sup *s, struct met_otel *mo)
 {
 	struct otel_stats os;
-	struct otlpx_stats xs;
+	struct egress_stats xs;
 
 	otel_stats(s->otel, &os);
-	otlpx_stats(s->otlpx, &xs);
+	egress_stats(s->egress, &xs);
 	memset(mo, 0, sizeof(*mo));
 	for (int i = 0; i < OTEL_NSIGNALS; i++) {
 		mo->sent[i] = xs.sent[i];

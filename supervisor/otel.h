@@ -2,7 +2,7 @@
  * otel.h: upstream's OpenTelemetry signals (pkg/telemetry and the
  * controllers' meters, tracer and slog records at 008266e), gathered by the
  * supervisor and encoded as OTLP protobuf.  Pure: no I/O, no clock (every
- * time is an argument); otlpx.h sends what it encodes.  Prefix otel_.
+ * time is an argument); egress.h sends what it encodes.  Prefix otel_.
  *
  * Workers report signals in a RESULT's "telemetry" object (ipc.h); the
  * supervisor is the only process with a network, so it aggregates them:

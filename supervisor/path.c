@@ -17,8 +17,10 @@
 #include "common/timefmt.h"
 #include "common/xmalloc.h"
 #include "supervisor/cache.h"
+#include "supervisor/egress.h"
 #include "supervisor/feed.h"
 #include "supervisor/intake.h"
+#include "supervisor/memstore.h"
 #include "supervisor/otel.h"
 #include "supervisor/restart.h"
 #include "supervisor/settle.h"
@@ -275,26 +277,71 @@ check_port(void *arg, size_t ctl, const struct ipc_result *r,
 }
 
 /* The telemetry of a settled RESULT to the OpenTelemetry signals, the
- * span times on the wall clock.  Not under --shadow: the upstream
- * operator beside it reports the same runs. */
+ * span times on the wall clock. */
 static void
-telemetry_port(
-        void *arg, size_t ctl, json_object *tel, int64_t sent_ms, int64_t now)
+take_telemetry(struct sup *s, size_t ctl, json_object *tel, int64_t sent_ms,
+        int64_t now)
 {
-	struct sup *s = arg;
 	int64_t end = timefmt_now_us_real() * 1000;
 	int64_t start = sent_ms >= 0 && sent_ms <= now
 	        ? end - (now - sent_ms) * 1000000
 	        : end;
 	char err[256];
 
-	if (s->otel == NULL || s->shadow != NULL) {
+	if (s->otel != NULL
+	        && otel_ingest(s->otel, s->ctls[ctl].spec->name, tel, start,
+	                   end, err, sizeof(err))
+	                != 0) {
+		log_warnx("%s: %s", s->ctls[ctl].spec->name, err);
+	}
+}
+
+/* A failure record for the run's memory server (memstore.h), POSTed by
+ * the egress thread, started at the first one. */
+static void
+take_memory(struct sup *s, size_t ctl, const char *key, json_object *mem)
+{
+	json_object *run = primary_object(s, ctl, key);
+	char err[256], *url, *body, *what;
+
+	if (run == NULL) {
+		return; /* deleted meanwhile: nothing to learn from */
+	}
+	if (memstore_request(run, mem, &url, &body, err, sizeof(err)) != 0) {
+		log_debug("agentrun: %s: %s", key, err);
+		json_object_put(run);
 		return;
 	}
-	if (otel_ingest(s->otel, s->ctls[ctl].spec->name, tel, start, end, err,
-	            sizeof(err))
-	        != 0) {
-		log_warnx("%s: %s", s->ctls[ctl].spec->name, err);
+	json_object_put(run);
+	if (s->egress == NULL) {
+		s->egress = egress_new(NULL, NULL);
+	}
+	what = xasprintf("agentrun %s", key);
+	if (s->egress != NULL) {
+		egress_post(s->egress, url, body, what);
+	}
+	free(what);
+	free(url);
+	free(body);
+}
+
+/* What a settled RESULT asks besides its writes.  Not under --shadow: it
+ * sends nothing, and the upstream operator beside it reports and stores
+ * the same runs. */
+static void
+settled_port(void *arg, size_t ctl, const char *key, json_object *tel,
+        json_object *mem, int64_t sent_ms, int64_t now)
+{
+	struct sup *s = arg;
+
+	if (s->shadow != NULL) {
+		return;
+	}
+	if (tel != NULL) {
+		take_telemetry(s, ctl, tel, sent_ms, now);
+	}
+	if (mem != NULL) {
+		take_memory(s, ctl, key, mem);
 	}
 }
 
@@ -348,6 +395,13 @@ sup_on_result(void *arg, const char *controller, struct wk_worker *w,
 	        && otel_check(controller, r->telemetry, detail, sizeof(detail))
 	                != 0) {
 		sup_violation(s, w, "telemetry", detail, now);
+		return;
+	}
+	if (r->memory_store != NULL
+	        && memstore_check(
+	                   controller, r->memory_store, detail, sizeof(detail))
+	                != 0) {
+		sup_violation(s, w, "memory-store", detail, now);
 		return;
 	}
 	if (settle_result(s->settle, controller, wk_worker_index(w), r, ops,
@@ -434,7 +488,7 @@ sup_path_new(struct sup *s)
 	struct settle_conf sc = { .wr = { wr_submit_port, wr_event_port },
 		.check = check_port,
 		.may_write = may_write_at,
-		.telemetry = telemetry_port,
+		.settled = settled_port,
 		.arg = s,
 		.stats = s->stats };
 

@@ -29,6 +29,7 @@ struct pend {
 	enum queue_verdict verdict;
 	int64_t after_ms;
 	json_object *tel; /* the RESULT's telemetry (a reference), or NULL */
+	json_object *mem; /* its memoryStore (a reference), or NULL */
 	int64_t sent_ms;
 	char *message;             /* an error verdict's, or NULL */
 	char rid[IPC_RID_LEN + 1]; /* the reconcile's ID */
@@ -68,6 +69,7 @@ settle_free(struct settle *st)
 		free(st->slots[i].key);
 		free(st->slots[i].message);
 		json_object_put(st->slots[i].tel);
+		json_object_put(st->slots[i].mem);
 	}
 	free(st->slots);
 	free(st->free_slots);
@@ -157,6 +159,7 @@ pend_del(struct settle *st, struct pend *p)
 	free(p->key);
 	free(p->message);
 	json_object_put(p->tel);
+	json_object_put(p->mem);
 	*p = (struct pend) { 0 };
 	st->free_slots[st->nfree++] = (uint32_t)(p - st->slots);
 	st->npend--;
@@ -279,6 +282,7 @@ submit(struct settle *st, size_t ctl, int worker, const struct ipc_result *r,
 		.verdict = verdict_of(r->verdict),
 		.after_ms = r->after_ms,
 		.tel = json_object_get(r->telemetry),
+		.mem = json_object_get(r->memory_store),
 		.sent_ms = r->sent_ms,
 		.message
 		= r->verdict == IPC_V_ERROR || r->verdict == IPC_V_TERMINAL
@@ -354,11 +358,12 @@ accept_writes(struct settle *st, size_t ctl, int worker,
 }
 
 static void
-telemetry(struct settle *st, size_t ctl, json_object *tel, int64_t sent_ms,
-        int64_t now)
+settled(struct settle *st, size_t ctl, const char *key, json_object *tel,
+        json_object *mem, int64_t sent_ms, int64_t now)
 {
-	if (tel != NULL && st->conf.telemetry != NULL) {
-		st->conf.telemetry(st->conf.arg, ctl, tel, sent_ms, now);
+	if ((tel != NULL || mem != NULL) && st->conf.settled != NULL) {
+		st->conf.settled(
+		        st->conf.arg, ctl, key, tel, mem, sent_ms, now);
 	}
 }
 
@@ -382,7 +387,8 @@ settle_result(struct settle *st, const char *controller, int worker,
 		return (0);
 	}
 	if (r->nwrites == 0) {
-		telemetry(st, idx, r->telemetry, r->sent_ms, now);
+		settled(st, idx, r->key, r->telemetry, r->memory_store,
+		        r->sent_ms, now);
 		count(st, c, worker, r->key, r->reconcile_id,
 		        verdict_of(r->verdict), r->after_ms, r->message, now);
 		queue_finish(c->q, r->key, verdict_of(r->verdict), r->after_ms,
@@ -430,7 +436,7 @@ settle_written(struct settle *st, uint64_t token, const struct wr_report *rep,
 		        ok ? p->message : msg, now);
 	}
 	if (rep->outcome == WR_OK) {
-		telemetry(st, p->ctl, p->tel, p->sent_ms, now);
+		settled(st, p->ctl, p->key, p->tel, p->mem, p->sent_ms, now);
 		queue_finish(c->q, p->key, p->verdict, p->after_ms, now);
 	} else if (rep->outcome == WR_FENCED) {
 		queue_done(c->q, p->key, now);

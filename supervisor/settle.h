@@ -64,11 +64,13 @@ struct settle_conf {
 	        struct wpol_violation *v);
 	/* The fence: whether this process may write now. */
 	bool (*may_write)(void *arg, int64_t now);
-	/* The telemetry of a RESULT (r->telemetry, borrowed) once its
-	 * writes all succeeded, or at once when it has none; sent_ms is
-	 * r->sent_ms.  NULL: telemetry is dropped. */
-	void (*telemetry)(void *arg, size_t ctl, json_object *tel,
-	        int64_t sent_ms, int64_t now);
+	/* What a RESULT asks besides its writes (r->telemetry and
+	 * r->memory_store, borrowed, either NULL) once its writes all
+	 * succeeded, or at once when it has none; sent_ms is r->sent_ms.
+	 * NULL: they are dropped. */
+	void (*settled)(void *arg, size_t ctl, const char *key,
+	        json_object *tel, json_object *mem, int64_t sent_ms,
+	        int64_t now);
 	void *arg;           /* given to the functions above */
 	struct stats *stats; /* borrowed; NULL: not counted */
 };

@@ -24,7 +24,7 @@
 #include "supervisor/http.h"
 #include "supervisor/ops.h"
 #include "supervisor/otel.h"
-#include "supervisor/otlpx.h"
+#include "supervisor/egress.h"
 #include "supervisor/shadow.h"
 #include "supervisor/sup.h"
 
@@ -450,9 +450,9 @@ setup_otel(struct sup *s)
 	if (s->otel == NULL) {
 		return;
 	}
-	s->otlpx = otlpx_new(
+	s->egress = egress_new(
 	        otel_endpoint(s->otel), getenv("OTEL_EXPORTER_OTLP_HEADERS"));
-	if (s->otlpx == NULL) {
+	if (s->egress == NULL) {
 		otel_free(s->otel);
 		s->otel = NULL;
 		return;
@@ -482,7 +482,7 @@ sup_otel_tick(struct sup *s, int64_t now, bool force)
 		if (otel_encode(s->otel, (enum otel_signal)i,
 		            timefmt_now_us_real() * 1000, &b)
 		        > 0) {
-			otlpx_send(s->otlpx, (enum otel_signal)i, &b);
+			egress_send(s->egress, (enum otel_signal)i, &b);
 		}
 	}
 	buf_fini(&b);
@@ -516,7 +516,7 @@ sup_free(struct sup *s)
 	if (s == NULL) {
 		return;
 	}
-	otlpx_free(s->otlpx, 0);
+	egress_free(s->egress, 0);
 	otel_free(s->otel);
 	health_free(s->health);
 	http_free(s->probe);
@@ -740,8 +740,8 @@ sup_run(struct sup *s)
 	}
 	/* upstream's tel.Shutdown: what is pending is flushed */
 	sup_otel_tick(s, now, true);
-	otlpx_free(s->otlpx, 5000);
-	s->otlpx = NULL;
+	egress_free(s->egress, 5000);
+	s->egress = NULL;
 	otel_free(s->otel);
 	s->otel = NULL;
 	log_info("stopped");

@@ -44,7 +44,7 @@ struct sup_ctl {
 struct intake;
 struct feed;
 struct otel;
-struct otlpx;
+struct egress;
 struct settle;
 
 struct sup {
@@ -86,7 +86,7 @@ struct sup {
 	/* OpenTelemetry (sup.c): NULL when OTEL_EXPORTER_OTLP_ENDPOINT is
 	 * unset */
 	struct otel *otel;
-	struct otlpx *otlpx;
+	struct egress *egress;
 	int64_t otel_due[3]; /* monotonic ms of each signal's next export */
 };
 
@@ -97,7 +97,7 @@ struct sup *sup_new(const struct sup_config *cfg, char *err, size_t errlen);
 int sup_run(struct sup *s);
 void sup_free(struct sup *s);
 /* Exports what is due (all of it when force), and returns at once: the
- * exporter's thread sends (otlpx.h). */
+ * exporter's thread sends (egress.h). */
 void sup_otel_tick(struct sup *s, int64_t now, bool force);
 
 /* path.c: the data path */

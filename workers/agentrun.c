@@ -1328,9 +1328,35 @@ agent_ok(struct ctx *c, const struct agentrun_result *r)
 	}
 }
 
+/* upstream persistFailureMemory: a run with the memory skill asks the
+ * supervisor (workers have no network) to store a failure record in its
+ * instance's memory server (RESULT "memoryStore", ipc.h). */
+static void
+failure_memory(struct ctx *c, const char *reason)
+{
+	const char *task = spec_str(c, "task");
+	char ts[TIMEFMT_RFC3339_LEN], *content;
+	json_object *m;
+
+	if (!agentrun_job_memory_skill(jx_get(c->run, "spec.skills"))) {
+		return;
+	}
+	timefmt_rfc3339(c->in->now_ms / 1000, ts);
+	content = xasprintf(
+	        "## Failed AgentRun: %s\n**Task**: %.500s%s\n"
+	        "**Error**: %s\n**Timestamp**: %s\n**Instance**: %s",
+	        c->name, task, strlen(task) > 500 ? "..." : "", reason, ts,
+	        spec_str(c, "instanceRef"));
+	m = json_object_new_object();
+	json_object_object_add(m, "content", json_object_new_string(content));
+	json_object_object_add(c->out->result, "memoryStore", m);
+	free(content);
+}
+
 static void
 agent_failed(struct ctx *c, const char *msg)
 {
+	failure_memory(c, msg);
 	if (agentrun_postrun_hooks(c->run)) {
 		agentrun_postrun_start(c->in, c->out, c->status, 1, msg, NULL);
 	} else {
@@ -1487,6 +1513,7 @@ timed_out(struct ctx *c)
 	save_memory(c, log);
 	free(log);
 	delete_with(c, &kobj_jobs, c->ns, st_str(c, "jobName"), "Foreground");
+	failure_memory(c, "timeout");
 	fail_run(c, "timeout");
 	return (1);
 }

@@ -493,6 +493,16 @@ telemetry_forged(struct hw *h)
 	return (0);
 }
 
+/* A memory-server store only the agentrun controller may ask for: a
+ * request the supervisor would send on its behalf. */
+static int
+memory_store_forged(struct hw *h)
+{
+	json_object_object_add(
+	        h->result, "memoryStore", jf("{\"content\":\"planted\"}"));
+	return (0);
+}
+
 static json_object *
 vreq(const char *what, const struct ipc_res *r, const char *ns,
         const char *name)
@@ -933,6 +943,7 @@ static const struct attack {
 	{ "delete-pct-slash", delete_badname },
 	{ "lease-ssa", lease_ssa },
 	{ "telemetry-forged", telemetry_forged },
+	{ "memory-store-forged", memory_store_forged },
 	{ "view-secret-kube-system", view_secret_kube_system },
 	{ "view-secret-own-ns", view_secret_own_ns },
 	{ "view-secret-meta-other-ns", view_secret_meta_other_ns },

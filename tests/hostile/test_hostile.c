@@ -874,6 +874,7 @@ static const struct spec specs[] = {
 	W("event-secrets"),
 	W("lease-ssa"),
 	W("telemetry-forged"),
+	W("memory-store-forged"),
 	W("child-other-owner"),
 	W("child-no-label"),
 	W("child-no-owner"),

@@ -962,6 +962,41 @@ test_failed_job(void **state)
 	free(r);
 }
 
+/* upstream persistFailureMemory: a run with the memory skill whose Job
+ * fails (or times out) asks for its failure record; one without asks
+ * nothing, nor does a success. */
+static void
+test_failure_memory(void **state)
+{
+	struct fakesup *f = *state;
+	char *mem = mkrun(FIN, ",\"skills\":[{\"skillPackRef\":\"memory\"}]",
+	        RUNNING ",\"podName\":\"pm\"");
+	char *plain = mkrun(FIN, "", RUNNING ",\"podName\":\"pm\"");
+	json_object *res;
+
+	res = run(f, mem, JOB("\"failed\":1"), T0);
+	assert_string_equal(jx_get_str(res, "memoryStore.content"),
+	        "## Failed AgentRun: r\n**Task**: do it\n**Error**: Job "
+	        "failed\n**Timestamp**: 2026-01-01T00:00:00Z\n**Instance**: "
+	        "alice");
+	json_object_put(res);
+	res = run(f, plain, JOB("\"failed\":1"), T0);
+	assert_null(jx_get(res, "memoryStore"));
+	json_object_put(res);
+	res = run(f, mem, JOB(""), T0 + 601000);
+	assert_non_null(strstr(jx_get_str(res, "memoryStore.content"),
+	        "**Error**: timeout\n"));
+	json_object_put(res);
+	fakesup_add_log(f, "ns", "pm",
+	        "__SYMPOZIUM_RESULT__{\"response\":\"ok\"}"
+	        "__SYMPOZIUM_END__");
+	res = run(f, mem, JOB("\"succeeded\":1"), T0);
+	assert_null(jx_get(res, "memoryStore"));
+	json_object_put(res);
+	free(mem);
+	free(plain);
+}
+
 static void
 test_agent_container_exit(void **state)
 {
@@ -1596,6 +1631,8 @@ main(void)
 		        fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_failed_job, fakesup_setup, fakesup_teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_failure_memory, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_skipped, fakesup_setup, fakesup_teardown),
 		cmocka_unit_test_setup_teardown(test_log_error_retried,

@@ -1,5 +1,5 @@
 /*
- * otlpx.c: the OTLP/gRPC transport thread (otlpx.h).  Owns its queue (a
+ * egress.c: the OTLP/gRPC transport thread (egress.h).  Owns its queue (a
  * mutex and a condition variable shared with the supervisor's loop, the
  * only state the two threads share), one libcurl easy handle, and the
  * up/down state behind its two log lines.
@@ -13,25 +13,27 @@
 
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "supervisor/otlpx.h"
+#include "supervisor/egress.h"
 
 #define RESP_MAX 65536
 
 struct req {
 	enum otel_signal sig;
-	char *data; /* gRPC frame: flag, length, message */
+	char *data; /* gRPC frame: flag, length, message; or a JSON body */
 	size_t len;
+	char *url;  /* a plain POST (egress_post()); NULL: an OTLP export */
+	char *what; /* the plain POST's subject, for the log */
 };
 
-struct otlpx {
+struct egress {
 	char *endpoint;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv, idle_cv;
-	struct req q[OTLPX_QUEUE_MAX];
+	struct req q[EGRESS_QUEUE_MAX];
 	size_t head, n;
 	bool stop, busy, started, down;
-	struct otlpx_stats st;
+	struct egress_stats st;
 	CURL *easy;
 	struct curl_slist *extra; /* OTEL_EXPORTER_OTLP_HEADERS */
 };
@@ -89,9 +91,54 @@ retryable(CURLcode rc, long code, int grpc)
 	        || grpc == 14 || grpc == 15 || grpc == -1);
 }
 
+/* A plain JSON POST (egress_post()), once: its outcome logged as
+ * upstream's memory store logs it. */
+static void
+plain(struct egress *x, const struct req *r)
+{
+	struct curl_slist *h = NULL;
+	struct answer a = { .grpc_status = -1 };
+	long code = 0;
+	CURLcode rc;
+
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_reset(x->easy);
+	curl_easy_setopt(x->easy, CURLOPT_URL, r->url);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, r->data);
+	curl_easy_setopt(
+	        x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "sympoziumd");
+	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)EGRESS_POST_MS);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, &a);
+	rc = curl_easy_perform(x->easy);
+	curl_slist_free_all(h);
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	pthread_mutex_lock(&x->mu);
+	x->st.posts_ok += rc == CURLE_OK && code == 200;
+	x->st.posts_failed += !(rc == CURLE_OK && code == 200);
+	pthread_mutex_unlock(&x->mu);
+	if (rc != CURLE_OK) {
+		log_debug("failed to persist failure memory for %s: %s",
+		        r->what, curl_easy_strerror(rc));
+	} else if (code != 200) {
+		log_debug(
+		        "memory server returned %ld for the failure store of "
+		        "%s",
+		        code, r->what);
+	} else {
+		log_info(
+		        "persisted failure memory to the memory server for %s",
+		        r->what);
+	}
+}
+
 /* One export; 0, or -1 with why (*retry: worth another try). */
 static int
-post(struct otlpx *x, const struct req *r, char *why, size_t n, bool *retry)
+post(struct egress *x, const struct req *r, char *why, size_t n, bool *retry)
 {
 	struct answer a = { .grpc_status = -1 };
 	struct curl_slist *h = NULL;
@@ -122,7 +169,7 @@ post(struct otlpx *x, const struct req *r, char *why, size_t n, bool *retry)
 	 * tests/integration/otlp_receiver.py); at one export a second at
 	 * most, a connect is cheap */
 	curl_easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)OTLPX_TIMEOUT_MS);
+	curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, (long)EGRESS_TIMEOUT_MS);
 	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, &a);
@@ -146,7 +193,7 @@ post(struct otlpx *x, const struct req *r, char *why, size_t n, bool *retry)
 }
 
 static void
-report(struct otlpx *x, const struct req *r, int rc, const char *why)
+report(struct egress *x, const struct req *r, int rc, const char *why)
 {
 	static const char *const name[] = { "metrics", "traces", "logs" };
 
@@ -167,17 +214,17 @@ report(struct otlpx *x, const struct req *r, int rc, const char *why)
 	x->down = rc != 0;
 }
 
-/* post() with retries: OTLPX_RETRIES more after retryable failures,
+/* post() with retries: EGRESS_RETRIES more after retryable failures,
  * 1 s, 2 s, 4 s ... apart (the Go exporter's retry, shortened), given up
  * when the exporter stops. */
 static int
-attempt(struct otlpx *x, const struct req *r, char *why, size_t n)
+attempt(struct egress *x, const struct req *r, char *why, size_t n)
 {
 	int64_t wait_ms = 1000;
 	bool retry = false;
 	int rc = post(x, r, why, n, &retry);
 
-	for (int i = 0; rc != 0 && retry && i < OTLPX_RETRIES; i++) {
+	for (int i = 0; rc != 0 && retry && i < EGRESS_RETRIES; i++) {
 		struct timespec until;
 		bool stop;
 
@@ -198,10 +245,18 @@ attempt(struct otlpx *x, const struct req *r, char *why, size_t n)
 	return (rc);
 }
 
+static void
+req_free(struct req *r)
+{
+	free(r->data);
+	free(r->url);
+	free(r->what);
+}
+
 static void *
 run(void *arg)
 {
-	struct otlpx *x = arg;
+	struct egress *x = arg;
 
 	pthread_mutex_lock(&x->mu);
 	for (;;) {
@@ -216,13 +271,17 @@ run(void *arg)
 			break;
 		}
 		r = x->q[x->head];
-		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
+		x->head = (x->head + 1) % EGRESS_QUEUE_MAX;
 		x->n--;
 		x->busy = true;
 		pthread_mutex_unlock(&x->mu);
-		rc = attempt(x, &r, why, sizeof(why));
-		report(x, &r, rc, why);
-		free(r.data);
+		if (r.url != NULL) {
+			plain(x, &r);
+		} else {
+			rc = attempt(x, &r, why, sizeof(why));
+			report(x, &r, rc, why);
+		}
+		req_free(&r);
 		pthread_mutex_lock(&x->mu);
 		x->busy = false;
 		pthread_cond_broadcast(&x->idle_cv);
@@ -278,12 +337,12 @@ headers_of(const char *env)
 	return (l);
 }
 
-struct otlpx *
-otlpx_new(const char *endpoint, const char *headers)
+struct egress *
+egress_new(const char *endpoint, const char *headers)
 {
-	struct otlpx *x = xcalloc(1, sizeof(*x));
+	struct egress *x = xcalloc(1, sizeof(*x));
 
-	x->endpoint = xstrdup(endpoint);
+	x->endpoint = xstrdup(endpoint != NULL ? endpoint : "");
 	x->extra = headers_of(headers);
 	x->easy = curl_easy_init();
 	pthread_mutex_init(&x->mu, NULL);
@@ -291,7 +350,7 @@ otlpx_new(const char *endpoint, const char *headers)
 	pthread_cond_init(&x->idle_cv, NULL);
 	if (x->easy == NULL || pthread_create(&x->thread, NULL, run, x) != 0) {
 		log_warnx("otlp: cannot start the exporter: telemetry is off");
-		otlpx_free(x, 0);
+		egress_free(x, 0);
 		return (NULL);
 	}
 	x->started = true;
@@ -301,7 +360,7 @@ otlpx_new(const char *endpoint, const char *headers)
 /* Waits (mu held) until the queue is empty and nothing is in flight, or
  * wait_ms passed. */
 static void
-drain(struct otlpx *x, int64_t wait_ms)
+drain(struct egress *x, int64_t wait_ms)
 {
 	struct timespec until;
 
@@ -318,7 +377,7 @@ drain(struct otlpx *x, int64_t wait_ms)
 }
 
 void
-otlpx_free(struct otlpx *x, int64_t wait_ms)
+egress_free(struct egress *x, int64_t wait_ms)
 {
 	if (x == NULL) {
 		return;
@@ -329,14 +388,14 @@ otlpx_free(struct otlpx *x, int64_t wait_ms)
 	}
 	/* what is still queued is not sent */
 	for (; x->n > 0; x->n--) {
-		free(x->q[x->head].data);
-		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
+		req_free(&x->q[x->head]);
+		x->head = (x->head + 1) % EGRESS_QUEUE_MAX;
 	}
 	x->stop = true;
 	pthread_cond_signal(&x->cv);
 	pthread_mutex_unlock(&x->mu);
 	if (x->started) {
-		/* an export in flight ends within OTLPX_TIMEOUT_MS */
+		/* an export in flight ends within EGRESS_TIMEOUT_MS */
 		pthread_join(x->thread, NULL);
 	}
 	if (x->easy != NULL) {
@@ -350,11 +409,44 @@ otlpx_free(struct otlpx *x, int64_t wait_ms)
 	free(x);
 }
 
-void
-otlpx_send(struct otlpx *x, enum otel_signal sig, struct buf *body)
+/* Queues r (taken), the oldest dropped when the queue is full. */
+static void
+enqueue(struct egress *x, struct req *r)
 {
-	struct req r = { sig, xmalloc(body->len + 5), body->len + 5 };
 	size_t tail;
+
+	pthread_mutex_lock(&x->mu);
+	if (x->n == EGRESS_QUEUE_MAX) {
+		req_free(&x->q[x->head]);
+		x->head = (x->head + 1) % EGRESS_QUEUE_MAX;
+		x->n--;
+		x->st.dropped++;
+	}
+	tail = (x->head + x->n) % EGRESS_QUEUE_MAX;
+	x->q[tail] = *r;
+	x->n++;
+	pthread_cond_signal(&x->cv);
+	pthread_mutex_unlock(&x->mu);
+}
+
+void
+egress_post(
+        struct egress *x, const char *url, const char *json, const char *what)
+{
+	struct req r = { .data = xstrdup(json),
+		.len = strlen(json),
+		.url = xstrdup(url),
+		.what = xstrdup(what) };
+
+	enqueue(x, &r);
+}
+
+void
+egress_send(struct egress *x, enum otel_signal sig, struct buf *body)
+{
+	struct req r = { .sig = sig,
+		.data = xmalloc(body->len + 5),
+		.len = body->len + 5 };
 
 	r.data[0] = 0; /* not compressed */
 	r.data[1] = (char)(body->len >> 24 & 0xff);
@@ -363,22 +455,11 @@ otlpx_send(struct otlpx *x, enum otel_signal sig, struct buf *body)
 	r.data[4] = (char)(body->len & 0xff);
 	memcpy(r.data + 5, body->data, body->len);
 	buf_reset(body);
-	pthread_mutex_lock(&x->mu);
-	if (x->n == OTLPX_QUEUE_MAX) {
-		free(x->q[x->head].data);
-		x->head = (x->head + 1) % OTLPX_QUEUE_MAX;
-		x->n--;
-		x->st.dropped++;
-	}
-	tail = (x->head + x->n) % OTLPX_QUEUE_MAX;
-	x->q[tail] = r;
-	x->n++;
-	pthread_cond_signal(&x->cv);
-	pthread_mutex_unlock(&x->mu);
+	enqueue(x, &r);
 }
 
 void
-otlpx_stats(struct otlpx *x, struct otlpx_stats *out)
+egress_stats(struct egress *x, struct egress_stats *out)
 {
 	pthread_mutex_lock(&x->mu);
 	*out = x->st;
