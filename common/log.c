@@ -236,6 +236,37 @@ emit(enum log_level level, const struct log_obj *o, const char *msg)
 	}
 }
 
+/* The process's current object (log_context()): copies. */
+static struct {
+	bool set;
+	char controller[64], group[128], kind[64], ns[254], name[254], rid[40];
+	struct log_obj o;
+} ctx;
+
+void
+log_context(const struct log_obj *o)
+{
+	ctx.set = o != NULL;
+	if (o == NULL) {
+		return;
+	}
+#define CP(f, src)                                                            \
+	snprintf(ctx.f, sizeof(ctx.f), "%s", (src) != NULL ? (src) : "")
+	CP(controller, o->controller);
+	CP(group, o->group);
+	CP(kind, o->kind);
+	CP(ns, o->ns);
+	CP(name, o->name);
+	CP(rid, o->reconcile_id);
+#undef CP
+	ctx.o = (struct log_obj) { .controller = ctx.controller,
+		.group = o->group != NULL ? ctx.group : NULL,
+		.kind = ctx.kind,
+		.ns = ctx.ns,
+		.name = ctx.name,
+		.reconcile_id = ctx.rid };
+}
+
 void
 log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
 {
@@ -253,7 +284,7 @@ log_vmsg(enum log_level level, int errnum, const char *fmt, va_list ap)
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
 		        strerror(errnum));
 	}
-	emit(level, NULL, msg);
+	emit(level, ctx.set ? &ctx.o : NULL, msg);
 }
 
 void

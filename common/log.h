@@ -81,6 +81,10 @@ struct log_obj {
 
 void log_obj(enum log_level level, const struct log_obj *o, const char *fmt,
         ...) __attribute__((format(printf, 3, 4)));
+/* Sets (o, copied) or clears (NULL) the object every later record of this
+ * process is about, as a reconcile's logger carries it (a worker sets it
+ * around each reconcile). */
+void log_context(const struct log_obj *o);
 
 void fatal(const char *fmt, ...)
         __attribute__((format(printf, 1, 2), noreturn));

@@ -275,8 +275,9 @@ parse_work(struct chk *c, json_object *b, struct ipc_work *w)
 	                c, b, "object", F_OPT, json_type_object, &w->object)
 	        || field_typed(
 	                c, b, "children", F_OPT, json_type_array, &w->children)
-	        || field_bool(
-	                c, b, "childrenStale", F_OPT, &w->children_stale)) {
+	        || field_bool(c, b, "childrenStale", F_OPT, &w->children_stale)
+	        || field_str(c, b, "reconcileID", F_OPT, IPC_RID_LEN,
+	                &w->reconcile_id)) {
 		return (-1);
 	}
 	if (w->children != NULL) {
@@ -993,6 +994,9 @@ ipc_work_new(const struct ipc_work *w)
 	if (w->children_stale) {
 		json_object_object_add(
 		        o, "childrenStale", json_object_new_boolean(true));
+	}
+	if (w->reconcile_id != NULL) {
+		add_str(o, "reconcileID", w->reconcile_id);
 	}
 	return (o);
 }

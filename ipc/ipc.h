@@ -20,7 +20,8 @@
  *	READY      s->w {"epoch":n, ...configuration keys}
  *	WORK       s->w {"key":s,"epoch":n,"attempt":n,"now":n (unix ms),
  *	                 "object"?:obj|null,"children"?:[obj...],
- *	                 "deadlineMs":n,"childrenStale"?:b}
+ *	                 "deadlineMs":n,"childrenStale"?:b,
+ *	                 "reconcileID"?:s (at most IPC_RID_LEN bytes)}
  *	           childrenStale (default false): the supervisor's caches of
  *	           the child kinds may lag the server (a kind not synced, or
  *	           its watch not established); absent children then prove
@@ -265,6 +266,7 @@ struct ipc_work {
 	json_object *children; /* array of objects; never NULL after read */
 	int64_t deadline_ms;
 	bool children_stale; /* "childrenStale": children may be missing */
+	const char *reconcile_id; /* "reconcileID", or NULL (for logs) */
 };
 
 /* Builds a WORK body from w: object and children are taken (children NULL

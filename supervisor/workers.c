@@ -1038,6 +1038,9 @@ wk_dispatch(struct wk_pool *p, const char *controller, const char *key,
 	json_object_object_add(body, "epoch", json_object_new_int64(p->epoch));
 	json_object_object_add(body, "deadlineMs",
 	        json_object_new_int64(p->cfg.reconcile_ms));
+	rid_new(w->rid);
+	json_object_object_add(
+	        body, "reconcileID", json_object_new_string(w->rid));
 	rc = ipc_sock_send(w->sock, IPC_WORK, 0, body);
 	json_object_put(body);
 	if (rc != IPC_SOCK_OK) {
@@ -1047,7 +1050,6 @@ wk_dispatch(struct wk_pool *p, const char *controller, const char *key,
 	w->phase = PH_BUSY;
 	w->key = xstrdup(key);
 	w->key_since = now_ms;
-	rid_new(w->rid);
 	w->work_epoch = p->epoch;
 	w->ticket++;
 	w->deadline = now_ms + p->cfg.reconcile_ms;

@@ -5,9 +5,11 @@
  * A message the worker cannot use ends the session (the supervisor
  * restarts the worker); the worker never guesses.
  */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/contract.h"
 #include "common/log.h"
 #include "workers/runtime.h"
 #include "workers/sandbox.h"
@@ -45,6 +47,29 @@ wrt_handshake(struct ipc_sock *s, const char *controller, int timeout_ms,
 	return (ok ? 0 : -1);
 }
 
+/* Every log record of this reconcile carries its object's fields, as a
+ * controller-runtime reconcile's logger does (common/log.h). */
+static void
+log_key(const struct reconciler *r, const char *key, const char *rid)
+{
+	const struct contract_ctrl *c = contract_find(r->name);
+	const char *slash = strchr(key, '/');
+	char ns[IPC_NAME_MAX + 1] = "";
+	struct log_obj o = { .controller = r->name,
+		.name = slash != NULL ? slash + 1 : key,
+		.ns = ns,
+		.reconcile_id = rid };
+
+	if (slash != NULL) {
+		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+	}
+	if (c != NULL && c->nwatches > 0) {
+		o.group = c->watches[0].res.group;
+		o.kind = c->watches[0].kind;
+	}
+	log_context(&o);
+}
+
 json_object *
 wrt_reconcile(const struct reconciler *r, const struct ipc_msg *work,
         struct view *view)
@@ -66,7 +91,9 @@ wrt_reconcile(const struct reconciler *r, const struct ipc_msg *work,
 	memset(&out, 0, sizeof(out));
 	out.result = ipc_result_new(w.key, w.epoch, IPC_V_DONE, 0, NULL);
 	out.verdict = IPC_V_DONE;
+	log_key(r, w.key, w.reconcile_id);
 	r->reconcile(&in, &out);
+	log_context(NULL);
 	sbx_log_refused(w.key);
 	/* the verdict goes in last: reconcilers set it after their writes */
 	json_object *v = json_object_new_object();

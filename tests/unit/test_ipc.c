@@ -210,7 +210,8 @@ test_rt_small(void **state)
 static void
 test_work_children_stale(void **state)
 {
-	struct ipc_work w = { "ns1/run-a", 3, 0, 1, NULL, NULL, 0, true };
+	struct ipc_work w
+	        = { "ns1/run-a", 3, 0, 1, NULL, NULL, 0, true, NULL };
 	struct ipc_msg m;
 	struct ipc_work r;
 	json_object *body;
@@ -242,7 +243,7 @@ static void
 test_rt_work(void **state)
 {
 	struct ipc_work w = { "ns1/run-a", 3, 2, 1700000000123, NULL, NULL,
-		30000, false };
+		30000, false, "0b1c2d3e-0000-4000-8000-000000000001" };
 	struct ipc_msg m;
 	struct ipc_work r;
 
@@ -257,6 +258,8 @@ test_rt_work(void **state)
 	assert_int_equal(r.attempt, 2);
 	assert_int_equal(r.now_ms, 1700000000123);
 	assert_int_equal(r.deadline_ms, 30000);
+	assert_string_equal(
+	        r.reconcile_id, "0b1c2d3e-0000-4000-8000-000000000001");
 	assert_string_equal(jx_get_str(r.object, "metadata.name"), "run-a");
 	assert_int_equal(json_object_array_length(r.children), 2);
 	ipc_msg_fini(&m);

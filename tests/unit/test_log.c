@@ -173,6 +173,32 @@ test_obj_json(void **state)
 	assert_null(strstr(s, "Reconciled"));
 }
 
+/* A worker's reconcile: every record carries the object (log_context). */
+static void
+test_context(void **state)
+{
+	int fds[2];
+	const char *s;
+
+	(void)state;
+	log_init("worker[agentrun]", LOG_FORMAT_JSON);
+	log_context(&obj);
+	capture_begin(fds);
+	log_info("pending: no instance");
+	s = capture_end(fds);
+	assert_non_null(strstr(s,
+	        "\"msg\":\"pending: no instance\","
+	        "\"controller\":\"agentrun\""));
+	assert_non_null(strstr(s, "\"reconcileID\":\"0b1c2d3e-"));
+	/* the context's error is not carried: only object fields */
+	assert_null(strstr(s, "\"error\""));
+	log_context(NULL);
+	capture_begin(fds);
+	log_info("idle");
+	s = capture_end(fds);
+	assert_null(strstr(s, "controller"));
+}
+
 static void
 test_obj_text(void **state)
 {
@@ -217,6 +243,7 @@ main(void)
 		cmocka_unit_test(test_json_record_parses),
 		cmocka_unit_test(test_obj_json),
 		cmocka_unit_test(test_obj_text),
+		cmocka_unit_test(test_context),
 		cmocka_unit_test(test_parse_format),
 	};
 
