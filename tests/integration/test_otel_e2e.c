@@ -97,8 +97,12 @@ start_receiver(void)
 	}
 	fclose(f);
 	port[strcspn(port, "\n")] = '\0';
-	setenv("OTEL_EXPORTER_OTLP_ENDPOINT",
-	        xasprintf("http://127.0.0.1:%s", port), 1);
+	{
+		static char ep[64];
+
+		snprintf(ep, sizeof(ep), "http://127.0.0.1:%s", port);
+		setenv("OTEL_EXPORTER_OTLP_ENDPOINT", ep, 1);
+	}
 	setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=team%20a", 1);
 	setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test", 1);
 	setenv("NAMESPACE", "sympozium-system", 1);
@@ -167,9 +171,10 @@ stored(const char *signal, char names[][64], int max)
 		const char *s = ents[i]->d_name;
 		size_t l = strlen(s), sl = strlen(suffix);
 
-		if (s[0] != '.' && l > sl && strcmp(s + l - sl, suffix) == 0
+		if (s[0] != '.' && l > sl && l < 64
+		        && strcmp(s + l - sl, suffix) == 0
 		        && strstr(s, "refused") == NULL && k < max) {
-			snprintf(names[k++], 64, "%s", s);
+			memcpy(names[k++], s, l + 1);
 		}
 		free(ents[i]);
 	}
